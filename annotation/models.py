@@ -1,0 +1,99 @@
+"""Campaigns, per-annotator seeded assignments, answers and their history."""
+
+from django.conf import settings
+from django.db import models
+
+from items.models import Item, ItemSet
+
+
+class Protocol(models.TextChoices):
+    TWIST_B = "twist_b", "TWIST Track B two-phase"
+    LAPSE = "lapse", "Lapse behaviour labels"
+
+
+class Campaign(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="campaigns")
+    protocol = models.CharField(max_length=10, choices=Protocol.choices)
+    per_item = models.PositiveSmallIntegerField(default=2)
+    seed = models.BigIntegerField()
+    crisis_block = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.CheckConstraint(condition=models.Q(per_item__gte=1), name="campaign_per_item_positive")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Enrollment(models.Model):
+    """One annotator in one campaign: their seed, pseudonym and milestones (recorded for disclosure)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="enrollments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="enrollments")
+    pseudonym = models.CharField(max_length=50)  # "A", "B": the name in released answer files
+    order_seed = models.BigIntegerField()
+    phase1_completed_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    crisis_declined_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "pseudonym"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="enrollment_unique_annotator"),
+            models.UniqueConstraint(fields=["campaign", "pseudonym"], name="enrollment_unique_pseudonym"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug}/{self.pseudonym}"
+
+
+class Assignment(models.Model):
+    """Item `item` is the annotator's `position`-th item (a seeded permutation, stored)."""
+
+    enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
+    position = models.PositiveIntegerField()
+    crisis = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["enrollment", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["enrollment", "item"], name="assignment_unique_item"),
+            models.UniqueConstraint(fields=["enrollment", "position"], name="assignment_unique_position"),
+        ]
+
+
+class Answer(models.Model):
+    """The current answer for one assignment: `values` holds the protocol's keys (q1, q1note, …)."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="answer")
+    values = models.JSONField(default=dict)
+    time_on_item_ms = models.PositiveBigIntegerField(default=0)
+    revision = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class AnswerRevision(models.Model):
+    """Every save, kept: no save ever erases an earlier answer without trace."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="history")
+    revision = models.PositiveIntegerField()
+    values = models.JSONField()
+    source = models.CharField(max_length=20)  # "web", "api", "import"
+    saved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    saved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answer", "revision"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "revision"], name="answer_revision_unique"),
+        ]

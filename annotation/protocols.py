@@ -1,0 +1,65 @@
+"""The annotation protocols: which answer keys exist, their allowed values, and which phase owns them.
+
+Pure: no database access. Services validate every answer (web, API, import) against these tables.
+"""
+
+from dataclasses import dataclass
+
+from items.models import GoldType
+
+TWIST_Q1 = ("contradicts", "consistent", "cannot-tell")
+LAPSE_LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str
+    phase: int
+    choices: tuple[str, ...] | None  # None: free text
+    applies_to: tuple[str, ...] | None = None  # gold types (TWIST Phase 2); None: every item
+
+
+TWIST_QUESTIONS = (
+    Question("q1", 1, TWIST_Q1),
+    Question("q1note", 1, None),
+    Question("q2", 2, ("yes", "no"), (GoldType.CONTRADICTING,)),
+    Question("q2quote", 2, ("yes", "no"), (GoldType.CONTRADICTING,)),
+    Question("q3", 2, ("clean", "conflict"), (GoldType.ALIGNED, GoldType.HARD_NEGATIVE)),
+    Question("q3turn", 2, None, (GoldType.ALIGNED, GoldType.HARD_NEGATIVE)),
+    Question("p2note", 2, None),
+)
+LAPSE_QUESTIONS = (
+    Question("label", 1, LAPSE_LABELS),
+    Question("notes", 1, None),
+)
+QUESTIONS = {"twist_b": TWIST_QUESTIONS, "lapse": LAPSE_QUESTIONS}
+# The answer key that carries the verdict/label compared between annotators.
+PRIMARY_KEY = {"twist_b": "q1", "lapse": "label"}
+
+
+def questions_for(protocol: str) -> dict[str, Question]:
+    return {q.key: q for q in QUESTIONS[protocol]}
+
+
+def validate_values(protocol: str, values: dict, gold_type: str = "") -> list[str]:
+    """Problems with a (partial) answer: unknown keys, values outside the allowed choices, questions
+    that do not apply to this item. Returns messages naming the field; empty when valid."""
+    problems = []
+    questions = questions_for(protocol)
+    for key, value in values.items():
+        question = questions.get(key)
+        if question is None:
+            problems.append(f"field '{key}': not a question of this protocol (allowed: {', '.join(questions)})")
+            continue
+        if not isinstance(value, str):
+            problems.append(f"field '{key}': must be a string, got {type(value).__name__}")
+            continue
+        if question.choices is not None and value != "" and value not in question.choices:
+            problems.append(f"field '{key}': '{value}' is not one of {', '.join(question.choices)}")
+        if question.applies_to is not None and gold_type and gold_type not in question.applies_to and value != "":
+            problems.append(f"field '{key}': does not apply to this item")
+    return problems
+
+
+def phase_of(protocol: str, key: str) -> int:
+    return questions_for(protocol)[key].phase

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CouncilConfig(AppConfig):
+    name = "council"
+    default_auto_field = "django.db.models.BigAutoField"

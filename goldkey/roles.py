@@ -1,0 +1,35 @@
+"""Roles are Django groups. Every authorization question in Goldkey is answered here."""
+
+from django.contrib.auth.models import Group
+
+ANNOTATOR = "annotator"
+AUTHOR = "author"
+ADMIN = "admin"
+ROLES = (ANNOTATOR, AUTHOR, ADMIN)
+
+
+def ensure_groups() -> None:
+    for name in ROLES:
+        Group.objects.get_or_create(name=name)
+
+
+def has_role(user, role: str) -> bool:
+    if not user.is_authenticated:
+        return False
+    if role == ADMIN and user.is_superuser:
+        return True
+    cached = getattr(user, "_goldkey_roles", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        if user.is_superuser:
+            cached.add(ADMIN)
+        user._goldkey_roles = cached
+    return role in cached
+
+
+def is_author(user) -> bool:
+    return has_role(user, AUTHOR) or has_role(user, ADMIN)
+
+
+def is_annotator(user) -> bool:
+    return has_role(user, ANNOTATOR)

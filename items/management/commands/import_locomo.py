@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from items.management.commands._base import GoldkeyCommand
+from items.services import corpus_import_locomo
+
+
+class Command(GoldkeyCommand):
+    help = "Import LoCoMo conversations: a folder of 26.json-style files (26.json → conv-26) or one locomo10.json list."
+    dry_run_option = True
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+
+    def run(self, *, path, dry_run=False, **_):
+        return corpus_import_locomo(path=path, dry_run=dry_run).as_dict()
+
+    def summary(self, r):
+        prefix = "Dry run: would import" if r["dry_run"] else "Imported"
+        return f"{prefix} {r['created']} conversation(s); {r['unchanged']} already present."

@@ -1,0 +1,25 @@
+from pathlib import Path
+
+from items.management.commands._base import GoldkeyCommand
+from items.services import items_import_twist
+
+
+class Command(GoldkeyCommand):
+    help = "Import TWIST Track B items (JSONL, v1 or v0 pilot schema), optionally with generation rejects."
+    dry_run_option = True
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--item-set", help="item set name (default: derived from the file name)")
+        parser.add_argument("--rejects", type=Path, help="generation rejects JSONL to keep with the item set")
+
+    def run(self, *, path, item_set=None, rejects=None, dry_run=False, **_):
+        name = item_set or f"TWIST {path.stem}"
+        return items_import_twist(path=path, item_set_name=name, rejects_path=rejects, dry_run=dry_run).as_dict()
+
+    def summary(self, r):
+        prefix = "Dry run: would import" if r["dry_run"] else "Imported"
+        text = f"{prefix} {r['created']} item(s) into '{r['item_set']}'; {r['unchanged']} already present."
+        if r["rejects_created"] or r["rejects_unchanged"]:
+            text += f" Rejects: {r['rejects_created']} new, {r['rejects_unchanged']} already present."
+        return text

@@ -1,0 +1,375 @@
+"""Reading and validating import files. Pure: no database access.
+
+Every problem is reported as ``FILE:LINE: what is wrong`` (for JSON documents the line is where the
+document starts and a path names the field). Parsers collect every error, up to a limit, so one run
+tells the user everything that is wrong with a file.
+"""
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+from goldkey.errors import ApplicationError
+
+MAX_ERRORS = 50
+DIA_ID = re.compile(r"^D(\d+):(\d+)$")
+BATCH = re.compile(r":([A-Za-z0-9_]*?)(\d+)$")
+SESSION_KEY = re.compile(r"^session_(\d+)$")
+LOCOMO_FILE = re.compile(r"^(\d+)\.json$")
+LOCOMO_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
+
+
+class ImportFailed(ApplicationError):
+    """The file was refused; nothing was written. ``errors`` lists every problem found."""
+
+    def __init__(self, errors: list[str], truncated: bool = False):
+        self.errors = errors
+        self.truncated = truncated
+        more = f"\n… and more (stopped after {MAX_ERRORS} errors)" if truncated else ""
+        super().__init__("\n".join(errors) + more, extra={"errors": errors})
+
+
+@dataclass
+class ErrorLog:
+    errors: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+    def add(self, where: str, message: str) -> None:
+        if len(self.errors) >= MAX_ERRORS:
+            self.truncated = True
+            return
+        self.errors.append(f"{where}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ImportFailed(self.errors, self.truncated)
+
+    @property
+    def full(self) -> bool:
+        return len(self.errors) >= MAX_ERRORS
+
+
+def read_jsonl(path: Path, log: ErrorLog) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line; invalid lines go to the log."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                log.add(f"{path.name}:{number}", f"invalid JSON: {exc.msg} (column {exc.colno})")
+                continue
+            if not isinstance(record, dict):
+                log.add(f"{path.name}:{number}", f"expected a JSON object, got {type(record).__name__}")
+                continue
+            yield number, record
+
+
+def read_json(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise ImportFailed([f"{path.name}:1: not UTF-8 text ({exc.reason})"]) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed([f"{path.name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from exc
+
+
+def require_str(record: dict, key: str, where: str, log: ErrorLog, *, allow_empty: bool = False) -> str | None:
+    if key not in record:
+        log.add(where, f"missing field '{key}'")
+        return None
+    value = record[key]
+    if not isinstance(value, str):
+        log.add(where, f"field '{key}' must be a string, got {type(value).__name__}")
+        return None
+    if not allow_empty and not value.strip():
+        log.add(where, f"field '{key}' is empty")
+        return None
+    return value
+
+
+def optional_str(record: dict, key: str, where: str, log: ErrorLog) -> str:
+    value = record.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        log.add(where, f"field '{key}' must be a string, got {type(value).__name__}")
+        return ""
+    return value
+
+
+def batch_of(external_id: str) -> str:
+    """The generation batch of a TWIST id: 'conv-26:v1b13' → 'v1b', 'conv-26:b0' → 'b'."""
+    match = BATCH.search(external_id)
+    return match.group(1) if match else ""
+
+
+def parse_locomo_date(raw: str) -> datetime | None:
+    for fmt in LOCOMO_DATE_FORMATS:
+        try:
+            return datetime.strptime(raw.strip(), fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# LoCoMo
+
+
+@dataclass
+class ParsedTurn:
+    dia_id: str
+    speaker: str
+    text: str
+    image_caption: str
+
+
+@dataclass
+class ParsedSession:
+    number: int
+    date_time_raw: str
+    date_time: datetime | None
+    turns: list[ParsedTurn]
+
+
+@dataclass
+class ParsedConversation:
+    external_id: str
+    speaker_a: str
+    speaker_b: str
+    sessions: list[ParsedSession]
+    source: str
+
+    @property
+    def turn_count(self) -> int:
+        return sum(len(s.turns) for s in self.sessions)
+
+
+def parse_locomo_conversation(data: object, external_id: str, where: str, log: ErrorLog) -> ParsedConversation | None:
+    if not isinstance(data, dict):
+        log.add(where, "expected a JSON object with speaker_a, speaker_b and session_N keys")
+        return None
+    speaker_a = require_str(data, "speaker_a", where, log)
+    speaker_b = require_str(data, "speaker_b", where, log)
+    sessions: list[ParsedSession] = []
+    seen_ids: set[str] = set()
+    numbers = sorted(int(m.group(1)) for key in data if (m := SESSION_KEY.match(key)))
+    if not numbers:
+        log.add(where, "no session_N keys: not a LoCoMo conversation")
+    for number in numbers:
+        key = f"session_{number}"
+        turns_raw = data[key]
+        if not isinstance(turns_raw, list):
+            log.add(f"{where}: {key}", "must be a list of turns")
+            continue
+        date_raw = data.get(f"{key}_date_time")
+        if not isinstance(date_raw, str) or not date_raw.strip():
+            log.add(f"{where}: {key}_date_time", "missing or empty session date")
+            date_raw = ""
+        turns: list[ParsedTurn] = []
+        for index, turn in enumerate(turns_raw):
+            turn_where = f"{where}: {key}[{index}]"
+            if not isinstance(turn, dict):
+                log.add(turn_where, "a turn must be a JSON object")
+                continue
+            dia_id = require_str(turn, "dia_id", turn_where, log)
+            speaker = require_str(turn, "speaker", turn_where, log)
+            text = require_str(turn, "text", turn_where, log, allow_empty=True)
+            if dia_id is None or speaker is None or text is None:
+                continue
+            match = DIA_ID.match(dia_id)
+            if not match:
+                log.add(turn_where, f"dia_id '{dia_id}' is not of the form D<session>:<turn>")
+                continue
+            if int(match.group(1)) != number:
+                log.add(turn_where, f"dia_id '{dia_id}' is in {key}, not session {match.group(1)}")
+            if dia_id in seen_ids:
+                log.add(turn_where, f"duplicate dia_id '{dia_id}'")
+                continue
+            if speaker_a and speaker_b and speaker not in (speaker_a, speaker_b):
+                log.add(turn_where, f"speaker '{speaker}' is neither {speaker_a} nor {speaker_b}")
+            seen_ids.add(dia_id)
+            caption = turn.get("blip_caption") or ""
+            turns.append(ParsedTurn(dia_id, speaker, text, caption if isinstance(caption, str) else ""))
+        sessions.append(ParsedSession(number, date_raw, parse_locomo_date(date_raw) if date_raw else None, turns))
+    if speaker_a is None or speaker_b is None:
+        return None
+    return ParsedConversation(external_id, speaker_a, speaker_b, sessions, where)
+
+
+def parse_locomo_path(path: Path, log: ErrorLog) -> list[ParsedConversation]:
+    """A folder of '26.json' files (conv-26, …) or one locomo10.json list."""
+    conversations: list[ParsedConversation] = []
+    if path.is_dir():
+        files = sorted((p for p in path.iterdir() if LOCOMO_FILE.match(p.name)), key=lambda p: int(p.stem))
+        if not files:
+            raise ImportFailed([f"{path}: no conversation files named like 26.json in this folder"])
+        for file in files:
+            try:
+                data = read_json(file)
+            except ImportFailed as exc:
+                for error in exc.errors:
+                    log.add(error.split(": ", 1)[0], error.split(": ", 1)[1])
+                continue
+            parsed = parse_locomo_conversation(data, f"conv-{file.stem}", file.name, log)
+            if parsed:
+                conversations.append(parsed)
+        return conversations
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise ImportFailed([f"{path.name}:1: expected a list of conversations (locomo10.json) or a folder"])
+    for index, entry in enumerate(data):
+        where = f"{path.name}: [{index}]"
+        if not isinstance(entry, dict):
+            log.add(where, "expected an object with sample_id and conversation")
+            continue
+        sample_id = require_str(entry, "sample_id", where, log)
+        if sample_id is None:
+            continue
+        parsed = parse_locomo_conversation(entry.get("conversation"), sample_id, f"{where} ({sample_id})", log)
+        if parsed:
+            conversations.append(parsed)
+    return conversations
+
+
+# ---------------------------------------------------------------------------------------------
+# TWIST Track B
+
+TWIST_TYPES = {"contradicting", "aligned", "hard_negative"}
+
+
+@dataclass
+class ParsedTwistItem:
+    line: int
+    external_id: str
+    conversation: str
+    recipient: str
+    gold_type: str
+    family: str
+    draft: str
+    evidence: list[str]
+    contradicted_quote: str
+    rationale: str
+    history_turns: int | None
+
+
+def parse_twist_record(record: dict, where: str, log: ErrorLog) -> ParsedTwistItem | None:
+    before = len(log.errors)
+    external_id = require_str(record, "id", where, log)
+    conv = require_str(record, "conv", where, log)
+    speaker = require_str(record, "speaker", where, log)
+    gold_type = require_str(record, "type", where, log)
+    draft = require_str(record, "draft", where, log)
+    if gold_type is not None and gold_type not in TWIST_TYPES:
+        log.add(where, f"field 'type' is '{gold_type}', expected one of {', '.join(sorted(TWIST_TYPES))}")
+    evidence = record.get("evidence")
+    if "evidence" not in record:
+        log.add(where, "missing field 'evidence'")
+    elif not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+        log.add(where, "field 'evidence' must be a list of turn ids such as \"D19:1\"")
+        evidence = None
+    elif not evidence:
+        log.add(where, "field 'evidence' is empty: an item must cite at least one turn")
+    else:
+        for turn_id in evidence:
+            if not DIA_ID.match(turn_id):
+                log.add(where, f"evidence id '{turn_id}' is not of the form D<session>:<turn>")
+    if external_id and conv and not external_id.startswith(f"{conv}:"):
+        log.add(where, f"id '{external_id}' does not belong to conversation '{conv}'")
+    family = optional_str(record, "family", where, log)
+    quote = optional_str(record, "contradicted_quote", where, log)
+    rationale = optional_str(record, "rationale", where, log)
+    history = record.get("history_turns")
+    if history is not None and (not isinstance(history, int) or isinstance(history, bool) or history < 0):
+        log.add(where, f"field 'history_turns' must be a non-negative integer, got {history!r}")
+        history = None
+    if len(log.errors) > before or log.truncated:
+        return None
+    return ParsedTwistItem(
+        line=int(where.rsplit(":", 1)[1]) if ":" in where else 0,
+        external_id=external_id,
+        conversation=conv,
+        recipient=speaker,
+        gold_type=gold_type,
+        family=family,
+        draft=draft,
+        evidence=list(evidence),
+        contradicted_quote=quote,
+        rationale=rationale,
+        history_turns=history,
+    )
+
+
+@dataclass
+class ParsedReject:
+    line: int
+    external_id: str
+    conversation: str
+    record: dict
+    evidence_text: list[str]
+    verdict: str
+    dropped_by: str
+
+
+def parse_reject_record(record: dict, where: str, log: ErrorLog) -> ParsedReject | None:
+    before = len(log.errors)
+    external_id = require_str(record, "id", where, log)
+    conv = require_str(record, "conv", where, log)
+    verdict = require_str(record, "_verdict", where, log)
+    dropped_by = require_str(record, "_dropped_by", where, log)
+    evidence_text = record.get("_evidence_text", [])
+    if not isinstance(evidence_text, list) or not all(isinstance(e, str) for e in evidence_text):
+        log.add(where, "field '_evidence_text' must be a list of strings")
+    if len(log.errors) > before:
+        return None
+    fields = {k: v for k, v in record.items() if not k.startswith("_")}
+    return ParsedReject(int(where.rsplit(":", 1)[1]), external_id, conv, fields, evidence_text, verdict, dropped_by)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lapse
+
+
+@dataclass
+class ParsedLapseItem:
+    line: int
+    external_id: str
+    request: str
+    response: str
+    key_fact: str
+    hidden: dict
+
+
+LAPSE_VISIBLE = {"gid", "battery_id", "query", "response", "witness"}
+
+
+def parse_lapse_record(record: dict, where: str, log: ErrorLog) -> ParsedLapseItem | None:
+    before = len(log.errors)
+    if "gid" in record:
+        external_id = require_str(record, "gid", where, log)
+    elif "battery_id" in record:
+        external_id = require_str(record, "battery_id", where, log)
+    else:
+        log.add(where, "missing field 'gid' (gold-set items) or 'battery_id' (scorer battery)")
+        external_id = None
+    request = require_str(record, "query", where, log)
+    response = require_str(record, "response", where, log, allow_empty=True)
+    witness = require_str(record, "witness", where, log)
+    if len(log.errors) > before:
+        return None
+    hidden = {k: v for k, v in record.items() if k not in LAPSE_VISIBLE}
+    return ParsedLapseItem(int(where.rsplit(":", 1)[1]), external_id, request, response, witness, hidden)

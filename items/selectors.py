@@ -1,0 +1,63 @@
+"""Reads for the corpus and items."""
+
+from django.db.models import Count
+
+from items.models import Conversation, Item, ItemKind, ItemSet, Turn
+
+
+def corpus_summary() -> dict:
+    return {
+        "conversations": Conversation.objects.count(),
+        "turns": Turn.objects.count(),
+        "items": Item.objects.count(),
+        "item_sets": ItemSet.objects.count(),
+    }
+
+
+def status_report() -> dict:
+    by_kind = dict(Item.objects.values_list("kind").annotate(n=Count("id")).order_by())
+    by_type = dict(
+        Item.objects.filter(kind=ItemKind.TWIST).values_list("gold_type").annotate(n=Count("id")).order_by()
+    )
+    item_sets = dict(ItemSet.objects.annotate(n=Count("items")).values_list("name", "n").order_by("name"))
+    return {
+        "conversations": Conversation.objects.count(),
+        "turns": Turn.objects.count(),
+        "items": {kind.value: by_kind.get(kind.value, 0) for kind in ItemKind},
+        "items_by_type": {key: by_type[key] for key in sorted(by_type)},
+        "item_sets": item_sets,
+    }
+
+
+def blind_view(item: Item) -> dict:
+    """What an annotator may see of an item's own fields: built from the BLIND_FIELDS whitelist only."""
+    return {field: getattr(item, field) for field in Item.BLIND_FIELDS[item.kind]}
+
+
+def excerpts_for(item: Item) -> list[dict]:
+    """The item's cited turns as a vetting system would retrieve them: session date, speaker, text.
+
+    Expects `evidence` prefetched with turn__session (see items_with_excerpts)."""
+    return [
+        {
+            "dia_id": ev.turn.dia_id,
+            "date": ev.turn.session.date_time_raw,
+            "speaker": ev.turn.speaker,
+            "text": ev.turn.text,
+        }
+        for ev in item.evidence.all()
+    ]
+
+
+def items_with_excerpts(queryset=None):
+    qs = queryset if queryset is not None else Item.objects.all()
+    return qs.select_related("conversation").prefetch_related("evidence__turn__session")
+
+
+def recipient_turns(item: Item):
+    """Every turn the item's recipient said in that conversation (for the Phase 2 index)."""
+    return (
+        Turn.objects.filter(conversation_id=item.conversation_id, speaker=item.recipient)
+        .select_related("session")
+        .order_by("order")
+    )

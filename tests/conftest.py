@@ -1,0 +1,83 @@
+"""Personas and shared fixtures. Every test module uses these people, never ad-hoc users."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from goldkey import roles
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def shared_data_dir() -> Path:
+    return Path(settings.GOLDKEY_SHARED_DATA)
+
+
+def require_shared_data(*parts: str) -> Path:
+    """The released data file or folder; skips outside CI when absent, fails under CI."""
+    path = shared_data_dir().joinpath(*parts)
+    if not path.exists():
+        message = f"released data not found at {path} (tests read ../shared/data; see shared/data/README.md)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def shared_data():
+    return require_shared_data
+
+
+def _user(username: str, *groups: str, **extra):
+    user = get_user_model().objects.create_user(username=username, password=f"{username}-pass", **extra)
+    for name in groups:
+        user.groups.add(Group.objects.get_or_create(name=name)[0])
+    return user
+
+
+@pytest.fixture
+def annotator_a(db):
+    return _user("ann_a", roles.ANNOTATOR)
+
+
+@pytest.fixture
+def annotator_b(db):
+    return _user("ann_b", roles.ANNOTATOR)
+
+
+@pytest.fixture
+def author(db):
+    """Adjudicates and freezes keys; in TWIST the author was also one of the annotators."""
+    return _user("author", roles.AUTHOR, roles.ANNOTATOR, is_staff=True)
+
+
+@pytest.fixture
+def admin_user(db):
+    return _user("root", roles.ADMIN, is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def outsider(db):
+    return _user("outsider")
+
+
+@pytest.fixture
+def twist_corpus(db, shared_data):
+    """The 10 released LoCoMo conversations and the 200 v1 candidates (with rejects)."""
+    from items.services import corpus_import_locomo, items_import_twist
+
+    data = shared_data()
+    corpus_import_locomo(path=data / "locomo10")
+    items_import_twist(
+        path=data / "twist-v1" / "track_b_items_v1_candidates.jsonl",
+        item_set_name="TWIST Track B v1 candidates",
+        rejects_path=data / "twist-v1" / "track_b_v1_generation_rejects.jsonl",
+    )
+    from items.models import ItemSet
+
+    return ItemSet.objects.get(name="TWIST Track B v1 candidates")
