@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-
 from goldkey.errors import ApplicationError
 
 MAX_ERRORS = 50
