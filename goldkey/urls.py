@@ -14,6 +14,7 @@ urlpatterns = [
     path("annotate/", include("annotation.urls")),
     path("adjudicate/", include("adjudication.urls")),
     path("council/", include("council.urls")),
+    path("keys/", include("adjudication.key_urls")),
     path("api/", include("items.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("adjudication.api_urls")),
