@@ -33,3 +33,9 @@ def is_author(user) -> bool:
 
 def is_annotator(user) -> bool:
     return has_role(user, ANNOTATOR)
+
+
+def context(request) -> dict:
+    """Template context processor: which role-dependent links to show."""
+    user = request.user
+    return {"is_author": is_author(user), "is_annotator": is_annotator(user)}
