@@ -81,3 +81,55 @@ def twist_corpus(db, shared_data):
     from items.models import ItemSet
 
     return ItemSet.objects.get(name="TWIST Track B v1 candidates")
+
+
+# ---------------------------------------------------------------------------------------------
+# Real Chromium through Playwright (the system browser; nothing is downloaded).
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test body
+    # are still synchronous, so the async-safety guard does not apply here.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    executable = os.environ.get("GOLDKEY_CHROMIUM", "/usr/bin/chromium")
+    if not Path(executable).exists():
+        message = f"Chromium not found at {executable} (apt-get install chromium)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def browser_login(page, user) -> None:
+    """Log a persona in through the real login form (passwords are '<username>-pass')."""
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", f"{user.username}-pass")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
