@@ -15,6 +15,7 @@ VAR_DIR = Path(env_str("GOLDKEY_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+GOLDKEY_PRODUCTION = env_bool("GOLDKEY_PRODUCTION", False)
 _DEV_SECRET = "goldkey-development-only-not-a-secret"
 SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (_DEV_SECRET if DEBUG or not env_bool("GOLDKEY_PRODUCTION", False) else None)
 if not SECRET_KEY:
