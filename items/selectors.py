@@ -2,7 +2,7 @@
 
 from django.db.models import Count
 
-from items.models import Conversation, Item, ItemKind, ItemSet, Turn
+from items.models import Conversation, Item, ItemKind, ItemSet, Turn, WorkerPing
 
 
 def corpus_summary() -> dict:
@@ -61,3 +61,7 @@ def recipient_turns(item: Item):
         .select_related("session")
         .order_by("order")
     )
+
+
+def worker_ping_find(token: str) -> WorkerPing | None:
+    return WorkerPing.objects.filter(token=token).first()

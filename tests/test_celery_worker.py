@@ -1,6 +1,9 @@
+import json
 import uuid
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from items.models import Conversation, WorkerPing
@@ -57,3 +60,19 @@ def test_the_ping_task_reports_the_counts_it_recorded():
     Conversation.objects.create(external_id="conv-x", speaker_a="Ada", speaker_b="Ben")
     result = corpus_ping.apply(args=["t-2"]).get()
     assert result == {"token": "t-2", "conversations": 1, "items": 0}
+
+
+@pytest.mark.worker
+def test_worker_ping_command_reports_the_worker_that_answered(celery_worker_process):
+    out = StringIO()
+    call_command("worker_ping", "--json", "--timeout", "30", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["hostname"].startswith("pytest-")
+    assert WorkerPing.objects.filter(token=report["token"]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_ping_command_fails_when_no_worker_answers(monkeypatch):
+    monkeypatch.setattr(corpus_ping, "delay", lambda token: None)  # a queue nobody consumes
+    with pytest.raises(CommandError, match="no worker answered within 0.3 s"):
+        call_command("worker_ping", "--timeout", "0.3", stdout=StringIO())
