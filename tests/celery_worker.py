@@ -16,7 +16,6 @@ database file (goldkey/settings.py makes it a file rather than memory for this r
 """
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from django.db import connection
 from goldkey.celery import app as celery_app
 
 READY_TIMEOUT = 60.0
-STOP_GRACE = 1.0
+STOP_TIMEOUT = 15.0
 
 
 def database_url_for_worker() -> str:
@@ -85,15 +84,11 @@ class WorkerProcess:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        """Cold shutdown, then kill: the test is over and nothing it checks is still running. (A clean
-        shutdown on the file-system broker takes seconds of polling; not worth it per test.)"""
+        """Kill the worker: the test is over and nothing it checks is still running. (Even a cold shutdown
+        takes seconds of broker polling, and a warm one longer: not worth it once per test.)"""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(STOP_GRACE)
+            self.process.kill()
+            self.process.wait(STOP_TIMEOUT)
 
 
 def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
@@ -113,13 +108,24 @@ def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
     return {"CELERY_BROKER_URL": "filesystem://", "GOLDKEY_BROKER_DIR": str(folder)}, options
 
 
+def _drop_pooled_broker_connections() -> None:
+    """Make the next send open a connection with the current transport options.
+
+    Celery pools the producer connection per app and keeps it for the process's life (it resets the same
+    two attributes after a fork); the public app.close() would also deregister the app."""
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def celery_worker_process(transactional_db, tmp_path):
     broker_env, transport_options = _worker_broker(tmp_path)
     saved_options = celery_app.conf.broker_transport_options
     if transport_options is not None:
         celery_app.conf.broker_transport_options = transport_options
-        celery_app.close()  # drop pooled connections made with the old options
+        _drop_pooled_broker_connections()
     hostname = f"pytest-{uuid.uuid4().hex[:8]}@%h"
     env = {
         **os.environ,
@@ -148,4 +154,4 @@ def celery_worker_process(transactional_db, tmp_path):
         worker.stop()
         if transport_options is not None:
             celery_app.conf.broker_transport_options = saved_options
-            celery_app.close()
+            _drop_pooled_broker_connections()
