@@ -1,0 +1,29 @@
+# Goldkey production image. The same image runs the web app (gunicorn) and the Celery worker;
+# docker-compose.yml wires them to PostgreSQL and Redis.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+RUN useradd --create-home --uid 1000 goldkey \
+    && mkdir -p /var/lib/goldkey \
+    && chown goldkey /var/lib/goldkey
+
+# Dependencies first, so code changes do not reinstall them (pyproject.toml lists them; no packages).
+COPY pyproject.toml ./
+RUN pip install .
+
+COPY . .
+# Static files are collected (hashed, compressed) at build time; the build-only key is never used to serve.
+RUN GOLDKEY_PRODUCTION=1 DJANGO_SECRET_KEY=collectstatic-at-build-time-only GOLDKEY_VAR_DIR=/tmp/goldkey-build \
+    python manage.py collectstatic --noinput \
+    && rm -rf /tmp/goldkey-build
+
+ENV GOLDKEY_PRODUCTION=1 \
+    GOLDKEY_VAR_DIR=/var/lib/goldkey
+USER goldkey
+EXPOSE 8000
+CMD ["gunicorn", "goldkey.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
