@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: venv test demo lint bench clean
 
@@ -17,6 +19,10 @@ venv: $(VENV)/.installed
 
 test: venv
 	$(PY) -m pytest
+
+# Web server + a separate Celery worker on SQLite and the file-system broker; Ctrl-C stops both.
+demo: venv
+	PY=$(PY) HOST=$(HOST) PORT=$(PORT) bash scripts/demo.sh
 
 lint: venv
 	$(VENV)/bin/ruff check .
