@@ -89,6 +89,13 @@ def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
 
 
 @pytest.mark.django_db
+def test_demo_history_length_is_the_conversation_length():
+    load_demo()
+    for item in Item.objects.filter(kind=ItemKind.TWIST).select_related("conversation"):
+        assert item.history_turns == Turn.objects.filter(conversation=item.conversation).count(), item.external_id
+
+
+@pytest.mark.django_db
 def test_demo_lapse_items_cover_the_five_behaviour_labels_and_keep_metadata_hidden():
     load_demo()
     lapse = list(Item.objects.filter(kind=ItemKind.LAPSE))
