@@ -117,3 +117,9 @@ def answer_all_phase2(enrollment):
         else:
             values = {"q3": "clean"}
         answer_save(assignment=assignment, values=values)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas log in a lot here; PBKDF2's deliberate slowness is not what these tests measure.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
