@@ -90,7 +90,8 @@ def world(db, annotator_a, annotator_b, author):
 
     twist = campaign_create(slug="tw", item_set=make_twist_items(6), annotators=[annotator_a, annotator_b, author],
                             per_item=2, seed=11)
-    lapse = campaign_create(slug="lp", item_set=make_lapse_items(4), annotators=[annotator_a, annotator_b], seed=3)
+    lapse = campaign_create(slug="lp", item_set=make_lapse_items(4), annotators=[annotator_a, annotator_b, author],
+                            per_item=2, seed=3)
     for campaign in (twist, lapse):
         other = enrollment_of(campaign, annotator_b)
         answer_all_phase1(other)
