@@ -1,6 +1,11 @@
 import pytest
 
-from annotation.access import can_view_unblinded, get_assignment_for_user, get_enrollment_for_user, require_unblinded
+from annotation.access import (
+    can_view_unblinded,
+    get_assignment_for_user,
+    get_enrollment_for_user,
+    require_unblinded,
+)
 from annotation.services import campaign_create, enrollment_submit
 from goldkey.errors import NotAllowed, NotFound
 from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of
