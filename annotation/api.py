@@ -126,17 +126,17 @@ class MyAssignmentsView(APIView):
     permission_classes = [IsAuthenticated, IsAnnotator]
 
     @extend_schema(
-        parameters=[OpenApiParameter("campaign", str, description="campaign slug", required=True)],
+        parameters=[OpenApiParameter("campaign", str, description="campaign slug (default: all my campaigns)")],
         responses=AssignmentSerializer(many=True),
         summary="My assignments in a campaign, in my order",
     )
     def get(self, request):
-        enrollment = access.get_enrollment_for_user(request.user, request.query_params.get("campaign", ""))
-        qs = (
-            Assignment.objects.filter(enrollment=enrollment)
-            .select_related("enrollment__campaign", "item", "answer")
-            .order_by("position")
-        )
+        slug = request.query_params.get("campaign")
+        if slug:
+            qs = Assignment.objects.filter(enrollment=access.get_enrollment_for_user(request.user, slug))
+        else:
+            qs = Assignment.objects.filter(enrollment__annotator=request.user)
+        qs = qs.select_related("enrollment__campaign", "item", "answer").order_by("enrollment_id", "position")
         paginator = LimitOffsetPagination()
         paginator.default_limit = 100
         page = paginator.paginate_queryset(qs, request, view=self)

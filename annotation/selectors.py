@@ -75,6 +75,11 @@ def my_enrollments(user) -> list[dict]:
     return [{"enrollment": e, "campaign": e.campaign, **enrollment_progress(e)} for e in enrollments]
 
 
+def campaigns_for_author(user) -> list[Campaign]:
+    """Every campaign, for an author's overview links (one query)."""
+    return list(Campaign.objects.select_related("item_set").order_by("-created_at"))
+
+
 def resume_assignment(enrollment: Enrollment) -> Assignment | None:
     """The first item still to answer in the current phase (None when the phase is done)."""
     done_field = "answer__phase2_done" if current_phase(enrollment) == 2 else "answer__phase1_done"

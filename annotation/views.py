@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access, selectors, services
 from annotation.transfer import answers_export_text
+from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 
 # Shown in the header of the crisis block (PROTOCOL §8). Override per deployment/region in settings.
@@ -51,7 +52,8 @@ def annotator_view(view):
 @require_GET
 @annotator_view
 def my_work(request):
-    return render(request, "annotation/my_work.html", {"rows": selectors.my_enrollments(request.user)})
+    authored = selectors.campaigns_for_author(request.user) if roles.is_author(request.user) else []
+    return render(request, "annotation/my_work.html", {"rows": selectors.my_enrollments(request.user), "authored": authored})
 
 
 @require_GET

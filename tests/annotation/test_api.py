@@ -129,3 +129,9 @@ def test_the_last_phase1_answer_reports_that_phase2_opened(twist_campaign, annot
 def test_annotation_endpoints_are_in_the_openapi_schema(client, path):
     response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
     assert path in response.json()["paths"]
+
+
+def test_my_assignments_without_a_campaign_lists_all_of_mine(twist_campaign, lapse_campaign, annotator_a):
+    results = _token(annotator_a).get("/api/annotation/assignments/").json()["results"]
+    assert {r["campaign"] for r in results} == {"tw", "lp"}
+    assert len(results) == 6 + enrollment_of(lapse_campaign, annotator_a).assigned_count

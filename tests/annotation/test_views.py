@@ -157,3 +157,8 @@ def test_reload_mid_item_shows_the_saved_answer(client, twist_campaign, annotato
 
 def test_reverse_names_exist():
     assert reverse("annotation:item", args=["x", 1]) == "/annotate/x/item/1/"
+
+
+def test_my_work_links_authors_to_every_campaign_overview(client, twist_campaign, author, annotator_a):
+    assert "/annotate/overview/tw/" in _login(client, author).get("/annotate/").content.decode()
+    assert "/annotate/overview/tw/" not in _login(client, annotator_a).get("/annotate/").content.decode()
