@@ -191,7 +191,8 @@ def answer_save(
     campaign = assignment.enrollment.campaign
     protocol = campaign.protocol
     gold_type = assignment.item.gold_type
-    problems = validate_values(protocol, values, gold_type)
+    # Keys and choices first: these checks do not depend on the item's gold type.
+    problems = validate_values(protocol, values)
     if problems:
         raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
     with transaction.atomic():
@@ -205,6 +206,11 @@ def answer_save(
         changed = merged != answer.values
         if changed_keys:
             _check_phase_lock(protocol, enrollment, changed_keys, assignment.item.external_id)
+        # Which Phase 2 questions apply depends on the gold type: checked only after the phase lock,
+        # so that a Phase 1 annotator probing with Phase 2 keys learns nothing from the refusal.
+        problems = validate_values(protocol, values, gold_type)
+        if problems:
+            raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
         elif changed and enrollment.submitted_at:
             changed = False  # only empty-string keys differ: nothing to record after submission
         if time_on_item_ms:

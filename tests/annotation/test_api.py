@@ -135,3 +135,14 @@ def test_my_assignments_without_a_campaign_lists_all_of_mine(twist_campaign, lap
     results = _token(annotator_a).get("/api/annotation/assignments/").json()["results"]
     assert {r["campaign"] for r in results} == {"tw", "lp"}
     assert len(results) == 6 + enrollment_of(lapse_campaign, annotator_a).assigned_count
+
+
+def test_refusing_a_phase2_answer_in_phase1_does_not_reveal_the_gold_type(twist_campaign, annotator_a):
+    client = _token(annotator_a)
+    replies = set()
+    for gold_type in ("contradicting", "aligned", "hard_negative"):
+        pk = _pk(twist_campaign, annotator_a, item__gold_type=gold_type)
+        for values in ({"q2": "yes"}, {"q3": "clean"}, {"q2quote": "no"}, {"q3turn": "D1:1"}):
+            response = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": values}, format="json")
+            replies.add((response.status_code, response.json()["detail"].split(": ", 1)[1]))
+    assert len(replies) == 1 and next(iter(replies))[0] == 403
