@@ -89,7 +89,9 @@ def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
     return answers
 
 
-def answers_import(*, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True) -> dict:
+def answers_import(
+    *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False
+) -> dict:
     """Load one annotator's released answer file into the campaign, as that annotator's answers.
 
     Validated in full first (every error names the item and the field), then written all-or-nothing.
@@ -137,7 +139,11 @@ def answers_import(*, campaign: Campaign, path: Path, annotator: str, user=None,
                 submitted = True
             except ApplicationError:
                 pass  # an unfinished annotation: it stays open for the annotator
+        if dry_run:
+            # Everything above ran (validation, the phase lock, completion): now undo it.
+            transaction.set_rollback(True)
     return {
+        "dry_run": dry_run,
         "annotator": enrollment.pseudonym,
         "answers": len(raw),
         "changed": changed,

@@ -179,3 +179,9 @@ def test_an_invalid_value_is_refused_naming_item_and_field(twist_campaign, annot
     with pytest.raises(ApplicationError) as excinfo:
         answer_save(assignment=assignment, values={"q1": "yes"})
     assert assignment.item.external_id in excinfo.value.message and "q1" in excinfo.value.message
+
+
+def test_campaign_create_command_dry_run_writes_nothing(twist_set, annotator_a, annotator_b, capsys):
+    call_command("campaign_create", "dry", "--item-set", twist_set.name, "--annotators", "ann_a,ann_b", "--dry-run")
+    assert "dry run" in capsys.readouterr().out
+    assert not Campaign.objects.filter(slug="dry").exists()

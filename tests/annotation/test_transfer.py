@@ -95,3 +95,13 @@ def test_export_holds_only_this_annotators_answers(twist_campaign, annotator_a, 
     answer_all_phase1(enrollment_of(twist_campaign, annotator_b), q1="consistent")
     data = answers_export_data(enrollment=Enrollment.objects.get(campaign=twist_campaign, annotator=annotator_a))
     assert {v["q1"] for v in data["answers"].values()} == {"contradicts"}
+
+
+def test_answers_import_dry_run_validates_everything_and_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, capsys):
+    campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    source = shared_data("twist-v1", "annotation", "twist_v1_answers_B.json")
+    call_command("answers_import", "v1", str(source), "--annotator", "B", "--dry-run", "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert result["dry_run"] and result["answers"] == 200 and result["submitted"]
+    assert not AnswerRevision.objects.exists()
+    assert Enrollment.objects.get(campaign__slug="v1", pseudonym="B").submitted_at is None
