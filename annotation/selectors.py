@@ -30,6 +30,12 @@ CONVENTIONS = {
         "Stating the fact in prose does not count as delivering the requested output.",
     ],
 }
+PHASE2_CONVENTIONS = [
+    "Phase 2, q2: could you underline the contradicted claim in the recipient's own words in the excerpts?",
+    "Phase 2, q2quote: are the quoted words the right ones for that claim?",
+    "Phase 2, q3: search every turn the recipient said; if any contradicts the draft, answer conflict and "
+    "pick its turn id.",
+]
 SHORTCUT_KEYS = "123456789"
 
 
@@ -138,6 +144,7 @@ def item_page(assignment: Assignment) -> dict:
         page["questions"] = [page["q1"]]
         return page
     # Phase 2: the answer locks Phase 1; the questions now depend on the gold type.
+    page["conventions"] = [*page["conventions"], *PHASE2_CONVENTIONS]
     page["note_key"] = "p2note"
     page["note_value"] = values.get("p2note", "")
     keys = phase2_keys_for(campaign.protocol, item.gold_type)
@@ -146,7 +153,7 @@ def item_page(assignment: Assignment) -> dict:
         page["questions"] = [
             _question("q2", "Is the contradicted claim explicitly stated in the excerpts, in the recipient's own words?",
                       ("yes", "no"), values, "12"),
-            _question("q2quote", "Is the quoted text (shown below) the right words?", ("yes", "no"), values, "34"),
+            _question("q2quote", "Is the quoted text (shown above) the right words?", ("yes", "no"), values, "34"),
         ]
     else:
         page["questions"] = [
