@@ -269,6 +269,17 @@ def enrollment_mark(*, enrollment: Enrollment, milestone: str) -> Enrollment:
 
 
 @transaction.atomic
+def enrollment_close_phase1(*, enrollment: Enrollment) -> Enrollment:
+    """Close Phase 1 now, answered or not: for loading a finished, exported annotation (whose Phase 2
+    answers exist) that left some verdict missing. The annotator's pages never call this: for them
+    Phase 1 closes only when every open item has its verdict (`answer_save`)."""
+    if not has_phase2(enrollment.campaign.protocol):
+        return enrollment
+    enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
+    return enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
+
+
+@transaction.atomic
 def enrollment_submit(*, enrollment: Enrollment) -> Enrollment:
     """Hand in the annotation: every open item answered in every phase. Recorded once, for disclosure;
     from then on this annotator may see the campaign's unblinded material (if an author)."""

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
 from annotation.protocols import QUESTIONS, phase_of, validate_values
-from annotation.services import answer_save, enrollment_submit
+from annotation.services import answer_save, enrollment_close_phase1, enrollment_submit
 from goldkey.errors import ApplicationError
 from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
 
@@ -92,12 +92,8 @@ def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
 def answers_import(
     *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False
 ) -> dict:
-    """Load one annotator's released answer file into the campaign, as that annotator's answers.
-
-    Validated in full first (every error names the item and the field), then written all-or-nothing.
-    The two-phase lock of `answer_save` applies: Phase 1 answers are written first, which completes
-    Phase 1 when the file answers every assigned item; then Phase 2 answers. A file that completes
-    every phase is a released, finished annotation: the enrollment is marked submitted (`submit`)."""
+    """Load one annotator's released answer file into the campaign, as that annotator's answers
+    (TWIST answer JSON or Lapse JSONL). See `answers_load` for the rules."""
     path = Path(path)
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
@@ -105,12 +101,35 @@ def answers_import(
         raw = {item_id: (None, values, {}) for item_id, values in _parse_twist_answers(path, log).items()}
     else:
         raw = _parse_lapse_answers(path, log)
+    return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)
+
+
+def answers_load(
+    *, campaign: Campaign, annotator: str, answers: dict[str, dict], user=None, submit: bool = True,
+    dry_run: bool = False,
+) -> dict:
+    """Load one annotator's answers given as {item_id: {question: value}} (the "answers" object of a
+    TWIST answer file): the programmatic twin of `answers_import`, for scripts and test fixtures.
+
+    Validated in full first (every error names the item and the field), then written all-or-nothing
+    through `answer_save`, so the two-phase lock applies: every Phase 1 answer is written first, then
+    Phase 1 is closed — a set of answers that carries Phase 2 answers is a finished, exported
+    annotation, even where a verdict is missing (PROTOCOL's `missing_answers`) — then the Phase 2
+    answers. When every phase is complete the enrollment is marked submitted (`submit`)."""
+    enrollment = _enrollment(campaign, annotator)
+    raw = {item_id: (None, values, {}) for item_id, values in answers.items()}
+    return _load(enrollment, raw, ErrorLog(), "answers", user=user, submit=submit, dry_run=dry_run)
+
+
+def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *, user, submit: bool,
+          dry_run: bool) -> dict:
+    campaign = enrollment.campaign
     assignments = {
         a.item.external_id: a
         for a in Assignment.objects.filter(enrollment=enrollment).select_related("item", "enrollment__campaign")
     }
     for item_id, (line, values, _) in raw.items():
-        where = f"{path.name}:{line}" if line else f"{path.name}: {item_id}"
+        where = f"{source_name}:{line}" if line else f"{source_name}: {item_id}"
         assignment = assignments.get(item_id)
         if assignment is None:
             log.add(where, f"item '{item_id}' is not assigned to {enrollment.pseudonym} in campaign '{campaign.slug}'")
@@ -122,12 +141,17 @@ def answers_import(
     phases = sorted({q.phase for q in QUESTIONS[campaign.protocol]})
     with transaction.atomic():
         for phase in phases:
-            for item_id, (_, values, meta) in raw.items():
-                part = {k: v for k, v in values.items() if phase_of(campaign.protocol, k) == phase}
-                if not part:
+            parts = {
+                item_id: {k: v for k, v in values.items() if phase_of(campaign.protocol, k) == phase}
+                for item_id, (_, values, _) in raw.items()
+            }
+            if phase == 2 and any(v for part in parts.values() for v in part.values()):
+                enrollment_close_phase1(enrollment=enrollment)
+            for item_id, (_, _, meta) in raw.items():
+                if not parts[item_id]:
                     continue
                 result = answer_save(
-                    assignment=assignments[item_id], values=part, user=user, source="import", **meta
+                    assignment=assignments[item_id], values=parts[item_id], user=user, source="import", **meta
                 )
                 changed += result.changed
                 created += result.answer.revision == 1 and result.changed

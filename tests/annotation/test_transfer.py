@@ -4,8 +4,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import AnswerRevision, Enrollment
-from annotation.services import campaign_create
-from annotation.transfer import answers_export, answers_export_data, answers_import
+from annotation.services import answer_save, campaign_create
+from annotation.transfer import answers_export, answers_export_data, answers_import, answers_load
 from goldkey.errors import ApplicationError
 from items.models import ItemSet
 from items.parsing import ImportFailed, ParsedLapseItem
@@ -70,15 +70,30 @@ def test_import_rejects_an_unknown_value_naming_item_and_field_and_writes_nothin
     assert not AnswerRevision.objects.exists()
 
 
-def test_import_of_phase2_answers_without_complete_phase1_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
+def test_importing_a_finished_file_with_missing_verdicts_closes_phase1_but_does_not_submit(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
     campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
     data = json.loads(shared_data("twist-v1", "annotation", "twist_v1_answers_A.json").read_text())
-    data["answers"] = dict(list(data["answers"].items())[:10])
-    path = tmp_path / "partial.json"
+    missing = "conv-26:v1b1"
+    del data["answers"][missing]["q1"]
+    path = tmp_path / "missing.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ApplicationError, match="Phase 2 opens"):
-        answers_import(campaign=campaign, path=path, annotator="A")
-    assert not AnswerRevision.objects.exists()
+    result = answers_import(campaign=campaign, path=path, annotator="A")
+    assert result["phase1_complete"] and not result["submitted"]
+    assignment = enrollment_of(campaign, annotator_a).assignments.select_related("item", "enrollment__campaign").get(
+        item__external_id=missing)
+    with pytest.raises(ApplicationError, match="Phase 1 is locked"):
+        answer_save(assignment=assignment, values={"q1": "contradicts"})
+
+
+def test_answers_load_takes_answers_in_any_order_of_phases(twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    answers = {}
+    for assignment in enrollment.assignments.select_related("item"):
+        phase2 = {"q2": "yes", "q2quote": "no"} if assignment.item.gold_type == "contradicting" else {"q3": "clean"}
+        answers[assignment.item.external_id] = {**phase2, "q1": "consistent", "p2note": "n"}
+    result = answers_load(campaign=twist_campaign, annotator="A", answers=answers)
+    assert result["submitted"] and result["answers"] == 6
+    assert answers_export_data(enrollment=enrollment)["answers"] == answers
 
 
 def test_reimporting_the_same_file_changes_nothing(twist_corpus, annotator_a, annotator_b, shared_data):
