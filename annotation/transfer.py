@@ -43,13 +43,13 @@ def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
 LAPSE_RECORD_KEYS = ("gid", "label", "notes", "annotator", "ts")
 
 
-def _parse_ts(value, where: str, log: ErrorLog):
+def _parse_ts(value) -> datetime | None:
+    """The record's ISO-8601 time, or None when absent or not a time (then kept verbatim in `extra`)."""
     if value in (None, ""):
         return None
     try:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        log.add(where, f"field 'ts': '{value}' is not an ISO-8601 time")
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
@@ -81,10 +81,11 @@ def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
         notes = record.get("notes", "")
         if notes:
             values["notes"] = notes if isinstance(notes, str) else json.dumps(notes)
-        meta = {
-            "answered_at": _parse_ts(record.get("ts"), f"{where}: {gid}", log),
-            "extra": {k: v for k, v in record.items() if k not in LAPSE_RECORD_KEYS},
-        }
+        extra = {k: v for k, v in record.items() if k not in LAPSE_RECORD_KEYS}
+        answered_at = _parse_ts(record.get("ts"))
+        if answered_at is None and record.get("ts") not in (None, ""):
+            extra["ts"] = record["ts"]  # not a time: kept as given, so the export gives it back
+        meta = {"answered_at": answered_at, "extra": extra}
         answers[gid] = (line, values, meta)
     return answers
 

@@ -120,3 +120,13 @@ def test_answers_import_dry_run_validates_everything_and_writes_nothing(twist_co
     assert result["dry_run"] and result["answers"] == 200 and result["submitted"]
     assert not AnswerRevision.objects.exists()
     assert Enrollment.objects.get(campaign__slug="v1", pseudonym="B").submitted_at is None
+
+
+def test_lapse_record_fields_goldkey_does_not_interpret_come_back_unchanged(lapse_campaign, tmp_path):
+    gids = list(lapse_campaign.item_set.items.order_by("external_id").values_list("external_id", flat=True))
+    records = [{"gid": g, "label": "HEDGE", "notes": "", "annotator": "A", "ts": "not a time", "ui": 3} for g in gids]
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    answers_import(campaign=lapse_campaign, path=path, annotator="A")
+    exported = answers_export_data(enrollment=Enrollment.objects.get(campaign=lapse_campaign, pseudonym="A"))
+    assert sorted(exported, key=lambda r: r["gid"]) == records
