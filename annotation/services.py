@@ -211,7 +211,7 @@ def answer_save(
         problems = validate_values(protocol, values, gold_type)
         if problems:
             raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
-        elif changed and enrollment.submitted_at:
+        if changed and enrollment.submitted_at:
             changed = False  # only empty-string keys differ: nothing to record after submission
         if time_on_item_ms:
             answer.time_on_item_ms += max(0, int(time_on_item_ms))

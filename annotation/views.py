@@ -8,7 +8,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import access, selectors, services
@@ -137,5 +136,4 @@ def overview(request, slug):
         "campaign": campaign,
         "rows": selectors.campaign_overview(campaign),
         "unblinded": access.can_view_unblinded(request.user, campaign),
-        "overview_url": reverse("annotation:overview", args=[slug]),
     })
