@@ -7,6 +7,7 @@ from items.management.commands._base import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):
+    dry_run_option = True
     help = "Import one annotator's answers (TWIST answer JSON or Lapse JSONL) into a campaign, all-or-nothing."
 
     def add_command_arguments(self, parser):
@@ -14,12 +15,15 @@ class Command(GoldkeyCommand):
         parser.add_argument("path", type=Path)
         parser.add_argument("--annotator", required=True, help="pseudonym (A, B, …) or username")
 
-    def run(self, *, campaign, path, annotator, **_):
+    def run(self, *, campaign, path, annotator, dry_run=False, **_):
         try:
             obj = Campaign.objects.get(slug=campaign)
         except Campaign.DoesNotExist as exc:
             raise ApplicationError(f"no campaign '{campaign}'") from exc
-        return answers_import(campaign=obj, path=path, annotator=annotator)
+        return answers_import(campaign=obj, path=path, annotator=annotator, dry_run=dry_run)
 
     def summary(self, r):
-        return f"Imported {r['answers']} answers for {r['annotator']} ({r['changed']} changed)."
+        return ("(dry run, nothing written) " if r["dry_run"] else "") + (
+            f"Imported {r['answers']} answers for {r['annotator']} ({r['changed']} changed; "
+            f"phase 1 complete: {r['phase1_complete']}, submitted: {r['submitted']})."
+        )
