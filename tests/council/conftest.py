@@ -71,3 +71,9 @@ def small_twist(db):
     make("conv-x:2", "aligned", "Sorry the pottery class did not work out.", ["D2:1"])
     make("conv-x:3", "hard_negative", "Are you still doing pottery?", ["D1:1", "D2:1"])
     return item_set
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The personas' passwords are hashed once per test; the default hasher is deliberately slow."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
