@@ -118,6 +118,33 @@ def council_run_start(
     return run
 
 
+def council_run_resume(*, run: CouncilRun) -> int:
+    """Enqueue again every (member, item) of the run that has no vote or error row yet — for a broker
+    that lost messages (the file-system broker has no acknowledgements). Safe at any time: a task
+    finding its vote does nothing. Returns how many tasks were sent."""
+    if run.cancelled:
+        raise ApplicationError(f"run {run.pk} was cancelled")
+    members = list(run.members.values_list("id", flat=True))
+    done = set(
+        CouncilVote.objects.filter(
+            campaign_id=run.campaign_id, member_id__in=members, prompt_version=run.prompt_version.name
+        ).values_list("member_id", "item_id")
+    )
+    item_ids = Item.objects.filter(item_set_id=run.campaign.item_set_id).values_list("id", flat=True)
+    pending = [(m, i) for i in item_ids for m in members if (m, i) not in done]
+    if run.status == CouncilRun.Status.FINISHED and pending:
+        CouncilRun.objects.filter(pk=run.pk).update(status=CouncilRun.Status.RUNNING, finished_at=None)
+
+    def enqueue():
+        from council.tasks import council_vote
+
+        for member_id, item_id in pending:
+            council_vote.delay(run.pk, member_id, item_id)
+
+    transaction.on_commit(enqueue)
+    return len(pending)
+
+
 def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
     """Tasks not yet started see the flag and stop; answers already recorded stay."""
     CouncilRun.objects.filter(pk=run.pk, status__in=[CouncilRun.Status.QUEUED, CouncilRun.Status.RUNNING]).update(
@@ -196,8 +223,8 @@ def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: s
 
     Raises TransientCallError / Throttled for the task to retry later. A malformed reply is asked again
     once with a correction; a second malformed reply is recorded as an error row, never as a vote."""
-    run = CouncilRun.objects.select_related("prompt_version", "campaign").get(pk=run_id)
-    if run.cancelled:
+    run = CouncilRun.objects.select_related("prompt_version", "campaign").filter(pk=run_id).first()
+    if run is None or run.cancelled:  # a stale message for a run that is gone, or a cancelled run
         return None
     prompt = run.prompt_version
     existing = CouncilVote.objects.filter(

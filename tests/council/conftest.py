@@ -44,7 +44,8 @@ def small_twist(db):
     """A tiny self-written conversation and three items (one per gold type), built in-app."""
     from items.models import Benchmark, Conversation, Evidence, Item, ItemSet, Session, Track, Turn
 
-    track = Track.objects.create(benchmark=Benchmark.objects.create(slug="twist", name="TWIST"), slug="b", name="Track B")
+    benchmark, _ = Benchmark.objects.get_or_create(slug="twist", defaults={"name": "TWIST"})
+    track, _ = Track.objects.get_or_create(benchmark=benchmark, slug="b", defaults={"name": "Track B"})
     item_set = ItemSet.objects.create(track=track, name="small", kind="twist")
     conv = Conversation.objects.create(external_id="conv-x", speaker_a="Ana", speaker_b="Ben")
     s1 = Session.objects.create(conversation=conv, number=1, date_time_raw="9:00 am on 1 May, 2023")
