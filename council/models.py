@@ -92,6 +92,7 @@ class CouncilRun(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     cancelled = models.BooleanField(default=False)
     total_items = models.PositiveIntegerField(default=0)
+    members_count = models.PositiveSmallIntegerField(default=0)  # fixed at start: expected rows = items × members
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

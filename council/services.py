@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -15,9 +15,9 @@ from council.models import CouncilMember, CouncilRun, CouncilVote, PromptVersion
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps, parse_answer, prompt_hash
 from council.throttle import pace_reserve, slot_acquire, slot_release
 from goldkey.errors import ApplicationError, NotFound
-from items.models import Item, ItemKind
+from items.models import Evidence, Item, ItemKind
 from items.parsing import ErrorLog, read_json
-from items.selectors import blind_view, excerpts_for, items_with_excerpts, recipient_turns
+from items.selectors import blind_view, excerpts_for, recipient_turns
 
 IMPORTED = "imported"
 
@@ -99,7 +99,7 @@ def council_run_start(
         raise ApplicationError(f"campaign '{campaign.slug}' has no items")
     run = CouncilRun.objects.create(
         campaign=campaign, prompt_version=prompt_version, status=CouncilRun.Status.RUNNING,
-        total_items=len(item_ids), created_by=created_by,
+        total_items=len(item_ids), members_count=len(members), created_by=created_by,
     )
     run.members.set(members)
     CouncilVote.objects.filter(
@@ -154,15 +154,13 @@ def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
     return run
 
 
-def _run_finish_if_complete(run_id: int) -> None:
-    run = CouncilRun.objects.get(pk=run_id)
-    expected = run.total_items * run.members.count()
+def _run_finish_if_complete(run: CouncilRun) -> None:
+    """One count: the run is finished when every (member, item) has its row (vote or error)."""
     have = CouncilVote.objects.filter(
-        campaign_id=run.campaign_id, member__in=run.members.all(), prompt_version=run.prompt_version.name,
-        item__item_set_id=run.campaign.item_set_id,
+        campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member__runs=run.pk
     ).count()
-    if have >= expected:
-        CouncilRun.objects.filter(pk=run_id, status=CouncilRun.Status.RUNNING).update(
+    if have >= run.total_items * run.members_count:
+        CouncilRun.objects.filter(pk=run.pk, status=CouncilRun.Status.RUNNING).update(
             status=CouncilRun.Status.FINISHED, finished_at=timezone.now()
         )
 
@@ -180,7 +178,7 @@ def _vote_record(*, run: CouncilRun, member_id: int, item_id: int, status: str, 
         vote = CouncilVote.objects.get(
             campaign_id=run.campaign_id, member_id=member_id, item_id=item_id, prompt_version=run.prompt_version.name
         )
-    _run_finish_if_complete(run.pk)
+    _run_finish_if_complete(run)
     return vote
 
 
@@ -233,7 +231,11 @@ def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: s
     if existing is not None:
         return None
     member = CouncilMember.objects.get(pk=member_id)
-    item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
+    item = (
+        Item.objects.select_related("conversation")
+        .prefetch_related(Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session")))
+        .get(pk=item_id)
+    )
     messages = [{"role": "system", "content": prompt.system}]
     values: dict = {}
     calls = [0]

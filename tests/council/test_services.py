@@ -28,7 +28,8 @@ def small_campaign(small_twist, annotator_a, annotator_b):
 
 def _run(campaign, *members):
     run = CouncilRun.objects.create(
-        campaign=campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running"
+        campaign=campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running",
+        members_count=len(members)
     )
     run.members.set(members)
     return run

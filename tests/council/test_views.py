@@ -18,7 +18,8 @@ def small_campaign(small_twist, annotator_a, annotator_b):
 def small_run(small_campaign):
     member = council_member_add(name="m1", base_url="http://127.0.0.1:9/v1", model="x", is_generator=True)[0]
     run = CouncilRun.objects.create(
-        campaign=small_campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running"
+        campaign=small_campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running",
+        members_count=1
     )
     run.members.set([member])
     item = small_campaign.item_set.items.get(external_id="conv-x:1")
