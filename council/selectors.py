@@ -137,3 +137,36 @@ def runs_for_campaign(campaign: Campaign):
 
 def members_all():
     return CouncilMember.objects.order_by("name")
+
+
+def gate_summary():
+    """Per item set: items checked and blocking rejects per gate, warnings per gate (one query)."""
+    from council.models import GateVerdict
+
+    summary: dict[str, dict] = {}
+    rows = GateVerdict.objects.values("item_set__name", "gate", "blocking", "passed").annotate(n=Count("id")).order_by()
+    for row in rows:
+        entry = summary.setdefault(row["item_set__name"], {"rejected": {}, "warnings": {}, "checked": 0})
+        if row["passed"]:
+            continue
+        bucket = "rejected" if row["blocking"] else "warnings"
+        entry[bucket][row["gate"]] = entry[bucket].get(row["gate"], 0) + row["n"]
+    for name, n in GateVerdict.objects.filter(gate="recipient_speaker").values_list("item_set__name").annotate(n=Count("id")).order_by():
+        summary.setdefault(name, {"rejected": {}, "warnings": {}, "checked": 0})["checked"] = n
+    return summary
+
+
+def gate_rejects(item_set) -> list[dict]:
+    """Every item a blocking gate rejected, with all its verdicts — for audits and release exports."""
+    from council.models import GateVerdict
+
+    verdicts = GateVerdict.objects.filter(item_set=item_set).select_related("item").order_by("item__external_id", "gate")
+    by_item: dict[str, list[dict]] = {}
+    rejected: set[str] = set()
+    for v in verdicts:
+        by_item.setdefault(v.item.external_id, []).append(
+            {"gate": v.gate, "passed": v.passed, "blocking": v.blocking, "detail": v.detail}
+        )
+        if v.blocking and not v.passed:
+            rejected.add(v.item.external_id)
+    return [{"id": external_id, "verdicts": by_item[external_id]} for external_id in sorted(rejected)]

@@ -289,6 +289,17 @@ def retry_delay(attempt: int, retry_after: float | None) -> float:
     return min(conf.backoff_cap(), base * (0.5 + random.random() / 2))
 
 
+def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = None) -> None:
+    """Run the gates over an item set on the worker (after the current transaction commits)."""
+
+    def enqueue():
+        from council.tasks import gates_run_task
+
+        gates_run_task.delay(item_set_id, llm_member.pk if llm_member else None)
+
+    transaction.on_commit(enqueue)
+
+
 # ---------------------------------------------------------------------------------------------
 # Replay of released council files
 

@@ -10,4 +10,5 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_detail, name="run"),
     path("runs/<int:run_id>/progress.json", views.run_progress, name="run_progress"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run_cancel"),
+    path("item-sets/<int:item_set_id>/gates/", views.gates_start, name="gates_start"),
 ]

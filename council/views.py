@@ -15,7 +15,7 @@ from council import selectors, services
 from council.models import CouncilMember, CouncilRun
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
-from items.models import GoldType
+from items.models import GoldType, ItemSet
 
 
 def html_errors(view):
@@ -65,7 +65,22 @@ def index(request):
     runs = list(CouncilRun.objects.select_related("campaign", "prompt_version").order_by("-created_at")[:20])
     return render(request, "council/index.html", {
         "campaigns": campaigns, "runs": runs, "members": list(CouncilMember.objects.order_by("name")),
+        "item_sets": list(ItemSet.objects.filter(kind="twist").order_by("name")), "gates": selectors.gate_summary(),
     })
+
+
+@login_required
+@html_errors
+@require_POST
+def gates_start(request, item_set_id: int):
+    _require_author(request.user)
+    item_set = ItemSet.objects.filter(pk=item_set_id).first()
+    if item_set is None:
+        raise NotFound(f"no item set {item_set_id}")
+    llm = request.POST.get("llm", "")
+    services.gates_run_enqueue(item_set_id=item_set.pk, llm_member=services.members_by_names([llm])[0] if llm else None)
+    messages.info(request, f"Gates queued for '{item_set.name}'; verdicts appear here when the worker is done.")
+    return redirect("council:index")
 
 
 @login_required

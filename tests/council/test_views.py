@@ -139,3 +139,49 @@ def test_the_triage_page_runs_a_constant_number_of_queries(client, author, relea
     with django_assert_max_num_queries(len(small.captured_queries)):
         response = client.get(reverse("council:triage", args=["twist-v1"]))
     assert len(response.context["rows"]) == 200
+
+
+@pytest.mark.django_db
+def test_an_author_queues_the_gates_for_an_item_set(client, author, small_twist, monkeypatch, django_capture_on_commit_callbacks):
+    from council import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.gates_run_task, "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _login(client, author).post(reverse("council:gates_start", args=[small_twist.pk]), {"llm": ""})
+    assert response.status_code == 302
+    assert sent == [(small_twist.pk, None)]
+
+
+@pytest.mark.django_db
+def test_an_annotator_cannot_queue_the_gates(client, annotator_a, small_twist):
+    assert _login(client, annotator_a).post(reverse("council:gates_start", args=[small_twist.pk])).status_code == 403
+
+
+@pytest.mark.django_db
+def test_gates_for_an_unknown_item_set_are_404(client, author):
+    assert _login(client, author).post(reverse("council:gates_start", args=[999])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_council_index_shows_gate_results_per_item_set(client, author, small_twist):
+    from council.gates import gates_run
+    from items.models import Item
+
+    Item.objects.filter(external_id="conv-x:1").update(contradicted_quote="")
+    gates_run(item_set_id=small_twist.pk)
+    body = _login(client, author).get(reverse("council:index")).content.decode()
+    assert "verbatim_quote 1" in body
+
+
+@pytest.mark.django_db
+def test_gate_rejects_carry_all_their_verdicts(small_twist):
+    from council.gates import gates_run
+    from council.selectors import gate_rejects
+    from items.models import Item
+
+    Item.objects.filter(external_id="conv-x:1").update(contradicted_quote="")
+    gates_run(item_set_id=small_twist.pk)
+    rejects = gate_rejects(small_twist)
+    assert [r["id"] for r in rejects] == ["conv-x:1"]
+    assert {v["gate"] for v in rejects[0]["verdicts"]} == {"recipient_speaker", "verbatim_quote", "evidence_ids", "addressee"}
