@@ -4,6 +4,7 @@ The SDK's own retries are off (max_retries=0): every retry is Goldkey's, explici
 sorted into the ones worth retrying (429, 5xx, timeouts, connection errors) and the ones that are not.
 """
 
+import logging
 import os
 
 import openai
@@ -30,6 +31,9 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     except ValueError:
         return None
 
+
+# httpx logs every request at INFO: thousands of lines per run in the worker log.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 _clients: dict[tuple, openai.OpenAI] = {}
 

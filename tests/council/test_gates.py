@@ -23,6 +23,11 @@ def test_every_released_v1_candidate_passes_the_structural_gates(twist_corpus):
     assert result["passed"] == 200
     assert result["rejected_by_gate"] == {"recipient_speaker": 0, "verbatim_quote": 0, "evidence_ids": 0}
     assert GateVerdict.objects.filter(item_set=twist_corpus, blocking=True, passed=False).count() == 0
+    # The addressee warning never blocks; each warned draft does name the other participant.
+    warned = Item.objects.filter(gate_verdicts__gate="addressee", gate_verdicts__passed=False).select_related("conversation")
+    assert result["warnings"]["addressee"] == warned.count()
+    for item in warned:
+        assert item.conversation.other_speaker(item.recipient).split()[0] in item.draft
 
 
 @pytest.mark.django_db
