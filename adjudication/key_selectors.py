@@ -1,0 +1,397 @@
+"""Reads for gold keys: visibility, entries, agreement figures and the plain data of a release bundle."""
+
+from collections import defaultdict
+from itertools import combinations
+
+from django.db.models import Count, Max, Q
+
+from adjudication.key_canonical import entry_content, key_bytes
+from adjudication.key_models import Erratum, GoldKey, KeyEntry
+from adjudication.key_sources import queue_reasons
+from adjudication.models import Decision
+from annotation import statistics
+from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
+from annotation.protocols import PRIMARY_KEY
+from council.models import CouncilMember, CouncilVote, GateVerdict
+from goldkey import roles
+from goldkey.errors import NotFound
+from items.models import GOLD_VERDICT, Evidence, GenerationReject, GoldType, Item, ItemKind
+
+PROTOCOL_VERSION = {Protocol.TWIST_B: "twist-b-two-phase/1", Protocol.LAPSE: "lapse-behaviour-labels/1"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Visibility: frozen keys are public; drafts (and their gold) are for authors only.
+
+
+def keys_for_user(user):
+    qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
+    if not roles.is_author(user):
+        qs = qs.filter(status=GoldKey.Status.FROZEN)
+    return qs.order_by("benchmark__name", "version")
+
+
+def get_key_for_user(version: str, user) -> GoldKey:
+    key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
+    if key is None or (not key.is_frozen and not roles.is_author(user)):
+        raise NotFound(f"no gold key '{version}'")
+    return key
+
+
+def key_get(version: str) -> GoldKey:
+    key = GoldKey.objects.select_related("benchmark", "parent", "campaign").filter(version=version).first()
+    if key is None:
+        raise NotFound(f"no gold key '{version}'")
+    return key
+
+
+def campaign_has_frozen_key(campaign: Campaign) -> bool:
+    """True once a frozen key was made from the campaign (its decisions are then final)."""
+    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
+
+
+def key_entries(key: GoldKey) -> list[KeyEntry]:
+    return sorted(KeyEntry.objects.filter(key=key), key=lambda e: e.external_id)
+
+
+def key_counts(key: GoldKey) -> dict:
+    rows = KeyEntry.objects.filter(key=key).values_list("gold").annotate(n=Count("id")).order_by()
+    return {gold: n for gold, n in sorted(rows)}
+
+
+def key_canonical_bytes(key: GoldKey) -> bytes:
+    return key_bytes(key.kind, key.version, KeyEntry.objects.filter(key=key).iterator(chunk_size=5000))
+
+
+def key_lineage(key: GoldKey) -> list[GoldKey]:
+    """The key and its ancestors, root first."""
+    chain = [key]
+    while chain[-1].parent_id is not None:
+        chain.append(GoldKey.objects.select_related("parent").get(pk=chain[-1].parent_id))
+    return list(reversed(chain))
+
+
+def errata_for_key(key: GoldKey):
+    return Erratum.objects.filter(key=key).select_related("applied_in", "key").order_by("id")
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement figures (formatting only; every number comes from annotation.statistics)
+
+
+def _labels_by_item(campaign: Campaign) -> tuple[list[str], dict[int, dict[str, dict]]]:
+    pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
+    by_item: dict[int, dict[str, dict]] = defaultdict(dict)
+    rows = Answer.objects.filter(assignment__enrollment__campaign=campaign).values_list(
+        "assignment__item_id", "assignment__enrollment__pseudonym", "values"
+    )
+    for item_id, pseudonym, values in rows:
+        by_item[item_id][pseudonym] = values
+    return pseudonyms, by_item
+
+
+def _kappa(a: list, b: list, seed: int) -> dict:
+    x, y = statistics.paired(a, b)
+    kappa = statistics.cohen_kappa(x, y)
+    low, high = statistics.cohen_kappa_interval(x, y, seed=seed)
+    return {
+        "kappa": _round(kappa),
+        "ci95": [_round(low), _round(high)],
+        "interval": "percentile bootstrap over items, 2000 resamples, seeded",
+        "n": len(x),
+        "observed_agreement": _round(statistics.observed_agreement(x, y)),
+    }
+
+
+def _round(value: float):
+    return None if value != value else round(value, 4)  # nan -> null in JSON
+
+
+def agreement_figures(campaign: Campaign, kept_item_ids: set[int]) -> dict:
+    """Every agreement figure of PROTOCOL.md §3 for the first two annotators of a double-annotated campaign."""
+    pseudonyms, by_item = _labels_by_item(campaign)
+    if len(pseudonyms) < 2:
+        return {"note": "fewer than two annotators: no agreement figures"}
+    first, second = pseudonyms[:2]
+    key = PRIMARY_KEY[campaign.protocol]
+    items = list(Item.objects.filter(item_set=campaign.item_set).values_list("id", "gold_type", "hidden"))
+    seed = campaign.seed
+
+    def primary(item_id, who):
+        return (by_item.get(item_id, {}).get(who) or {}).get(key) or None
+
+    def pair(ids):
+        return [primary(i, first) for i in ids], [primary(i, second) for i in ids]
+
+    all_ids = [i for i, _, _ in items]
+    kept_ids = [i for i in all_ids if i in kept_item_ids]
+    figures = {
+        "annotators": [first, second],
+        "question": key,
+        "kappa_all_candidates": {
+            **_kappa(*pair(all_ids), seed=seed),
+            "meaning": "reliability of the candidate-generation process (all candidates)",
+        },
+        "kappa_kept_set": {
+            **_kappa(*pair(kept_ids), seed=seed),
+            "meaning": "agreement after quality filtering (conditioned on the adjudicated selection; "
+            "not an independent reliability estimate)",
+        },
+        "preregistered_bar": 0.8,
+    }
+    if campaign.protocol == Protocol.TWIST_B:
+        per_type = {}
+        for gold_type in GoldType.values:
+            ids = [i for i, t, _ in items if t == gold_type]
+            a, b = statistics.paired(*pair(ids))
+            per_type[gold_type] = {"agree": sum(x == y for x, y in zip(a, b, strict=True)), "n": len(a)}
+        figures["raw_agreement_by_type"] = per_type
+        contradicting = [i for i, t, _ in items if t == GoldType.CONTRADICTING]
+        q2a = [(by_item.get(i, {}).get(first) or {}).get("q2") or None for i in contradicting]
+        q2b = [(by_item.get(i, {}).get(second) or {}).get("q2") or None for i in contradicting]
+        x, y = statistics.paired(q2a, q2b)
+        figures["q2_agreement"] = {
+            "agree": sum(p == q for p, q in zip(x, y, strict=True)),
+            "n": len(x),
+            "both_no": sum(p == q == "no" for p, q in zip(x, y, strict=True)),
+        }
+        verdict = {i: GOLD_VERDICT.get(t, "") for i, t, _ in items}
+        with_gold = {}
+        for who in (first, second):
+            labels = [primary(i, who) for i in kept_ids]
+            a, g = statistics.paired(labels, [verdict[i] for i in kept_ids])
+            with_gold[who] = {"observed_agreement": _round(statistics.observed_agreement(a, g)), "n": len(a)}
+        figures["agreement_with_gold_kept_set"] = with_gold
+    return figures
+
+
+def council_pairwise(campaign: Campaign) -> list[dict]:
+    key = PRIMARY_KEY[campaign.protocol]
+    votes: dict[str, dict[int, str]] = defaultdict(dict)
+    for member, item_id, values in CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK).order_by(
+        "created_at", "id"
+    ).values_list("member__name", "item_id", "values"):
+        votes[member][item_id] = (values or {}).get(key) or None
+    out = []
+    for m1, m2 in combinations(sorted(votes), 2):
+        ids = sorted(set(votes[m1]) | set(votes[m2]))
+        a, b = statistics.paired([votes[m1].get(i) for i in ids], [votes[m2].get(i) for i in ids])
+        out.append({"members": [m1, m2], "kappa": _round(statistics.cohen_kappa(a, b)), "n": len(a)})
+    return out
+
+
+def gate_summary(item_set) -> dict:
+    rows = GateVerdict.objects.filter(item_set=item_set).values_list("gate", "passed").annotate(n=Count("id")).order_by()
+    gates: dict[str, dict] = {}
+    for gate, passed, n in rows:
+        gates.setdefault(gate, {"passed": 0, "failed": 0})["passed" if passed else "failed"] += n
+    rejects = dict(
+        GenerationReject.objects.filter(item_set=item_set).values_list("dropped_by").annotate(n=Count("id")).order_by()
+    )
+    return {"gates": dict(sorted(gates.items())), "generation_rejects_by_gate": dict(sorted(rejects.items()))}
+
+
+def council_members(campaign: Campaign) -> list[dict]:
+    ids = CouncilVote.objects.filter(campaign=campaign).values_list("member_id", flat=True).distinct()
+    return [
+        {"name": m.name, "model": m.model, "is_generator": m.is_generator}
+        for m in CouncilMember.objects.filter(id__in=ids).order_by("name")
+    ]
+
+
+def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict) -> dict:
+    """What a key made from `campaign` records about how it was made."""
+    item_set = campaign.item_set
+    candidates = Item.objects.filter(item_set=item_set).count()
+    decisions = dict(Decision.objects.filter(campaign=campaign).values_list("action").annotate(n=Count("id")).order_by())
+    adjudicators = set(Decision.objects.filter(campaign=campaign, decided_by__isnull=False).values_list("decided_by", flat=True))
+    enrollments = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", "annotator_id"))
+    return {
+        "campaign": campaign.slug,
+        "campaign_seed": campaign.seed,
+        "protocol": campaign.protocol,
+        "protocol_version": PROTOCOL_VERSION.get(campaign.protocol, campaign.protocol),
+        "item_set": item_set.name,
+        "candidates": candidates,
+        "kept": len(kept_item_ids),
+        "dropped": candidates - len(kept_item_ids),
+        "counts_by_gold": counts,
+        "decisions": dict(sorted(decisions.items())),
+        "annotators": [p for p, _ in enrollments],
+        "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
+        "council_members": council_members(campaign),
+        "gate_summary": gate_summary(item_set),
+        "agreement": agreement_figures(campaign, kept_item_ids),
+        "council_pairwise_kappa": council_pairwise(campaign),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain data of a release bundle (adjudication/bundle.py renders it; it never queries).
+
+
+def _candidate_record(item: Item, evidence: list[str]) -> dict:
+    if item.kind == ItemKind.TWIST:
+        return {
+            "id": item.external_id,
+            "conv": item.conversation.external_id if item.conversation_id else "",
+            "speaker": item.recipient,
+            "type": item.gold_type,
+            "family": item.family,
+            "draft": item.draft,
+            "evidence": evidence,
+            "contradicted_quote": item.contradicted_quote,
+            "rationale": item.rationale,
+            "history_turns": item.history_turns,
+        }
+    return {
+        "id": item.external_id,
+        "request": item.request,
+        "response": item.response,
+        "key_fact": item.key_fact,
+        "text_released": item.text_released,
+        "hidden": item.hidden,
+    }
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def bundle_data(key: GoldKey) -> dict:
+    """Everything a release bundle holds, as plain Python data in a stable order."""
+    lineage = key_lineage(key)
+    root = lineage[0]
+    campaign = root.campaign
+    entries = key_entries(key)
+    data: dict = {
+        "key": {
+            "version": key.version,
+            "kind": key.kind,
+            "benchmark": key.benchmark.name,
+            "status": key.status,
+            "sha256": key.sha256,
+            "parent": key.parent.version if key.parent_id else None,
+            "frozen_at": _iso(key.frozen_at),
+            "notes": key.notes,
+            "manifest": key.manifest,
+        },
+        "key_bytes": key_bytes(key.kind, key.version, entries),
+        "entries": [entry_content(key.kind, e) for e in entries],
+        "lineage": [
+            {"version": k.version, "sha256": k.sha256, "frozen_at": _iso(k.frozen_at), "changelog": k.changelog, "notes": k.notes}
+            for k in lineage
+        ],
+        "errata": [
+            {
+                "id": e.pk,
+                "key_version": e.key.version,
+                "item": e.item_external_id,
+                "kind": e.kind,
+                "value": e.value,
+                "description": e.description,
+                "status": e.status,
+                "filed_at": _iso(e.filed_at),
+                "decided_at": _iso(e.decided_at),
+                "decision_note": e.decision_note,
+                "applied_in": e.applied_in.version if e.applied_in_id else None,
+            }
+            for e in Erratum.objects.filter(key__in=lineage).select_related("key", "applied_in").order_by("id")
+        ],
+        "candidates": [],
+        "rejects": [],
+        "answers": {},
+        "queue": [],
+        "decisions": {"exported": None, "decisions": {}},
+        "council": {},
+    }
+    if campaign is None:
+        return data
+    items = list(Item.objects.filter(item_set=campaign.item_set).select_related("conversation"))
+    evidence: dict[int, list[str]] = defaultdict(list)
+    for item_id, dia_id in Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list(
+        "item_id", "turn__dia_id"
+    ):
+        evidence[item_id].append(dia_id)
+    by_id = {i.pk: i for i in items}
+    data["candidates"] = sorted((_candidate_record(i, evidence[i.pk]) for i in items), key=lambda r: r["id"])
+    by_external = {r["id"]: r for r in data["candidates"]}
+    data["test_records"] = [
+        {**by_external.get(e["id"], {}), **_gold_view(key.kind, e), "key_version": key.version} for e in data["entries"]
+    ]
+    data["rejects"] = sorted(
+        (
+            {**r.record, "_evidence_text": r.evidence_text, "_verdict": r.verdict, "_dropped_by": r.dropped_by}
+            for r in GenerationReject.objects.filter(item_set=campaign.item_set)
+        ),
+        key=lambda r: r.get("id", ""),
+    )
+    # Answers in the released format, per pseudonym; "exported" = the last recorded save.
+    last_saved = dict(
+        AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign)
+        .values_list("answer__assignment__enrollment__pseudonym")
+        .annotate(last=Max("saved_at"))
+        .order_by()
+    )
+    answers: dict[str, dict] = defaultdict(dict)
+    for pseudonym, item_id, values in Answer.objects.filter(assignment__enrollment__campaign=campaign).values_list(
+        "assignment__enrollment__pseudonym", "assignment__item_id", "values"
+    ):
+        if values:
+            answers[pseudonym][by_id[item_id].external_id] = values
+    data["answers"] = {
+        p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
+        for p, a in sorted(answers.items())
+    }
+    decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
+    decision_by_item = {d.item_id: d for d in decisions}
+    reasons = queue_reasons(campaign, items)
+    data["queue"] = sorted(
+        (
+            {
+                "id": by_id[item_id].external_id,
+                "reasons": why,
+                "decision": decision_by_item[item_id].action if item_id in decision_by_item else None,
+            }
+            for item_id, why in reasons.items()
+        ),
+        key=lambda r: r["id"],
+    )
+    data["decisions"] = {
+        "exported": _iso(max((d.decided_at for d in decisions), default=None)),
+        "decisions": {
+            d.item.external_id: _decision_record(d) for d in sorted(decisions, key=lambda d: d.item.external_id)
+        },
+    }
+    council: dict[str, dict] = defaultdict(dict)
+    council_last: dict[str, object] = {}
+    for member, item_id, values, created in CouncilVote.objects.filter(
+        campaign=campaign, status=CouncilVote.Status.OK
+    ).order_by("created_at", "id").values_list("member__name", "item_id", "values", "created_at"):
+        council[member][by_id[item_id].external_id] = values
+        council_last[member] = max(created, council_last.get(member, created))
+    data["council"] = {
+        m: {"annotator": m, "exported": _iso(council_last[m]), "answers": dict(sorted(a.items()))}
+        for m, a in sorted(council.items())
+    }
+    data["generator_members"] = [m["name"] for m in root.manifest.get("council_members", []) if m.get("is_generator")]
+    return data
+
+
+def _gold_view(kind: str, entry: dict) -> dict:
+    if kind == ItemKind.TWIST:
+        return {k: entry[k] for k in ("type", "verdict", "family", "evidence", "contradicted_quote", "history_turns")}
+    return {"label": entry["label"]}
+
+
+def _decision_record(decision: Decision) -> dict:
+    record = {"action": decision.action}
+    if decision.new_gold:
+        record["new_gold"] = decision.new_gold
+    if decision.note:
+        record["note"] = decision.note
+    return record
+
+
+def open_errata_count() -> int:
+    return Erratum.objects.filter(Q(status=Erratum.Status.FILED)).count()
