@@ -21,6 +21,10 @@ class Command(GoldkeyCommand):
     )
     dry_run_option = True
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # The issue spells the key label `--version`, which Django reserves for its own version flag.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_command_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
         parser.add_argument("--version", required=True, help="key version label, e.g. TWIST-v1.0")
