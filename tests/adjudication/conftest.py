@@ -13,6 +13,12 @@ from council.models import CouncilMember, CouncilVote
 from items.models import Item
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Persona passwords hashed with PBKDF2 cost ~0.4 s per user; these tests do not test hashing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _decisions_import(campaign, path, user) -> None:
     """The released decisions as Decision rows. (Uses adjudication.services.decisions_import when the
     adjudication engineer's service is on this branch.)"""
@@ -73,3 +79,54 @@ def frozen_rows_teardown(db):
         GoldKey.objects.all().delete()
     finally:
         key_triggers.install(connection)
+
+
+TYPES = ["contradicting", "aligned", "hard_negative"]
+VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
+
+
+def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, ...] = ()):
+    """A small synthetic TWIST campaign: item i has type TYPES[i % 3]; both annotators answer with
+    the gold verdict except on the `disagree` indexes, where B says cannot-tell (a queued item)."""
+    from annotation.models import Assignment
+    from annotation.services import answer_save
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind="twist")
+    Item.objects.bulk_create(
+        Item(
+            item_set=item_set, kind="twist", external_id=f"s-{i:04d}", recipient="Ana", draft=f"Draft ünïcode {i}",
+            gold_type=TYPES[i % 3], family=f"F{i % 3}", contradicted_quote="she said so" if i % 3 == 0 else "",
+            history_turns=400 + i,
+        )
+        for i in range(n)
+    )
+    campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=7, pseudonyms=["A", "B"])
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
+        index = int(assignment.item.external_id[2:])
+        q1 = VERDICT[assignment.item.gold_type]
+        if index in disagree and assignment.enrollment.pseudonym == "B":
+            q1 = "cannot-tell"
+        answer_save(assignment=assignment, values={"q1": q1}, source="import")
+    return campaign
+
+
+@pytest.fixture
+def small_campaign(author, annotator_b):
+    """9 synthetic items, items 1 and 4 queued (B disagrees), not yet decided."""
+    return make_campaign(slug="small", n=9, annotators=[author, annotator_b], disagree=(1, 4))
+
+
+def decide(campaign, external_id: str, action: str, user, new_gold: str = "") -> Decision:
+    item = Item.objects.get(item_set=campaign.item_set, external_id=external_id)
+    return Decision.objects.create(campaign=campaign, item=item, action=action, new_gold=new_gold, decided_by=user)
+
+
+@pytest.fixture
+def frozen_key(small_campaign, author):
+    """TWIST-test-v1.0 frozen from the small campaign: s-0001 dropped, s-0004 kept after adjudication."""
+    from adjudication.key_services import key_freeze
+
+    decide(small_campaign, "s-0001", "drop", author)
+    decide(small_campaign, "s-0004", "keep", author)
+    return key_freeze(campaign=small_campaign, version="TWIST-test-v1.0", user=author)
