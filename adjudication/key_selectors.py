@@ -5,17 +5,18 @@ from itertools import combinations
 
 from django.db.models import Count, Max, Q
 
+from adjudication.agreement import campaign_agreement
 from adjudication.key_canonical import entry_content, key_bytes
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
-from adjudication.key_sources import queue_reasons
 from adjudication.models import Decision
+from adjudication.selectors import CampaignData, campaign_data, campaign_queue
 from annotation import statistics
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
 from goldkey.errors import NotFound
-from items.models import GOLD_VERDICT, Evidence, GenerationReject, GoldType, Item, ItemKind
+from items.models import Evidence, GenerationReject, Item, ItemKind
 
 PROTOCOL_VERSION = {Protocol.TWIST_B: "twist-b-two-phase/1", Protocol.LAPSE: "lapse-behaviour-labels/1"}
 
@@ -38,16 +39,18 @@ def get_key_for_user(version: str, user) -> GoldKey:
     return key
 
 
+def key_campaign_data(campaign: Campaign) -> CampaignData:
+    """The campaign as a key sees it: the human adjudication queue of PROTOCOL.md §3. Council votes are
+    triage reviewed before the human pass (§4), never a substitute, so a council-only flag does not
+    hold a key back (the released TWIST decisions cover exactly the human queue)."""
+    return campaign_data(campaign, with_council=False)
+
+
 def key_get(version: str) -> GoldKey:
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign").filter(version=version).first()
     if key is None:
         raise NotFound(f"no gold key '{version}'")
     return key
-
-
-def campaign_has_frozen_key(campaign: Campaign) -> bool:
-    """True once a frozen key was made from the campaign (its decisions are then final)."""
-    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
 
 
 def key_entries(key: GoldKey) -> list[KeyEntry]:
@@ -79,90 +82,55 @@ def errata_for_key(key: GoldKey):
 # Agreement figures (formatting only; every number comes from annotation.statistics)
 
 
-def _labels_by_item(campaign: Campaign) -> tuple[list[str], dict[int, dict[str, dict]]]:
-    pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
-    by_item: dict[int, dict[str, dict]] = defaultdict(dict)
-    rows = Answer.objects.filter(assignment__enrollment__campaign=campaign).values_list(
-        "assignment__item_id", "assignment__enrollment__pseudonym", "values"
-    )
-    for item_id, pseudonym, values in rows:
-        by_item[item_id][pseudonym] = values
-    return pseudonyms, by_item
+def _pick(summary: dict | None, meaning: str = "") -> dict | None:
+    if not summary:
+        return None
+    picked = {k: summary.get(k) for k in ("kappa", "ci95", "ci95_bootstrap", "n", "agree", "observed") if k in summary}
+    if "kappa_n" in summary:
+        picked["n"] = summary["kappa_n"]
+    picked["meaning"] = summary.get("meaning") or meaning
+    return picked
 
 
-def _kappa(a: list, b: list, seed: int) -> dict:
-    x, y = statistics.paired(a, b)
-    kappa = statistics.cohen_kappa(x, y)
-    low, high = statistics.cohen_kappa_interval(x, y, seed=seed)
+def agreement_figures(campaign: Campaign, *, data: CampaignData | None = None, kept_item_ids: set[int] | None = None) -> dict:
+    """The agreement service's figures (adjudication.agreement) with the two headline kappas up front.
+    With `kept_item_ids` (a derived key), the kept-set kappa is recomputed over exactly those items."""
+    data = data or key_campaign_data(campaign)
+    full = campaign_agreement(campaign, data=data)
+    if campaign.protocol == Protocol.LAPSE:
+        return {
+            "question": "label",
+            "kappa_all_candidates": _pick(full.get("five_way"), "five-way label agreement, all items"),
+            "kappa_binary": _pick(full.get("binary"), "PROCEED versus withholding (HEDGE, TEMPLATE)"),
+            "full": full,
+        }
+    kept = _pick(full.get("retained"))
+    if kept_item_ids is not None:
+        key = PRIMARY_KEY[campaign.protocol]
+        ids = [i.id for i in data.items if i.id in kept_item_ids]
+        a = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
+        b = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
+        summary = statistics.kappa_summary(a, b, categories=("contradicts", "consistent", "cannot-tell"), seed=campaign.seed)
+        kept = _pick({k: _nan_none(v) for k, v in summary.items()}, (kept or {}).get("meaning", ""))
     return {
-        "kappa": _round(kappa),
-        "ci95": [_round(low), _round(high)],
-        "interval": "percentile bootstrap over items, 2000 resamples, seeded",
-        "n": len(x),
-        "observed_agreement": _round(statistics.observed_agreement(x, y)),
+        "question": "q1",
+        "kappa_all_candidates": _pick(full.get("q1")),
+        "kappa_kept_set": kept,
+        "preregistered_bar": (full.get("retained") or {}).get("bar"),
+        "full": full,
     }
+
+
+def _nan_none(value):
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, list):
+        return [_nan_none(v) for v in value]
+    return value
 
 
 def _round(value: float):
     return None if value != value else round(value, 4)  # nan -> null in JSON
-
-
-def agreement_figures(campaign: Campaign, kept_item_ids: set[int]) -> dict:
-    """Every agreement figure of PROTOCOL.md §3 for the first two annotators of a double-annotated campaign."""
-    pseudonyms, by_item = _labels_by_item(campaign)
-    if len(pseudonyms) < 2:
-        return {"note": "fewer than two annotators: no agreement figures"}
-    first, second = pseudonyms[:2]
-    key = PRIMARY_KEY[campaign.protocol]
-    items = list(Item.objects.filter(item_set=campaign.item_set).values_list("id", "gold_type", "hidden"))
-    seed = campaign.seed
-
-    def primary(item_id, who):
-        return (by_item.get(item_id, {}).get(who) or {}).get(key) or None
-
-    def pair(ids):
-        return [primary(i, first) for i in ids], [primary(i, second) for i in ids]
-
-    all_ids = [i for i, _, _ in items]
-    kept_ids = [i for i in all_ids if i in kept_item_ids]
-    figures = {
-        "annotators": [first, second],
-        "question": key,
-        "kappa_all_candidates": {
-            **_kappa(*pair(all_ids), seed=seed),
-            "meaning": "reliability of the candidate-generation process (all candidates)",
-        },
-        "kappa_kept_set": {
-            **_kappa(*pair(kept_ids), seed=seed),
-            "meaning": "agreement after quality filtering (conditioned on the adjudicated selection; "
-            "not an independent reliability estimate)",
-        },
-        "preregistered_bar": 0.8,
-    }
-    if campaign.protocol == Protocol.TWIST_B:
-        per_type = {}
-        for gold_type in GoldType.values:
-            ids = [i for i, t, _ in items if t == gold_type]
-            a, b = statistics.paired(*pair(ids))
-            per_type[gold_type] = {"agree": sum(x == y for x, y in zip(a, b, strict=True)), "n": len(a)}
-        figures["raw_agreement_by_type"] = per_type
-        contradicting = [i for i, t, _ in items if t == GoldType.CONTRADICTING]
-        q2a = [(by_item.get(i, {}).get(first) or {}).get("q2") or None for i in contradicting]
-        q2b = [(by_item.get(i, {}).get(second) or {}).get("q2") or None for i in contradicting]
-        x, y = statistics.paired(q2a, q2b)
-        figures["q2_agreement"] = {
-            "agree": sum(p == q for p, q in zip(x, y, strict=True)),
-            "n": len(x),
-            "both_no": sum(p == q == "no" for p, q in zip(x, y, strict=True)),
-        }
-        verdict = {i: GOLD_VERDICT.get(t, "") for i, t, _ in items}
-        with_gold = {}
-        for who in (first, second):
-            labels = [primary(i, who) for i in kept_ids]
-            a, g = statistics.paired(labels, [verdict[i] for i in kept_ids])
-            with_gold[who] = {"observed_agreement": _round(statistics.observed_agreement(a, g)), "n": len(a)}
-        figures["agreement_with_gold_kept_set"] = with_gold
-    return figures
 
 
 def council_pairwise(campaign: Campaign) -> list[dict]:
@@ -199,7 +167,7 @@ def council_members(campaign: Campaign) -> list[dict]:
     ]
 
 
-def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict) -> dict:
+def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict, *, data: CampaignData | None = None) -> dict:
     """What a key made from `campaign` records about how it was made."""
     item_set = campaign.item_set
     candidates = Item.objects.filter(item_set=item_set).count()
@@ -221,7 +189,7 @@ def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict)
         "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
         "council_members": council_members(campaign),
         "gate_summary": gate_summary(item_set),
-        "agreement": agreement_figures(campaign, kept_item_ids),
+        "agreement": agreement_figures(campaign, data=data),
         "council_pairwise_kappa": council_pairwise(campaign),
     }
 
@@ -344,16 +312,15 @@ def bundle_data(key: GoldKey) -> dict:
         for p, a in sorted(answers.items())
     }
     decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
-    decision_by_item = {d.item_id: d for d in decisions}
-    reasons = queue_reasons(campaign, items)
     data["queue"] = sorted(
         (
             {
-                "id": by_id[item_id].external_id,
-                "reasons": why,
-                "decision": decision_by_item[item_id].action if item_id in decision_by_item else None,
+                "id": entry.item.external_id,
+                "reasons": entry.reasons,
+                "suggestion": entry.suggestion,
+                "decision": entry.decision.action if entry.decision else None,
             }
-            for item_id, why in reasons.items()
+            for entry in campaign_queue(campaign, data=key_campaign_data(campaign))
         ),
         key=lambda r: r["id"],
     )

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from adjudication.key_canonical import entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry, Provenance
-from adjudication.key_selectors import campaign_manifest, key_canonical_bytes, key_get
-from adjudication.key_sources import retained_items, undecided_items
+from adjudication.key_selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
+from adjudication.selectors import retained_items, undecided_items
 from annotation.models import Campaign
 from annotation.protocols import LAPSE_LABELS
 from goldkey import roles
@@ -37,8 +37,8 @@ def campaign_get(slug: str) -> Campaign:
     return campaign
 
 
-def _entries_from_campaign(campaign: Campaign, key: GoldKey) -> list[KeyEntry]:
-    undecided = undecided_items(campaign)
+def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[KeyEntry]:
+    undecided = undecided_items(campaign, data=data)
     if undecided:
         ids = sorted(i.external_id for i in undecided)
         raise ApplicationError(
@@ -46,7 +46,7 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey) -> list[KeyEntry]:
             + ", ".join(ids),
             extra={"undecided": ids},
         )
-    retained = retained_items(campaign)
+    retained = retained_items(campaign, data=data)
     item_ids = [item.pk for item, _, _ in retained]
     evidence: dict[int, list[str]] = {}
     for item_id, dia_id in Evidence.objects.filter(item_id__in=item_ids).order_by("item_id", "position").values_list(
@@ -102,14 +102,15 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
             created_by=user,
             notes=notes,
         )
-    entries = _entries_from_campaign(campaign, key)
+    data = key_campaign_data(campaign)
+    entries = _entries_from_campaign(campaign, key, data)
     KeyEntry.objects.bulk_create(entries, batch_size=5000)
     counts = _counts(entries)
     key.sha256 = sha256_hex(key_bytes(key.kind, version, entries))
     key.manifest = {
         "key_version": version,
         "entries": len(entries),
-        **campaign_manifest(campaign, {e.item_id for e in entries}, counts),
+        **campaign_manifest(campaign, {e.item_id for e in entries}, counts, data=data),
     }
     key.notes = notes or key.notes
     key.save()
@@ -315,7 +316,9 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     if parent.campaign_id is not None:
         from adjudication.key_selectors import agreement_figures
 
-        key.manifest["agreement"] = agreement_figures(parent.campaign, {e.item_id for e in entries.values()})
+        key.manifest["agreement"] = agreement_figures(
+            parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
+        )
     key.sha256 = sha256_hex(key_bytes(key.kind, version, entries.values()))
     key.save()
     key = _freeze(key, user)

@@ -1,4 +1,4 @@
-"""Fixtures for gold keys: the released TWIST trail as a decided campaign, and small synthetic keys."""
+"""Fixtures for agreement, adjudication and gold keys: the released TWIST trail as a campaign (decided\nwith the council and the released decisions for keys), and small synthetic keys."""
 
 import json
 
@@ -7,6 +7,7 @@ from django.db import connection
 
 from adjudication import key_triggers
 from adjudication.models import Decision
+from adjudication.services import decisions_import
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
 from council.models import CouncilMember, CouncilVote
@@ -19,25 +20,9 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def _decisions_import(campaign, path, user) -> None:
-    """The released decisions as Decision rows. (Uses adjudication.services.decisions_import when the
-    adjudication engineer's service is on this branch.)"""
-    try:
-        from adjudication.services import decisions_import
-    except ImportError:
-        decisions_import = None
-    if decisions_import is not None:
-        decisions_import(campaign=campaign, path=path, user=user)
-        return
-    data = json.loads(path.read_text())["decisions"]
-    items = {i.external_id: i for i in Item.objects.filter(item_set=campaign.item_set, external_id__in=list(data))}
-    Decision.objects.bulk_create(
-        Decision(campaign=campaign, item=items[item_id], action=d["action"], note=d.get("note", ""), decided_by=user)
-        for item_id, d in data.items()
-    )
-
-
 def _council_import(campaign, folder) -> None:
+    """The released council answer files as votes (the council engineer's importer, once merged,
+    replaces this); GPT-4o generated the items (TWIST paper), so it is marked as the generator."""
     items = {i.external_id: i for i in Item.objects.filter(item_set=campaign.item_set)}
     for path in sorted(folder.glob("twist_v1_answers_*.json")):
         data = json.loads(path.read_text())
@@ -51,17 +36,25 @@ def _council_import(campaign, folder) -> None:
 
 
 @pytest.fixture
-def twist_trail(twist_corpus, shared_data, author, annotator_b):
-    """The released TWIST v1 trail: 200 candidates, answers A (the author) and B, council, decisions."""
-    annotation = shared_data("twist-v1", "annotation")
+def twist_trail(twist_corpus, annotator_a, author, shared_data):
+    """The 200 v1 candidates in a two-annotator campaign holding the released answers A and B
+    (A is the author, who annotated; B the external annotator)."""
     campaign = campaign_create(
-        slug="twist-v1", item_set=twist_corpus, annotators=[author, annotator_b], seed=20260919, pseudonyms=["A", "B"]
+        slug="twist-v1", item_set=twist_corpus, annotators=[author, annotator_a], per_item=2, seed=20260919
     )
-    answers_import(campaign=campaign, path=annotation / "twist_v1_answers_A.json", annotator="A")
-    answers_import(campaign=campaign, path=annotation / "twist_v1_answers_B.json", annotator="B")
-    _council_import(campaign, annotation / "council")
-    _decisions_import(campaign, annotation / "adjudication_decisions.json", author)
+    folder = shared_data("twist-v1", "annotation")
+    answers_import(campaign=campaign, path=folder / "twist_v1_answers_A.json", annotator="A")
+    answers_import(campaign=campaign, path=folder / "twist_v1_answers_B.json", annotator="B")
     return campaign
+
+
+@pytest.fixture
+def twist_decided(twist_trail, author, shared_data):
+    """The released trail with the council's votes and the author's released decisions."""
+    folder = shared_data("twist-v1", "annotation")
+    _council_import(twist_trail, folder / "council")
+    decisions_import(campaign=twist_trail, path=folder / "adjudication_decisions.json", user=author)
+    return twist_trail
 
 
 @pytest.fixture
