@@ -17,7 +17,7 @@ from adjudication.key_models import Erratum, GoldKey
 class GoldKeySerializer(serializers.ModelSerializer):
     benchmark = serializers.CharField(source="benchmark.name")
     parent = serializers.CharField(source="parent.version", default=None)
-    entries = serializers.IntegerField(source="n_entries", default=None)
+    entries = serializers.IntegerField(source="n_entries", read_only=True)
 
     class Meta:
         model = GoldKey
@@ -55,9 +55,9 @@ class KeyDetailApi(APIView):
     @extend_schema(responses=GoldKeySerializer)
     def get(self, request, version: str):
         key = key_selectors.get_key_for_user(version, request.user)
-        data = GoldKeySerializer(key).data
         entries = key_selectors.key_entries(key)
-        data["entries"] = len(entries)
+        key.n_entries = len(entries)
+        data = GoldKeySerializer(key).data
         data["manifest"] = key.manifest
         data["changelog"] = key.changelog
         data["records"] = [entry_record(key.kind, key.version, e) for e in entries]
