@@ -2,6 +2,7 @@
 
 from collections import defaultdict
 from itertools import combinations
+from types import SimpleNamespace
 
 from django.db.models import Count, Max, Q
 
@@ -11,7 +12,7 @@ from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, campaign_data, campaign_queue
 from annotation import statistics
-from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
+from annotation.models import AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
@@ -53,8 +54,14 @@ def key_get(version: str) -> GoldKey:
     return key
 
 
-def key_entries(key: GoldKey) -> list[KeyEntry]:
-    return sorted(KeyEntry.objects.filter(key=key), key=lambda e: e.external_id)
+ENTRY_FIELDS = ("item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance")
+
+
+def key_entries(key: GoldKey) -> list[SimpleNamespace]:
+    """The entries as light read-only records (no model instances: 100,000 of them are read per export)."""
+    rows = KeyEntry.objects.filter(key=key).values_list(*ENTRY_FIELDS)
+    return sorted((SimpleNamespace(**dict(zip(ENTRY_FIELDS, row, strict=True))) for row in rows.iterator(chunk_size=5000)),
+                  key=lambda e: e.external_id)
 
 
 def key_counts(key: GoldKey) -> dict:
@@ -63,7 +70,7 @@ def key_counts(key: GoldKey) -> dict:
 
 
 def key_canonical_bytes(key: GoldKey) -> bytes:
-    return key_bytes(key.kind, key.version, KeyEntry.objects.filter(key=key).iterator(chunk_size=5000))
+    return key_bytes(key.kind, key.version, key_entries(key))
 
 
 def key_lineage(key: GoldKey) -> list[GoldKey]:
@@ -198,11 +205,18 @@ def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict,
 # The plain data of a release bundle (adjudication/bundle.py renders it; it never queries).
 
 
-def _candidate_record(item: Item, evidence: list[str]) -> dict:
+ITEM_EXPORT_FIELDS = {
+    ItemKind.TWIST: ("external_id", "conversation__external_id", "recipient", "gold_type", "family", "draft",
+                     "contradicted_quote", "rationale", "history_turns"),
+    ItemKind.LAPSE: ("external_id", "request", "response", "key_fact", "text_released", "hidden"),
+}
+
+
+def _candidate_record(item, evidence: list[str]) -> dict:
     if item.kind == ItemKind.TWIST:
         return {
             "id": item.external_id,
-            "conv": item.conversation.external_id if item.conversation_id else "",
+            "conv": item.conversation__external_id or "",
             "speaker": item.recipient,
             "type": item.gold_type,
             "family": item.family,
@@ -275,7 +289,11 @@ def bundle_data(key: GoldKey) -> dict:
     }
     if campaign is None:
         return data
-    items = list(Item.objects.filter(item_set=campaign.item_set).select_related("conversation"))
+    fields = ITEM_EXPORT_FIELDS[root.kind]
+    items = [
+        SimpleNamespace(**dict(zip(("pk", "kind", *fields), row, strict=True)))
+        for row in Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields).iterator(chunk_size=5000)
+    ]
     evidence: dict[int, list[str]] = defaultdict(list)
     for item_id, dia_id in Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list(
         "item_id", "turn__dia_id"
@@ -301,12 +319,12 @@ def bundle_data(key: GoldKey) -> dict:
         .annotate(last=Max("saved_at"))
         .order_by()
     )
+    loaded = key_campaign_data(campaign)
     answers: dict[str, dict] = defaultdict(dict)
-    for pseudonym, item_id, values in Answer.objects.filter(assignment__enrollment__campaign=campaign).values_list(
-        "assignment__enrollment__pseudonym", "assignment__item_id", "values"
-    ):
-        if values:
-            answers[pseudonym][by_id[item_id].external_id] = values
+    for item_id, per_item in loaded.answers.items():
+        for pseudonym, values in per_item.items():
+            if values:
+                answers[pseudonym][by_id[item_id].external_id] = values
     data["answers"] = {
         p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
         for p, a in sorted(answers.items())
@@ -320,7 +338,7 @@ def bundle_data(key: GoldKey) -> dict:
                 "suggestion": entry.suggestion,
                 "decision": entry.decision.action if entry.decision else None,
             }
-            for entry in campaign_queue(campaign, data=key_campaign_data(campaign))
+            for entry in campaign_queue(campaign, data=loaded)
         ),
         key=lambda r: r["id"],
     )

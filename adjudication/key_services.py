@@ -49,10 +49,19 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[KeyEn
     retained = retained_items(campaign, data=data)
     item_ids = [item.pk for item, _, _ in retained]
     evidence: dict[int, list[str]] = {}
-    for item_id, dia_id in Evidence.objects.filter(item_id__in=item_ids).order_by("item_id", "position").values_list(
-        "item_id", "turn__dia_id"
-    ):
-        evidence.setdefault(item_id, []).append(dia_id)
+    # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
+    kept = set(item_ids)
+    for item_id, dia_id in Evidence.objects.filter(item__item_set_id=campaign.item_set_id).order_by(
+        "item_id", "position"
+    ).values_list("item_id", "turn__dia_id"):
+        if item_id in kept:
+            evidence.setdefault(item_id, []).append(dia_id)
+    # One query for the quotes: the queue's items come with only the fields it needs.
+    quotes = dict(
+        Item.objects.filter(item_set_id=campaign.item_set_id, gold_type=GoldType.CONTRADICTING)
+        .exclude(contradicted_quote="")
+        .values_list("id", "contradicted_quote")
+    )
     valid = _valid_gold(key.kind)
     entries = []
     for item, gold, how in retained:
@@ -65,7 +74,7 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[KeyEn
                 external_id=item.external_id,
                 gold=gold,
                 evidence=evidence.get(item.pk, []),
-                quote=item.contradicted_quote if gold == GoldType.CONTRADICTING else "",
+                quote=quotes.get(item.pk, "") if gold == GoldType.CONTRADICTING else "",
                 family=item.family,
                 history_turns=item.history_turns,
                 provenance=HOW.get(how, how),
@@ -124,13 +133,15 @@ def _counts(entries) -> dict:
     return dict(sorted(counts.items()))
 
 
-def _freeze(key: GoldKey, user) -> GoldKey:
-    data = key_canonical_bytes(key)
+def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
+    """Freeze a draft. `sha256` may be passed when the entries were written in this same transaction
+    from the objects it was computed over; otherwise it is recomputed from the stored entries."""
+    digest = sha256 or sha256_hex(key_canonical_bytes(key))
     now = timezone.now()
-    manifest = {**key.manifest, "sha256": sha256_hex(data), "frozen_at": now.isoformat().replace("+00:00", "Z")}
+    manifest = {**key.manifest, "sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")}
     # Conditional UPDATE: only a draft turns frozen, and only once (a concurrent freeze updates 0 rows).
     updated = GoldKey.objects.filter(pk=key.pk, status=GoldKey.Status.DRAFT).update(
-        status=GoldKey.Status.FROZEN, sha256=sha256_hex(data), frozen_at=now, frozen_by=user, manifest=manifest
+        status=GoldKey.Status.FROZEN, sha256=digest, frozen_at=now, frozen_by=user, manifest=manifest
     )
     if updated != 1:
         raise ApplicationError(f"key '{key.version}' was frozen meanwhile")
@@ -142,7 +153,7 @@ def _freeze(key: GoldKey, user) -> GoldKey:
 def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
     """Freeze `version` from the campaign's fully decided queue. Irreversible."""
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
-    return _freeze(key, user)
+    return _freeze(key, user, sha256=key.sha256)
 
 
 def key_verify(*, version: str) -> dict:
@@ -321,7 +332,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
         )
     key.sha256 = sha256_hex(key_bytes(key.kind, version, entries.values()))
     key.save()
-    key = _freeze(key, user)
+    key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
     return key
 
