@@ -7,12 +7,12 @@ from types import SimpleNamespace
 from django.db.models import Count, Max, Q
 
 from adjudication.agreement import campaign_agreement
-from adjudication.key_canonical import entry_content, key_bytes
+from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, campaign_data, campaign_queue
 from annotation import statistics
-from annotation.models import AnswerRevision, Campaign, Enrollment, Protocol
+from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
@@ -198,7 +198,24 @@ def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict,
         "gate_summary": gate_summary(item_set),
         "agreement": agreement_figures(campaign, data=data),
         "council_pairwise_kappa": council_pairwise(campaign),
+        # The human queue as it stood at freezing (decisions are final from then on).
+        "queue": queue_snapshot(campaign, data=data),
     }
+
+
+def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> list[dict]:
+    return sorted(
+        (
+            {
+                "id": entry.item.external_id,
+                "reasons": entry.reasons,
+                "suggestion": entry.suggestion,
+                "decision": entry.decision.action if entry.decision else None,
+            }
+            for entry in campaign_queue(campaign, data=data or key_campaign_data(campaign))
+        ),
+        key=lambda r: r["id"],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,7 +275,6 @@ def bundle_data(key: GoldKey) -> dict:
             "notes": key.notes,
             "manifest": key.manifest,
         },
-        "key_bytes": key_bytes(key.kind, key.version, entries),
         "entries": [entry_content(key.kind, e) for e in entries],
         "lineage": [
             {"version": k.version, "sha256": k.sha256, "frozen_at": _iso(k.frozen_at), "changelog": k.changelog, "notes": k.notes}
@@ -287,6 +303,7 @@ def bundle_data(key: GoldKey) -> dict:
         "decisions": {"exported": None, "decisions": {}},
         "council": {},
     }
+    data["key_bytes"] = canonical_jsonl({**content, "key_version": key.version} for content in data["entries"])
     if campaign is None:
         return data
     fields = ITEM_EXPORT_FIELDS[root.kind]
@@ -319,29 +336,20 @@ def bundle_data(key: GoldKey) -> dict:
         .annotate(last=Max("saved_at"))
         .order_by()
     )
-    loaded = key_campaign_data(campaign)
     answers: dict[str, dict] = defaultdict(dict)
-    for item_id, per_item in loaded.answers.items():
-        for pseudonym, values in per_item.items():
-            if values:
-                answers[pseudonym][by_id[item_id].external_id] = values
+    for pseudonym, item_id, values in (
+        Answer.objects.filter(assignment__enrollment__campaign=campaign)
+        .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "values")
+        .iterator(chunk_size=20000)
+    ):
+        if values:
+            answers[pseudonym][by_id[item_id].external_id] = values
     data["answers"] = {
         p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
         for p, a in sorted(answers.items())
     }
     decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
-    data["queue"] = sorted(
-        (
-            {
-                "id": entry.item.external_id,
-                "reasons": entry.reasons,
-                "suggestion": entry.suggestion,
-                "decision": entry.decision.action if entry.decision else None,
-            }
-            for entry in campaign_queue(campaign, data=loaded)
-        ),
-        key=lambda r: r["id"],
-    )
+    data["queue"] = root.manifest["queue"] if "queue" in root.manifest else queue_snapshot(campaign)
     data["decisions"] = {
         "exported": _iso(max((d.decided_at for d in decisions), default=None)),
         "decisions": {

@@ -2,10 +2,12 @@
 
 import json
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
+from django.db import connections
 
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from tests.adjudication.conftest import decide
@@ -20,11 +22,13 @@ def run(*args) -> str:
 
 
 def exit_code(*args) -> int:
-    """Run a command as `manage.py` does (CommandError -> exit status), in-process on the test database."""
-    try:
-        ManagementUtility(["manage.py", *args]).execute()
-    except SystemExit as exc:
-        return exc.code
+    """Run a command as `manage.py` does (CommandError -> exit status), in-process on the test database.
+    run_from_argv closes every connection when done; keep the test transaction open."""
+    with mock.patch.object(connections, "close_all"):
+        try:
+            ManagementUtility(["manage.py", *args]).execute()
+        except SystemExit as exc:
+            return exc.code
     return 0
 
 
