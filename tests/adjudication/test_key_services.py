@@ -172,3 +172,36 @@ def test_derive_refuses_without_accepted_errata(frozen_key, author):
 def test_next_version_counts_up_the_minor_number():
     assert next_version("TWIST-v1.0") == "TWIST-v1.1"
     assert next_version("TWIST-v1.9") == "TWIST-v1.10"
+
+
+def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp_path):
+    from adjudication import bundle
+    from adjudication.key_selectors import bundle_data
+    from annotation.models import Assignment
+    from annotation.services import answer_save, campaign_create
+    from items.models import Item
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name="lapse synthetic", kind="lapse")
+    Item.objects.bulk_create(
+        Item(item_set=item_set, kind="lapse", external_id=f"g{i:03d}", request="Write the invite", response=f"r{i}",
+             key_fact="the Marbury Residences", hidden={"gap": i})
+        for i in range(4)
+    )
+    campaign = campaign_create(slug="lapse", item_set=item_set, annotators=[author, annotator_b], seed=3)
+    labels = {"g000": ("PROCEED", "PROCEED"), "g001": ("HEDGE", "HEDGE"), "g002": ("TEMPLATE", "TEMPLATE"),
+              "g003": ("PROCEED", "HEDGE")}
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
+        a, b = labels[assignment.item.external_id]
+        answer_save(assignment=assignment, values={"label": a if assignment.enrollment.pseudonym == "A" else b})
+    with pytest.raises(ApplicationError, match="g003"):
+        key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    decide(campaign, "g003", "relabel", author, new_gold="HEDGE")
+    key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    assert dict(key.entries.values_list("external_id", "gold")) == {
+        "g000": "PROCEED", "g001": "HEDGE", "g002": "TEMPLATE", "g003": "HEDGE"
+    }
+    files = bundle.render(bundle_data(key))
+    records = [json.loads(line) for line in files["key.jsonl"].decode().splitlines()]
+    assert records[3] == {"id": "g003", "key_version": "LAPSE-v1.0", "label": "HEDGE", "provenance": "relabelled"}
+    assert json.loads(files["annotation/answers_B.json"])["answers"]["g003"] == {"label": "HEDGE"}
