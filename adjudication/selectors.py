@@ -181,3 +181,26 @@ def retained_items(campaign: Campaign, *, data: CampaignData | None = None) -> l
     (new_gold when relabelled); Lapse final gold is the label both annotators gave, else the adjudicated
     label. Dropped items and queued items still undecided are left out."""
     return retained_from_data(data or campaign_data(campaign))
+
+
+def campaign_list() -> list[dict]:
+    """Every campaign with its item set and size, for the adjudication index."""
+    from django.db.models import Count
+
+    campaigns = Campaign.objects.select_related("item_set").annotate(annotators=Count("enrollments", distinct=True)).order_by("slug")
+    return [{"campaign": c, "annotators": c.annotators} for c in campaigns]
+
+
+def campaign_item(campaign: Campaign, item_id: int) -> Item | None:
+    return Item.objects.filter(pk=item_id, item_set_id=campaign.item_set_id).first()
+
+
+def next_undecided(campaign: Campaign, *, after: int) -> int | None:
+    """The next queued item without a decision, in queue order after item `after` (wrapping round)."""
+    entries = campaign_queue(campaign)
+    ids = [e.item.id for e in entries]
+    start = ids.index(after) + 1 if after in ids else 0
+    for entry in entries[start:] + entries[:start]:
+        if entry.decision is None and entry.item.id != after:
+            return entry.item.id
+    return None
