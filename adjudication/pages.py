@@ -5,7 +5,13 @@ import random
 from adjudication import queue as q
 from adjudication.agreement import twist_retained
 from adjudication.models import DecisionRevision
-from adjudication.selectors import QueueEntry, campaign_data, campaign_is_frozen, queue_from_data
+from adjudication.selectors import (
+    QueueEntry,
+    campaign_data,
+    campaign_is_frozen,
+    full_answers,
+    queue_from_data,
+)
 from annotation.models import Campaign, Enrollment, Protocol
 from annotation.protocols import LAPSE_LABELS, questions_for
 from items.models import GoldType, Item
@@ -56,6 +62,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
     else:
         entry = entries[position]
     item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
+    entry.answers = full_answers(campaign, item_id).get(item_id, {})
     order = sides_for(campaign, item_id, list(entry.answers))
     identities = {}
     if reveal:
