@@ -11,7 +11,7 @@ def _x(value: float, left: float, width: float, lo: float, hi: float) -> float:
 
 def kappa_forest(rows: list[dict], *, bar: float | None = None, title: str = "Cohen's kappa with 95% interval") -> SafeString:
     """One row per group: {"label", "kappa", "ci95": [low, high], "n"}; kappa None is drawn as n/a."""
-    label_w, plot_w, right_w, row_h, top = 210, 420, 90, 26, 34
+    label_w, plot_w, right_w, row_h, top = 280, 420, 110, 26, 34
     height = top + row_h * len(rows) + 30
     width = label_w + plot_w + right_w
     lo, hi = -0.2, 1.0
@@ -55,7 +55,7 @@ def confusion_svg(categories: list[str], counts: list[list[int]], *, rater_a: st
     """A shaded grid: rows rater a, columns rater b, each cell its count; the diagonal is outlined."""
     cell, left, top = 64, 150, 110
     k = len(categories)
-    width, height = left + cell * k + 10, top + cell * k + 10
+    width, height = left + cell * k + 90, top + cell * k + 10
     peak = max((c for row in counts for c in row), default=0) or 1
     title = f"Confusion matrix: {rater_a} (rows) by {rater_b} (columns)"
     parts = [

@@ -147,7 +147,7 @@ def suggestion(gold_type: str, answers: list[dict], reasons: list[str], *, proto
     turns = [a.get("q3turn", "").strip() for a in answers]
     if both and all(a.get("q3") == "conflict" for a in answers) and turns[0] and len(set(turns)) == 1:
         return DROP, f"both annotators found the same conflicting turn ({turns[0]})"
-    return DISCUSS, "discuss"
+    return DISCUSS, "no drop rule applies: weigh the answers and notes"
 
 
 def sort_key(suggested: str, external_id: str) -> tuple:
