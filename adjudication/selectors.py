@@ -5,13 +5,15 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 `annotation.statistics`).
 """
 
+import json
 from dataclasses import dataclass, field
 
 from django.db.models import F, Func, TextField
+from django.db.models.functions import Cast
 
 from adjudication import queue as q
 from adjudication.models import Action, Decision
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Assignment, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilVote
 from items.models import Item
@@ -120,17 +122,15 @@ def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignD
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
     keys = QUEUE_KEYS[campaign.protocol]
     answers: dict[int, dict[str, dict]] = {}
-    assigned = Assignment.objects.filter(enrollment__campaign=campaign).order_by().values_list("item_id", "enrollment__pseudonym")
-    for item_id, pseudonym in assigned.iterator(chunk_size=20000):
-        answers.setdefault(item_id, {})[pseudonym] = {}
+    # One pass over the assignments, answered or not (a LEFT JOIN): an unanswered one is an empty dict.
     rows = (
-        Answer.objects.filter(assignment__enrollment__campaign=campaign)
+        Assignment.objects.filter(enrollment__campaign=campaign)
         .order_by()
-        .annotate(**{f"value_{key}": JsonKeyText("values", key) for key in keys})
-        .values_list("assignment__item_id", "assignment__enrollment__pseudonym", *(f"value_{key}" for key in keys))
+        .annotate(**{f"value_{key}": JsonKeyText("answer__values", key) for key in keys})
+        .values_list("item_id", "enrollment__pseudonym", *(f"value_{key}" for key in keys))
     )
     for item_id, pseudonym, *values in rows.iterator(chunk_size=20000):
-        answers[item_id][pseudonym] = {k: v for k, v in zip(keys, values, strict=True) if v}
+        answers.setdefault(item_id, {})[pseudonym] = {k: v for k, v in zip(keys, values, strict=True) if v}
     items = sorted(
         (
             ItemRow(*row)
@@ -191,8 +191,13 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
 
 
 def _full_items(campaign: Campaign, ids) -> dict[int, Item]:
+    """Full Items for `ids` in one query: by id when few, else the whole item set (an IN list of
+    thousands of ids is refused by SQLite and slow everywhere)."""
     wanted = set(ids)
-    return {item.id: item for item in Item.objects.filter(item_set_id=campaign.item_set_id) if item.id in wanted}
+    items = Item.objects.filter(item_set_id=campaign.item_set_id)
+    if len(wanted) <= 500:
+        items = items.filter(id__in=wanted)
+    return {item.id: item for item in items if item.id in wanted}
 
 
 def campaign_queue(campaign: Campaign, *, data: CampaignData | None = None) -> list[QueueEntry]:
@@ -200,21 +205,24 @@ def campaign_queue(campaign: Campaign, *, data: CampaignData | None = None) -> l
     if undecided), drop suggestions first."""
     entries = queue_from_data(data or campaign_data(campaign))
     items = _full_items(campaign, (e.item.id for e in entries))
-    answers = full_answers(campaign)
+    answers = full_answers(campaign, item_ids=set(items))
     for entry in entries:
         entry.item = items[entry.item.id]
         entry.answers = answers.get(entry.item.id, {})
     return entries
 
 
-def full_answers(campaign: Campaign, item_id: int | None = None) -> dict[int, dict[str, dict]]:
-    """item id -> pseudonym -> the complete answer values (notes included)."""
+def full_answers(campaign: Campaign, item_id: int | None = None, *, item_ids: set[int] | None = None) -> dict[int, dict[str, dict]]:
+    """item id -> pseudonym -> the complete answer values (notes included), for one item, a set of
+    items, or the whole campaign. The JSON is decoded only for the items asked for."""
     rows = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
     if item_id is not None:
         rows = rows.filter(item_id=item_id)
     answers: dict[int, dict[str, dict]] = {}
-    for item, pseudonym, values in rows.values_list("item_id", "enrollment__pseudonym", "answer__values"):
-        answers.setdefault(item, {})[pseudonym] = values or {}
+    raw_rows = rows.annotate(raw=Cast("answer__values", TextField())).values_list("item_id", "enrollment__pseudonym", "raw")
+    for item, pseudonym, raw in raw_rows.iterator(chunk_size=20000):
+        if item_ids is None or item in item_ids:
+            answers.setdefault(item, {})[pseudonym] = json.loads(raw) if raw else {}
     return answers
 
 

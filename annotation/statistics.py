@@ -254,19 +254,22 @@ def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
     of ratings. Returns (kappa, items used)."""
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-    rows = [r for r in ratings if r and None not in r]
-    if not rows or len({len(r) for r in rows}) != 1:
-        return (float("nan"), len(rows))
-    cats = categories_of(*rows)
+    # Items with the same multiset of labels are the same row of the subjects x categories table:
+    # count the distinct compositions once (fast for 100,000 items), then expand.
+    compositions = Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r)
+    used = sum(compositions.values())
+    if not compositions or len({len(c) for c in compositions}) != 1:
+        return (float("nan"), used)
+    cats = sorted({x for c in compositions for x in c})
     if len(cats) == 1:
-        return (1.0, len(rows))
+        return (1.0, used)
     index = {c: i for i, c in enumerate(cats)}
-    codes = np.array([[index[x] for x in r] for r in rows], dtype=np.int64)
-    # subjects x categories counts (what statsmodels' aggregate_raters builds, vectorized)
-    table = np.zeros((len(rows), len(cats)), dtype=np.int64)
-    for column in codes.T:
-        table[np.arange(len(rows)), column] += 1
-    return (float(sm_fleiss(table, method="fleiss")), len(rows))
+    rows = np.zeros((len(compositions), len(cats)), dtype=np.int64)
+    for n, composition in enumerate(compositions):
+        for label in composition:
+            rows[n, index[label]] += 1
+    table = np.repeat(rows, list(compositions.values()), axis=0)
+    return (float(sm_fleiss(table, method="fleiss")), used)
 
 
 def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def setup_django(keep_db: bool) -> Path | None:
+def setup_django(keep_db: bool, reuse: bool = False) -> Path | None:
     folder = None
     if not os.environ.get("DATABASE_URL"):
         folder = Path(tempfile.mkdtemp(prefix="goldkey-adj-bench-"))
@@ -35,7 +35,8 @@ def setup_django(keep_db: bool) -> Path | None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    call_command("flush", interactive=False, verbosity=0)
+    if not reuse:
+        call_command("flush", interactive=False, verbosity=0)
     return folder
 
 
@@ -95,15 +96,19 @@ def build(n: int, seed: int = 1):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--keep-db", action="store_true")
+    parser.add_argument("--keep-db", action="store_true", help="keep the temporary SQLite file")
+    parser.add_argument("--reuse", action="store_true", help="time the 'bench' campaign already in DATABASE_URL")
     args = parser.parse_args()
-    folder = setup_django(args.keep_db)
+    folder = setup_django(args.keep_db, reuse=args.reuse)
     from adjudication.agreement import campaign_agreement
     from adjudication.selectors import campaign_data, campaign_queue, queue_from_data
+    from annotation.models import Campaign
 
     started = time.perf_counter()
-    campaign = build(args.items)
-    print(f"built {args.items:,} double-annotated items in {time.perf_counter() - started:.1f} s")
+    campaign = Campaign.objects.filter(slug="bench").first() if args.reuse else None
+    if campaign is None:
+        campaign = build(args.items)
+        print(f"built {args.items:,} double-annotated items in {time.perf_counter() - started:.1f} s")
 
     # Imported once per process in a running server; not part of a page's cost.
     import krippendorff  # noqa: F401
