@@ -14,12 +14,6 @@ from council.models import CouncilMember, CouncilVote
 from items.models import Item
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Persona passwords hashed with PBKDF2 cost ~0.4 s per user; these tests do not test hashing."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _council_import(campaign, folder) -> None:
     """The released council answer files as votes (the council engineer's importer, once merged,
     replaces this); GPT-4o generated the items (TWIST paper), so it is marked as the generator."""
@@ -33,6 +27,12 @@ def _council_import(campaign, folder) -> None:
             CouncilVote(campaign=campaign, member=member, item=items[item_id], prompt_version="imported", values=values)
             for item_id, values in data["answers"].items()
         )
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The personas' passwords are hashed at creation; the production hasher costs ~1 s per user."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
 
 
 @pytest.fixture
-def small_campaign(author, annotator_b):
+def key_campaign(author, annotator_b):
     """9 synthetic items, items 1 and 4 queued (B disagrees), not yet decided."""
     return make_campaign(slug="small", n=9, annotators=[author, annotator_b], disagree=(1, 4))
 
@@ -116,10 +116,69 @@ def decide(campaign, external_id: str, action: str, user, new_gold: str = "") ->
 
 
 @pytest.fixture
-def frozen_key(small_campaign, author):
+def frozen_key(key_campaign, author):
     """TWIST-test-v1.0 frozen from the small campaign: s-0001 dropped, s-0004 kept after adjudication."""
     from adjudication.key_services import key_freeze
 
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    return key_freeze(campaign=small_campaign, version="TWIST-test-v1.0", user=author)
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+
+
+def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None):
+    """A TWIST campaign over synthetic items. `answers` maps an item id to the two annotators' values
+    ({} = not answered); `gold` maps an item id to its gold type (default contradicting)."""
+    from annotation.models import Assignment
+    from annotation.services import answer_save
+    from items.models import Item, ItemKind
+    from items.parsing import batch_of
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind=ItemKind.TWIST)
+    gold = gold or {}
+    Item.objects.bulk_create(
+        Item(
+            item_set=item_set,
+            kind=ItemKind.TWIST,
+            external_id=item_id,
+            recipient="Caroline",
+            draft=f"Draft {item_id}",
+            gold_type=gold.get(item_id, "contradicting"),
+            family="B2 negated-commitment",
+            contradicted_quote="the quote",
+            rationale="the generator's reason",
+            history_turns=500,
+            batch=batch_of(item_id),
+        )
+        for item_id in answers
+    )
+    campaign = campaign_create(slug=slug, item_set=item_set, annotators=list(annotators), per_item=2, seed=seed)
+    assignments = {
+        (a.enrollment.pseudonym, a.item.external_id): a
+        for a in Assignment.objects.filter(enrollment__campaign=campaign).select_related("enrollment__campaign", "item")
+    }
+    for item_id, pair in answers.items():
+        for pseudonym, values in zip(("A", "B"), pair, strict=True):
+            if values:
+                answer_save(assignment=assignments[(pseudonym, item_id)], values=values, source="import")
+    return campaign
+
+
+AGREE = ({"q1": "contradicts", "q2": "yes", "q2quote": "yes"}, {"q1": "contradicts", "q2": "yes", "q2quote": "yes"})
+DISAGREE = ({"q1": "contradicts", "q1note": "left note", "q2": "yes", "q2quote": "yes"}, {"q1": "consistent", "q1note": "right note", "q2": "yes", "q2quote": "yes"})
+NOT_SELF_CONTAINED = ({"q1": "consistent", "q2": "no", "q2quote": "yes"}, {"q1": "contradicts", "q2": "no", "q2quote": "no"})
+
+
+@pytest.fixture
+def small_campaign(annotator_a, annotator_b):
+    """Five synthetic contradicting items: two answered alike and right, three queued."""
+    return make_twist_campaign(
+        [annotator_a, annotator_b],
+        {
+            "conv-1:v1b1": AGREE,
+            "conv-1:v1b2": AGREE,
+            "conv-1:v1b3": DISAGREE,
+            "conv-1:v1c4": NOT_SELF_CONTAINED,
+            "conv-1:v1b5": ({"q1": "contradicts"}, {}),
+        },
+    )

@@ -9,10 +9,10 @@ from tests.adjudication.conftest import decide
 pytestmark = pytest.mark.django_db
 
 
-def test_the_admin_action_freezes_a_draft(client, admin_user, small_campaign, author):
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    draft = key_build(campaign=small_campaign, version="K-v1.0", user=author)
+def test_the_admin_action_freezes_a_draft(client, admin_user, key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="K-v1.0", user=author)
     client.force_login(admin_user)
     response = client.post(
         "/admin/adjudication/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]}, follow=True
@@ -31,9 +31,9 @@ def test_the_admin_action_derives_the_next_version(client, admin_user, frozen_ke
     assert child.parent == frozen_key and child.is_frozen and len(child.changelog) == 1
 
 
-def test_the_admin_freeze_action_reports_undecided_items(client, admin_user, small_campaign, author):
+def test_the_admin_freeze_action_reports_undecided_items(client, admin_user, key_campaign, author):
     draft = GoldKey.objects.create(
-        benchmark=small_campaign.item_set.track.benchmark, kind="twist", version="K-v1.0", campaign=small_campaign
+        benchmark=key_campaign.item_set.track.benchmark, kind="twist", version="K-v1.0", campaign=key_campaign
     )
     client.force_login(admin_user)
     response = client.post(

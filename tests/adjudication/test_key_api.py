@@ -26,10 +26,10 @@ def test_frozen_keys_are_readable_without_authentication(frozen_key):
     assert {r["key_version"] for r in detail["records"]} == {"TWIST-test-v1.0"}
 
 
-def test_drafts_are_404_in_the_api_for_non_authors(small_campaign, author, annotator_b):
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    key_build(campaign=small_campaign, version="K-draft", user=author)
+def test_drafts_are_404_in_the_api_for_non_authors(key_campaign, author, annotator_b):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    key_build(campaign=key_campaign, version="K-draft", user=author)
     assert APIClient().get("/api/keys/K-draft/").status_code == 404
     assert token_client(annotator_b).get("/api/keys/K-draft/").status_code == 404
     assert token_client(author).get("/api/keys/K-draft/").status_code == 200

@@ -33,13 +33,13 @@ def exit_code(*args) -> int:
 
 
 @pytest.fixture
-def decided(small_campaign, author):
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    return small_campaign
+def decided(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_campaign
 
 
-def test_key_freeze_refuses_and_lists_undecided_items(small_campaign, author):
+def test_key_freeze_refuses_and_lists_undecided_items(key_campaign, author):
     with pytest.raises(CommandError, match="s-0001, s-0004"):
         run("key_freeze", "small", "--version", "K-v1.0", "--by", "author")
 

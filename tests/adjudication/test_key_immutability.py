@@ -57,8 +57,8 @@ def test_no_entry_can_be_added_to_a_frozen_key(frozen_key):
     )
 
 
-def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, small_campaign, author):
-    draft = key_build(campaign=small_campaign, version="TWIST-test-draft", user=author)
+def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, key_campaign, author):
+    draft = key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
     refused(lambda: KeyEntry.objects.filter(key=draft).update(key=frozen_key))
 
 
@@ -83,12 +83,12 @@ def test_tables_holding_a_frozen_key_cannot_be_truncated(frozen_key):
     refused(run)
 
 
-def test_draft_keys_stay_editable(small_campaign, author):
+def test_draft_keys_stay_editable(key_campaign, author):
     from tests.adjudication.conftest import decide
 
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    draft = key_build(campaign=small_campaign, version="TWIST-test-draft", user=author)
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
     KeyEntry.objects.filter(key=draft).update(quote="editable")
     draft.notes = "still a draft"
     draft.save()

@@ -23,9 +23,9 @@ from tests.adjudication.conftest import decide
 pytestmark = pytest.mark.django_db
 
 
-def test_freeze_refuses_while_the_queue_has_undecided_items_and_lists_them(small_campaign, author):
+def test_freeze_refuses_while_the_queue_has_undecided_items_and_lists_them(key_campaign, author):
     with pytest.raises(ApplicationError) as refused:
-        key_freeze(campaign=small_campaign, version="K-v1.0", user=author)
+        key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
     assert refused.value.extra["undecided"] == ["s-0001", "s-0004"]
     assert "s-0001, s-0004" in refused.value.message
     assert not GoldKey.objects.exists()
@@ -40,10 +40,10 @@ def test_freeze_keeps_the_retained_items_with_their_provenance(frozen_key):
     assert frozen_key.manifest["counts_by_gold"] == {"aligned": 2, "contradicting": 3, "hard_negative": 3}
 
 
-def test_a_relabel_decision_becomes_the_final_gold(small_campaign, author):
-    decide(small_campaign, "s-0001", "relabel", author, new_gold="hard_negative")
-    decide(small_campaign, "s-0004", "keep", author)
-    key = key_freeze(campaign=small_campaign, version="K-v1.0", user=author)
+def test_a_relabel_decision_becomes_the_final_gold(key_campaign, author):
+    decide(key_campaign, "s-0001", "relabel", author, new_gold="hard_negative")
+    decide(key_campaign, "s-0004", "keep", author)
+    key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
     entry = key.entries.get(external_id="s-0001")
     assert (entry.gold, entry.provenance) == ("hard_negative", Provenance.RELABELLED)
 
@@ -70,18 +70,18 @@ def test_the_manifest_records_seed_protocol_annotators_and_both_kappas(frozen_ke
     assert len(manifest["agreement"]["kappa_all_candidates"]["ci95"]) == 2
 
 
-def test_a_campaign_with_a_frozen_key_counts_as_frozen(small_campaign, frozen_key):
-    assert campaign_is_frozen(small_campaign)
+def test_a_campaign_with_a_frozen_key_counts_as_frozen(key_campaign, frozen_key):
+    assert campaign_is_frozen(key_campaign)
 
 
-def test_a_version_can_be_frozen_only_once(frozen_key, small_campaign, author):
+def test_a_version_can_be_frozen_only_once(frozen_key, key_campaign, author):
     with pytest.raises(ApplicationError, match="already frozen"):
-        key_freeze(campaign=small_campaign, version=frozen_key.version, user=author)
+        key_freeze(campaign=key_campaign, version=frozen_key.version, user=author)
 
 
-def test_only_authors_freeze_keys(small_campaign, annotator_b):
+def test_only_authors_freeze_keys(key_campaign, annotator_b):
     with pytest.raises(NotAllowed):
-        key_freeze(campaign=small_campaign, version="K-v1.0", user=annotator_b)
+        key_freeze(campaign=key_campaign, version="K-v1.0", user=annotator_b)
 
 
 def test_verify_passes_on_a_frozen_key(frozen_key):
@@ -89,17 +89,17 @@ def test_verify_passes_on_a_frozen_key(frozen_key):
     assert result["ok"] and result["computed"] == frozen_key.sha256
 
 
-def test_verify_reports_a_mismatch_when_the_entries_no_longer_match_the_hash(small_campaign, author):
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    draft = key_build(campaign=small_campaign, version="K-draft", user=author)
+def test_verify_reports_a_mismatch_when_the_entries_no_longer_match_the_hash(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
     assert key_verify(version="K-draft")["ok"]
     KeyEntry.objects.filter(key=draft, external_id="s-0000").update(gold="aligned")  # drafts are writable
     result = key_verify(version="K-draft")
     assert not result["ok"] and result["computed"] != result["recorded"]
 
 
-def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(frozen_key, small_campaign, outsider, author):
+def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(frozen_key, key_campaign, outsider, author):
     with pytest.raises(ApplicationError, match="not an item"):
         erratum_file(key=frozen_key, item_external_id="s-0001", kind="drop", description="x", user=outsider)
     with pytest.raises(ApplicationError, match="relabel needs"):
@@ -108,7 +108,7 @@ def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(f
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description=" ", user=outsider)
     with pytest.raises(ApplicationError, match="fix-quote needs"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="fix-quote", description="x", user=outsider)
-    draft = key_build(campaign=small_campaign, version="K-draft", user=author)
+    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
     with pytest.raises(ApplicationError, match="draft"):
         erratum_file(key=draft, item_external_id="s-0000", kind="drop", description="x", user=outsider)
 

@@ -12,10 +12,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def draft(small_campaign, author):
-    decide(small_campaign, "s-0001", "drop", author)
-    decide(small_campaign, "s-0004", "keep", author)
-    return key_build(campaign=small_campaign, version="TWIST-test-draft", user=author)
+def draft(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
 
 
 def test_frozen_keys_are_listed_without_login(client, frozen_key):
