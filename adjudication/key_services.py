@@ -6,6 +6,7 @@ is frozen the database refuses any change to it or its entries (adjudication/key
 
 import json
 import re
+from types import SimpleNamespace
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -38,7 +39,8 @@ def campaign_get(slug: str) -> Campaign:
     return campaign
 
 
-def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[KeyEntry]:
+def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[SimpleNamespace]:
+    """The key's entries as plain records (written by _entries_insert; no model instances)."""
     undecided = undecided_items(campaign, data=data)
     if undecided:
         ids = sorted(i.external_id for i in undecided)
@@ -69,9 +71,9 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[KeyEn
         if gold not in valid:
             raise ApplicationError(f"{item.external_id}: final gold '{gold}' is not one of {', '.join(valid)}")
         entries.append(
-            KeyEntry(
-                key=key,
-                item=item,
+            SimpleNamespace(
+                key_id=key.pk,
+                item_id=item.pk,
                 external_id=item.external_id,
                 gold=gold,
                 evidence=evidence.get(item.pk, []),
