@@ -205,3 +205,12 @@ def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp
     records = [json.loads(line) for line in files["key.jsonl"].decode().splitlines()]
     assert records[3] == {"id": "g003", "key_version": "LAPSE-v1.0", "label": "HEDGE", "provenance": "relabelled"}
     assert json.loads(files["annotation/answers_B.json"])["answers"]["g003"] == {"label": "HEDGE"}
+
+
+def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, frozen_key, author):
+    from adjudication.services import decision_save
+    from items.models import Item
+
+    item = Item.objects.get(item_set=key_campaign.item_set, external_id="s-0004")
+    with pytest.raises(ApplicationError, match="frozen key"):
+        decision_save(campaign=key_campaign, item=item, action="drop", note="too late", user=author)
