@@ -10,7 +10,7 @@ from adjudication.agreement import campaign_agreement
 from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
-from adjudication.selectors import CampaignData, campaign_data, campaign_queue
+from adjudication.selectors import CampaignData, campaign_data, queue_from_data
 from annotation import statistics
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
@@ -212,7 +212,7 @@ def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> l
                 "suggestion": entry.suggestion,
                 "decision": entry.decision.action if entry.decision else None,
             }
-            for entry in campaign_queue(campaign, data=data or key_campaign_data(campaign))
+            for entry in queue_from_data(data or key_campaign_data(campaign))
         ),
         key=lambda r: r["id"],
     )

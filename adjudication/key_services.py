@@ -14,7 +14,7 @@ from django.utils import timezone
 from adjudication.key_canonical import entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry, Provenance
 from adjudication.key_selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
-from adjudication.selectors import retained_items, undecided_items
+from adjudication.selectors import queue_from_data, retained_from_data
 from annotation.models import Campaign
 from annotation.protocols import LAPSE_LABELS
 from goldkey import roles
@@ -41,7 +41,10 @@ def campaign_get(slug: str) -> Campaign:
 
 def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[SimpleNamespace]:
     """The key's entries as plain records (written by _entries_insert; no model instances)."""
-    undecided = undecided_items(campaign, data=data)
+    # The adjudication contract (undecided_items / retained_items) on light item rows, the queue built
+    # once: the full-Item variants would load every item of a 100,000-item campaign as a model.
+    queue = queue_from_data(data)
+    undecided = [entry.item for entry in queue if entry.decision is None]
     if undecided:
         ids = sorted(i.external_id for i in undecided)
         raise ApplicationError(
@@ -49,8 +52,8 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
             + ", ".join(ids),
             extra={"undecided": ids},
         )
-    retained = retained_items(campaign, data=data)
-    item_ids = [item.pk for item, _, _ in retained]
+    retained = retained_from_data(data, queued={entry.item.id for entry in queue})
+    item_ids = [item.id for item, _, _ in retained]
     evidence: dict[int, list[str]] = {}
     # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
     kept = set(item_ids)
@@ -73,11 +76,11 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
         entries.append(
             SimpleNamespace(
                 key_id=key.pk,
-                item_id=item.pk,
+                item_id=item.id,
                 external_id=item.external_id,
                 gold=gold,
-                evidence=evidence.get(item.pk, []),
-                quote=quotes.get(item.pk, "") if gold == GoldType.CONTRADICTING else "",
+                evidence=evidence.get(item.id, []),
+                quote=quotes.get(item.id, "") if gold == GoldType.CONTRADICTING else "",
                 family=item.family,
                 history_turns=item.history_turns,
                 provenance=HOW.get(how, how),
