@@ -9,7 +9,7 @@ from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
 
 from adjudication.agreement import campaign_agreement
-from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes
+from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, campaign_data, queue_from_data
@@ -18,7 +18,7 @@ from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Prot
 from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
-from goldkey.errors import NotFound
+from goldkey.errors import ApplicationError, NotFound
 from items.models import Evidence, GenerationReject, Item, ItemKind
 
 PROTOCOL_VERSION = {Protocol.TWIST_B: "twist-b-two-phase/1", Protocol.LAPSE: "lapse-behaviour-labels/1"}
@@ -306,6 +306,8 @@ def bundle_data(key: GoldKey) -> dict:
         "council": {},
     }
     data["key_bytes"] = canonical_jsonl({**content, "key_version": key.version} for content in data["entries"])
+    if key.is_frozen and sha256_hex(data["key_bytes"]) != key.sha256:
+        raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
     if campaign is None:
         return data
     fields = ITEM_EXPORT_FIELDS[root.kind]

@@ -7,7 +7,7 @@ from unittest import mock
 import pytest
 from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
-from django.db import connections
+from django.db import connection, connections
 
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from tests.adjudication.conftest import decide
@@ -94,3 +94,16 @@ def test_key_export_refuses_drafts(decided, author, tmp_path):
     run("key_freeze", "small", "--version", "K-draft", "--by", "author", "--draft")
     with pytest.raises(CommandError, match="draft"):
         run("key_export", "K-draft", "--out", str(tmp_path))
+
+
+def test_key_export_refuses_a_key_whose_entries_no_longer_match_its_hash(frozen_key, tmp_path):
+    from adjudication import key_triggers
+
+    key_triggers.uninstall(connection)  # what only a database superuser could do
+    try:
+        KeyEntry.objects.filter(key=frozen_key, external_id="s-0002").update(gold="aligned")
+    finally:
+        key_triggers.install(connection)
+    assert exit_code("key_verify", frozen_key.version) == 1
+    with pytest.raises(CommandError, match="do not match the recorded hash"):
+        run("key_export", frozen_key.version, "--out", str(tmp_path))
