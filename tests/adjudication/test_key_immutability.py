@@ -134,3 +134,16 @@ def test_the_api_offers_no_way_to_change_a_frozen_key(client, admin_user, frozen
     assert response.status_code == 405
     frozen_key.refresh_from_db()
     assert frozen_key.notes == ""
+
+
+def test_the_services_bulk_writer_cannot_add_entries_to_a_frozen_key(frozen_key):
+    from types import SimpleNamespace
+
+    from adjudication.key_services import _entries_insert
+
+    template = frozen_key.entries.first()
+    extra = SimpleNamespace(
+        key_id=frozen_key.pk, item_id=template.item_id, external_id="extra", gold="aligned", evidence=[], quote="",
+        family="", history_turns=None, provenance="kept_unanimous",
+    )
+    refused(lambda: _entries_insert([extra]))  # multi-row INSERT on SQLite, COPY on PostgreSQL
