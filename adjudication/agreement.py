@@ -88,6 +88,17 @@ def _item_ratings(data: CampaignData, key: str) -> list[list]:
     return [[answer.get(key) for answer in data.answers.get(item.id, empty).values()] for item in data.items]
 
 
+def _many_rater_stats(data: CampaignData, key: str, a: list, b: list) -> dict:
+    """Krippendorff's alpha and Fleiss' kappa over every annotator (with two, the pair lists are the
+    raters already)."""
+    if len(data.pseudonyms) <= 2:
+        raters, ratings = [a, b], list(zip(a, b, strict=True))
+    else:
+        raters, ratings = _raters(data, key), _item_ratings(data, key)
+    fleiss, fleiss_n = st.fleiss_kappa(ratings)
+    return {"krippendorff_alpha": st.krippendorff_alpha_nominal(raters), "fleiss_kappa": fleiss, "fleiss_n": fleiss_n}
+
+
 def _queue_summary(entries) -> dict:
     by_reason = Counter(r for e in entries for r in e.reasons)
     decided = [e for e in entries if e.decision is not None]
@@ -110,8 +121,7 @@ def twist_agreement(data: CampaignData) -> dict:
     b = [pairs[i.id][1] for i in items]
     q1 = _summary(a, b, seed=seed, categories=TWIST_Q1)
     q1["meaning"] = MEANING_ALL
-    q1["krippendorff_alpha"] = st.krippendorff_alpha_nominal(_raters(data, "q1"))
-    q1["fleiss_kappa"], q1["fleiss_n"] = st.fleiss_kappa(_item_ratings(data, "q1"))
+    q1.update(_many_rater_stats(data, "q1", a, b))
 
     by_type = {}
     for gold_type in GOLD_TYPES:
@@ -273,8 +283,7 @@ def lapse_agreement(data: CampaignData) -> dict:
     label_pairs = _pairs(data, "label")["label"]
     a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
     human = _lapse_pair_stats(a, b, seed)
-    human["five_way"]["krippendorff_alpha"] = st.krippendorff_alpha_nominal(_raters(data, "label"))
-    human["five_way"]["fleiss_kappa"], human["five_way"]["fleiss_n"] = st.fleiss_kappa(_item_ratings(data, "label"))
+    human["five_way"].update(_many_rater_stats(data, "label", a, b))
     entries = queue_from_data(data)
     retained = retained_from_data(data, queued={e.item.id for e in entries})
     gold = {item.id: label for item, label, _ in retained}
