@@ -52,16 +52,51 @@ def _summary(a: list, b: list, *, seed: int, categories=None, full: bool = True)
 
 
 def _pairs(data: CampaignData, *keys: str) -> dict[str, dict[int, tuple]]:
-    """key -> item id -> the first two annotators' values (None when missing), in one pass."""
-    first, second = (data.pseudonyms + [None, None])[:2]
+    """key -> item id -> (first, second) annotator's value (None when missing), in one pass. "First" and
+    "second" are the item's own two annotators in pseudonym order, so a campaign that rotates more
+    annotators over the items (per_item 2 of 3+) pairs each item's actual raters."""
     out: dict[str, dict[int, tuple]] = {key: {} for key in keys}
     empty: dict = {}
+    pseudonyms = data.pseudonyms
     for item in data.items:
         per_item = data.answers.get(item.id, empty)
-        a, b = per_item.get(first, empty), per_item.get(second, empty)
+        if len(per_item) == 2 and len(pseudonyms) == 2:
+            a, b = per_item.get(pseudonyms[0], empty), per_item.get(pseudonyms[1], empty)
+        else:
+            raters = [per_item[p] for p in pseudonyms if p in per_item] + [empty, empty]
+            a, b = raters[0], raters[1]
         for key in keys:
             out[key][item.id] = (a.get(key), b.get(key))
     return out
+
+
+def _raters(data: CampaignData, key: str) -> list[list]:
+    """One label list per annotator, aligned by item (None where the annotator has no label), for the
+    many-rater statistics (Krippendorff's alpha)."""
+    empty: dict = {}
+    columns = {p: [] for p in data.pseudonyms}
+    for item in data.items:
+        per_item = data.answers.get(item.id, empty)
+        for p, column in columns.items():
+            column.append((per_item.get(p) or empty).get(key))
+    return list(columns.values())
+
+
+def _item_ratings(data: CampaignData, key: str) -> list[list]:
+    """Per item, every assigned annotator's label (None when missing), for Fleiss' kappa."""
+    empty: dict = {}
+    return [[answer.get(key) for answer in data.answers.get(item.id, empty).values()] for item in data.items]
+
+
+def _many_rater_stats(data: CampaignData, key: str, a: list, b: list) -> dict:
+    """Krippendorff's alpha and Fleiss' kappa over every annotator (with two, the pair lists are the
+    raters already)."""
+    if len(data.pseudonyms) <= 2:
+        raters, ratings = [a, b], list(zip(a, b, strict=True))
+    else:
+        raters, ratings = _raters(data, key), _item_ratings(data, key)
+    fleiss, fleiss_n = st.fleiss_kappa(ratings)
+    return {"krippendorff_alpha": st.krippendorff_alpha_nominal(raters), "fleiss_kappa": fleiss, "fleiss_n": fleiss_n}
 
 
 def _queue_summary(entries) -> dict:
@@ -86,8 +121,7 @@ def twist_agreement(data: CampaignData) -> dict:
     b = [pairs[i.id][1] for i in items]
     q1 = _summary(a, b, seed=seed, categories=TWIST_Q1)
     q1["meaning"] = MEANING_ALL
-    q1["krippendorff_alpha"] = st.krippendorff_alpha_nominal([a, b])
-    q1["fleiss_kappa"] = st.fleiss_kappa(list(zip(a, b, strict=True)))[0]
+    q1.update(_many_rater_stats(data, "q1", a, b))
 
     by_type = {}
     for gold_type in GOLD_TYPES:
@@ -148,7 +182,7 @@ def twist_agreement(data: CampaignData) -> dict:
     result = {
         "campaign": data.campaign.slug,
         "protocol": Protocol.TWIST_B.value,
-        "annotators": data.pseudonyms[:2],
+        "annotators": data.pseudonyms,
         "n_items": len(items),
         "q1": q1,
         "q2": evidence["q2"],
@@ -197,14 +231,15 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None)
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
     types = {i.id: i.gold_type for i in data.items}
     kept_a, kept_b = [], []
-    gold_agree: dict[str, list[int]] = {p: [0, 0] for p in data.pseudonyms[:2]}
+    gold_agree: dict[str, list[int]] = {p: [0, 0] for p in data.pseudonyms}
     for item, final_gold, _how in retained:
         x, y = q1_pairs[item.id]
         kept_a.append(x)
         kept_b.append(y)
         verdict = q.GOLD_VERDICT.get(final_gold, "")
-        for pseudonym, label in zip(data.pseudonyms[:2], (x, y), strict=False):
-            if label is not None:
+        for pseudonym, answer in data.answers.get(item.id, {}).items():
+            label = answer.get("q1")
+            if label:
                 gold_agree[pseudonym][1] += 1
                 gold_agree[pseudonym][0] += label == verdict
     summary = _summary(kept_a, kept_b, seed=data.campaign.seed, categories=TWIST_Q1)
@@ -248,7 +283,7 @@ def lapse_agreement(data: CampaignData) -> dict:
     label_pairs = _pairs(data, "label")["label"]
     a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
     human = _lapse_pair_stats(a, b, seed)
-    human["five_way"]["krippendorff_alpha"] = st.krippendorff_alpha_nominal([a, b])
+    human["five_way"].update(_many_rater_stats(data, "label", a, b))
     entries = queue_from_data(data)
     retained = retained_from_data(data, queued={e.item.id for e in entries})
     gold = {item.id: label for item, label, _ in retained}
@@ -266,7 +301,7 @@ def lapse_agreement(data: CampaignData) -> dict:
     result = {
         "campaign": data.campaign.slug,
         "protocol": Protocol.LAPSE.value,
-        "annotators": data.pseudonyms[:2],
+        "annotators": data.pseudonyms,
         "n_items": len(items),
         "five_way": human["five_way"],
         "binary": human["binary"],

@@ -190,22 +190,32 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
 
 
 def _build_queue(data: CampaignData) -> list[QueueEntry]:
+    # The hot loop of a large campaign (100,000 items): look-ups hoisted, one call per item.
     entries = []
+    pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
+    protocol = data.protocol
+    reasons_for = q.lapse_queue_reasons if protocol == Protocol.LAPSE else q.twist_queue_reasons
+    empty: dict = {}
     for item in data.items:
-        reasons = _reasons(data, item)
+        per_item = all_answers.get(item.id, empty)
+        answers = [per_item[p] for p in pseudonyms if p in per_item]
+        ballots = council.get(item.id)
+        if protocol == Protocol.LAPSE:
+            reasons = reasons_for(answers)
+        else:
+            reasons = reasons_for(item.gold_type, answers, [b.values for b in ballots] if ballots else None)
         if not reasons:
             continue
-        answers = data.answer_list(item.id)
-        action, why = q.suggestion(item.gold_type, answers, reasons, protocol=data.protocol)
+        action, why = q.suggestion(item.gold_type, answers, reasons, protocol=protocol)
         entries.append(
             QueueEntry(
                 item=item,
                 reasons=reasons,
                 suggestion=action,
                 suggestion_why=why,
-                decision=data.decisions.get(item.id),
-                answers=dict(data.answers.get(item.id, {})),
-                council=data.council.get(item.id, []),
+                decision=decisions.get(item.id),
+                answers=dict(per_item),
+                council=ballots or [],
             )
         )
     entries.sort(key=lambda e: q.sort_key(e.suggestion, e.item.external_id))

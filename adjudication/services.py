@@ -65,6 +65,15 @@ def decision_save(
     if campaign_is_frozen(campaign):
         raise ApplicationError(f"campaign '{campaign.slug}' has a frozen key: its decisions can no longer change")
     problems = _check_decision(campaign=campaign, item=item, action=action, new_gold=new_gold, note=note, source=source)
+    if action == Action.KEEP and campaign.protocol == Protocol.LAPSE and not problems:
+        labels = {
+            (values or {}).get("label")
+            for values in Answer.objects.filter(assignment__enrollment__campaign=campaign, assignment__item=item).values_list("values", flat=True)
+        }
+        labels.discard(None)
+        if len(labels) != 1:
+            # Lapse gold is the agreed label, else the adjudicated one: "keep" has nothing to keep here.
+            problems.append("the annotators' labels differ (or are missing): set the adjudicated label with relabel")
     if problems:
         raise ApplicationError(f"{item.external_id}: " + "; ".join(problems), extra={"errors": problems})
     with transaction.atomic():

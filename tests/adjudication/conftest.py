@@ -128,8 +128,7 @@ def frozen_key(key_campaign, author):
 def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None):
     """A TWIST campaign over synthetic items. `answers` maps an item id to the two annotators' values
     ({} = not answered); `gold` maps an item id to its gold type (default contradicting)."""
-    from annotation.models import Assignment
-    from annotation.services import answer_save
+    from annotation.models import Answer, Assignment
     from items.models import Item, ItemKind
     from items.parsing import batch_of
     from items.services import item_set_get_or_create
@@ -153,14 +152,18 @@ def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold
         for item_id in answers
     )
     campaign = campaign_create(slug=slug, item_set=item_set, annotators=list(annotators), per_item=2, seed=seed)
+    # Answers are written directly: these fixtures set up what adjudication reads, and the annotation
+    # flow's own rules (phase locks, order) are tested with the annotation app.
     assignments = {
         (a.enrollment.pseudonym, a.item.external_id): a
-        for a in Assignment.objects.filter(enrollment__campaign=campaign).select_related("enrollment__campaign", "item")
+        for a in Assignment.objects.filter(enrollment__campaign=campaign).select_related("enrollment", "item")
     }
-    for item_id, pair in answers.items():
-        for pseudonym, values in zip(("A", "B"), pair, strict=True):
-            if values:
-                answer_save(assignment=assignments[(pseudonym, item_id)], values=values, source="import")
+    Answer.objects.bulk_create(
+        Answer(assignment=assignments[(pseudonym, item_id)], values=values, revision=1)
+        for item_id, pair in answers.items()
+        for pseudonym, values in zip(("A", "B"), pair, strict=True)
+        if values
+    )
     return campaign
 
 

@@ -6,14 +6,21 @@ recomputed independently with scikit-learn from the raw files.
 """
 
 import json
+from collections import Counter
+from types import SimpleNamespace
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db import transaction
 from sklearn.metrics import cohen_kappa_score
 
 from adjudication.agreement import campaign_agreement
 from adjudication.services import decisions_export, decisions_import, lapse_gold_import
 from annotation.models import Campaign
+from annotation.services import campaign_create
+from annotation.transfer import answers_import
+from tests.conftest import require_shared_data
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
@@ -22,6 +29,44 @@ GOLD_VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_n
 
 def read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def released(django_db_setup, django_db_blocker):
+    """Both released trails, imported ONCE for this module inside a transaction that is rolled back at
+    the end (each test runs in its own savepoint on top, so a test's writes vanish after it)."""
+    from items.models import ItemSet
+    from items.services import corpus_import_locomo, items_import_twist
+
+    data = require_shared_data()
+    with django_db_blocker.unblock(), transaction.atomic():
+        corpus_import_locomo(path=data / "locomo10")
+        items_import_twist(
+            path=data / "twist-v1" / "track_b_items_v1_candidates.jsonl",
+            item_set_name="TWIST Track B v1 candidates",
+            rejects_path=data / "twist-v1" / "track_b_v1_generation_rejects.jsonl",
+        )
+        users = [get_user_model().objects.create(username=name) for name in ("released-a", "released-b")]
+        twist = campaign_create(
+            slug="twist-v1", item_set=ItemSet.objects.get(name="TWIST Track B v1 candidates"),
+            annotators=users, per_item=2, seed=20260919,
+        )
+        folder = data / "twist-v1" / "annotation"
+        answers_import(campaign=twist, path=folder / "twist_v1_answers_A.json", annotator="A")
+        answers_import(campaign=twist, path=folder / "twist_v1_answers_B.json", annotator="B")
+        lapse_gold_import(directory=data / "lapse-gold", slug="lapse-gold")
+        yield SimpleNamespace(twist=twist, lapse=Campaign.objects.get(slug="lapse-gold"))
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def twist_trail(released, db):
+    return released.twist
+
+
+@pytest.fixture
+def lapse_trail(released, db):
+    return released.lapse
 
 
 @pytest.fixture
@@ -131,12 +176,6 @@ def lapse_files(shared_data):
     return a, b, judge, gold
 
 
-@pytest.fixture
-def lapse_trail(shared_data):
-    lapse_gold_import(directory=shared_data("lapse-gold"), slug="lapse-gold")
-    return Campaign.objects.get(slug="lapse-gold")
-
-
 def test_lapse_binary_human_agreement_is_the_published_218_of_220_kappa_949(lapse_trail, lapse_files):
     a, b, _, _ = lapse_files
     binary = campaign_agreement(lapse_trail)["binary"]
@@ -167,7 +206,7 @@ def test_lapse_25_disagreements_are_queued_and_adjudicated(lapse_trail, lapse_fi
     assert result["queue"]["by_reason"] == {"label_disagreement": 25}
     assert result["queue"]["undecided"] == 0
     assert result["gold"]["n"] == 250
-    assert result["gold"]["by_label"] == dict(sorted(__import__("collections").Counter(gold.values()).items()))
+    assert result["gold"]["by_label"] == dict(sorted(Counter(gold.values()).items()))
 
 
 def test_lapse_five_way_kappa_is_lower_than_binary_as_published(lapse_trail, lapse_files):

@@ -73,3 +73,25 @@ def test_only_the_latest_prompt_version_of_a_member_counts(annotator_a, annotato
 
 def test_campaign_is_not_frozen_before_any_key_exists(small_campaign):
     assert selectors.campaign_is_frozen(small_campaign) is False
+
+
+def test_agreement_pairs_each_items_own_two_annotators_when_three_rotate(annotator_a, annotator_b, author):
+    from adjudication.agreement import campaign_agreement
+    from annotation.models import Answer, Assignment
+    from annotation.services import campaign_create
+    from items.models import ItemKind
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name="rotating", kind=ItemKind.TWIST)
+    Item.objects.bulk_create(
+        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-5:v1b{i}", gold_type="aligned") for i in range(6)
+    )
+    campaign = campaign_create(slug="rot", item_set=item_set, annotators=[annotator_a, annotator_b, author], per_item=2, seed=3)
+    Answer.objects.bulk_create(
+        Answer(assignment=assignment, values={"q1": "consistent", "q3": "clean"}, revision=1)
+        for assignment in Assignment.objects.filter(enrollment__campaign=campaign)
+    )
+    result = campaign_agreement(campaign)
+    assert result["q1"]["n"] == 6 and result["q1"]["agree"] == 6 and result["q1"]["left_out"] == 0
+    assert result["queue"]["n"] == 0
+    assert sum(result["retained"]["gold_agreement_detail"][p]["n"] for p in ("A", "B", "C")) == 12

@@ -147,3 +147,17 @@ def test_lapse_relabel_takes_a_behaviour_label(lapse_campaign, author):
     services.decision_save(campaign=lapse_campaign, item=item, action="relabel", new_gold="HEDGE", note="adjudicated", user=author)
     with pytest.raises(ApplicationError):
         services.decision_save(campaign=lapse_campaign, item=item, action="relabel", new_gold="aligned", note="x", user=author)
+
+
+def test_lapse_keep_is_refused_when_the_labels_differ(lapse_campaign, author):
+    from annotation.models import Assignment
+    from annotation.services import answer_save
+
+    item = Item.objects.get(external_id="g001")
+    for assignment, label in zip(
+        Assignment.objects.filter(item=item).select_related("enrollment__campaign", "item").order_by("enrollment__pseudonym"),
+        ("PROCEED", "HEDGE"), strict=True,
+    ):
+        answer_save(assignment=assignment, values={"label": label}, source="import")
+    with pytest.raises(ApplicationError, match="set the adjudicated label"):
+        services.decision_save(campaign=lapse_campaign, item=item, action="keep", user=author)

@@ -135,3 +135,18 @@ def test_pages_run_the_same_number_of_queries_for_small_and_large_campaigns(clie
             assert client.get(url).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_lapse_item_page_marks_placeholders_shows_the_judge_and_offers_a_label_not_keep(client, author, tmp_path):
+    from django.core.management import call_command
+
+    from tests.adjudication.test_commands import lapse_folder
+
+    call_command("lapse_gold_import", str(lapse_folder(tmp_path)), "--campaign", "lg", stdout=None)
+    client.force_login(author)
+    page = client.get(reverse("adjudication:item", args=["lg", Item.objects.get(external_id="g003").id])).content.decode()
+    assert "Text not released" in page and "label_disagreement" in page
+    assert "local/j" in page and "HEDGE" in page
+    assert 'value="keep"' not in page and 'value="relabel"' in page
+    queue = client.get(reverse("adjudication:queue", args=["lg"])).content.decode()
+    assert "g002" in queue and "g003" in queue and "g001" not in queue
