@@ -2,10 +2,20 @@
 
 Every figure Goldkey reports (campaign agreement, council pairwise kappa, scorer validation) comes
 from here; views and exports only format the results.
+
+Conventions: a label list holds one label per item; `None` is a missing label. Two-rater functions
+take two equally long lists that are already paired (use `paired` / `eligible_pairs` first: they say
+how many items were left out and why). Undefined figures are `nan`, never an exception.
 """
 
+import math
+import operator
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
 
 
 def paired(a: Sequence, b: Sequence, exclude: set | None = None) -> tuple[list, list]:
@@ -17,23 +27,294 @@ def paired(a: Sequence, b: Sequence, exclude: set | None = None) -> tuple[list, 
     return [x for x, _ in keep], [y for _, y in keep]
 
 
+def eligible_pairs(a: Sequence, b: Sequence, mapping: dict) -> tuple[list, list, dict]:
+    """Restrict to the items where BOTH labels are keys of `mapping`, and map them (e.g. Lapse binary:
+    {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}). Returns the mapped lists and
+    the counts: {"n": eligible, "missing": a label absent, "excluded": a label outside the mapping}."""
+    if len(a) != len(b):
+        raise ValueError(f"label lists differ in length ({len(a)} vs {len(b)})")
+    out_a, out_b = [], []
+    missing = excluded = 0
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            missing += 1
+        elif x not in mapping or y not in mapping:
+            excluded += 1
+        else:
+            out_a.append(mapping[x])
+            out_b.append(mapping[y])
+    return out_a, out_b, {"n": len(out_a), "missing": missing, "excluded": excluded}
+
+
+def _check(a: Sequence, b: Sequence) -> int:
+    if len(a) != len(b):
+        raise ValueError(f"label lists differ in length ({len(a)} vs {len(b)})")
+    return len(a)
+
+
 def observed_agreement(a: Sequence, b: Sequence) -> float:
-    if not a:
+    if not _check(a, b):
         return float("nan")
-    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+    return sum(map(operator.eq, a, b)) / len(a)
+
+
+def pair_counts(a: Sequence, b: Sequence) -> Counter:
+    """{(label_a, label_b): count}: every two-rater statistic below is a function of this table, so a
+    large campaign is counted once (in C) and each figure then costs O(categories²)."""
+    _check(a, b)
+    return Counter(zip(a, b, strict=True))
+
+
+def categories_of(*label_lists: Iterable, categories: Sequence | None = None) -> list:
+    """The given categories, followed by any other label seen (sorted), so nothing is dropped."""
+    seen = set()
+    for labels in label_lists:
+        seen.update(labels)
+    seen.discard(None)
+    known = list(categories or [])
+    return known + sorted(seen - set(known), key=str)
+
+
+def _categories_of_pairs(pairs: Counter, categories: Sequence | None = None) -> list:
+    return categories_of([x for x, _ in pairs], [y for _, y in pairs], categories=categories)
+
+
+def _matrix(pairs: Counter, cats: list) -> np.ndarray:
+    index = {c: i for i, c in enumerate(cats)}
+    table = np.zeros((len(cats), len(cats)), dtype=float)
+    for (x, y), count in pairs.items():
+        table[index[x], index[y]] += count
+    return table
+
+
+def confusion_matrix(a: Sequence, b: Sequence, categories: Sequence | None = None) -> tuple[list, list[list[int]]]:
+    """(categories, counts) with counts[i][j] = items rater a put in categories[i] and rater b in [j]."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs, categories)
+    return cats, _matrix(pairs, cats).astype(int).tolist()
+
+
+def _kappa_from_table(table: np.ndarray) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    p = table / n
+    po = float(np.trace(p))
+    pe = float(p.sum(axis=1) @ p.sum(axis=0))
+    if pe >= 1.0 - 1e-15:
+        return 1.0 if po >= 1.0 - 1e-15 else float("nan")
+    return (po - pe) / (1 - pe)
 
 
 def cohen_kappa(a: Sequence, b: Sequence) -> float:
     """Cohen's kappa for two raters, nominal labels. Perfect agreement on a single category is 1.0
     (scikit-learn returns nan there; we define it as perfect agreement); an empty input is nan."""
-    n = len(a)
-    if n != len(b):
-        raise ValueError(f"label lists differ in length ({n} vs {len(b)})")
+    pairs = pair_counts(a, b)
+    return _kappa_from_table(_matrix(pairs, _categories_of_pairs(pairs)))
+
+
+def _se_from_table(table: np.ndarray) -> float:
+    n = table.sum()
     if n == 0:
         return float("nan")
-    po = observed_agreement(a, b)
-    ca, cb = Counter(a), Counter(b)
-    pe = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
-    if pe == 1.0:
+    p = table / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    pe = float(rows @ cols)
+    if pe >= 1.0 - 1e-15:
+        return 0.0
+    k = _kappa_from_table(table)
+    diagonal = np.diag(p)
+    diag = float(np.sum(diagonal * (1 - (rows + cols) * (1 - k)) ** 2))
+    weights = (cols[:, None] + rows[None, :]) ** 2  # (p_.i + p_j.)^2 for cell (i, j)
+    off = float(np.sum(p * weights) - np.sum(diagonal * np.diag(weights)))
+    var = (diag + (1 - k) ** 2 * off - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
+    return math.sqrt(max(var, 0.0))
+
+
+def kappa_se(a: Sequence, b: Sequence) -> float:
+    """Large-sample standard error of Cohen's kappa, NOT assuming kappa = 0: Fleiss, Cohen & Everitt
+    (1969), "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5),
+    eq. 13 (as in Fleiss, Levin & Paik 2003, eq. 18.15):
+
+        var(k) = [ sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2
+                   + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
+                   - (k - p_e (1 - k))^2 ] / (n (1 - p_e)^2)
+
+    nan when n = 0; 0 when the chance agreement is 1 (one category)."""
+    pairs = pair_counts(a, b)
+    return _se_from_table(_matrix(pairs, _categories_of_pairs(pairs)))
+
+
+def _ci_analytic(table: np.ndarray, z: float = Z95) -> tuple[float, float]:
+    k, se = _kappa_from_table(table), _se_from_table(table)
+    if math.isnan(k) or math.isnan(se):
+        return (float("nan"), float("nan"))
+    return (max(-1.0, k - z * se), min(1.0, k + z * se))
+
+
+def kappa_ci_analytic(a: Sequence, b: Sequence, z: float = Z95) -> tuple[float, float]:
+    """kappa ± z·SE (Fleiss–Cohen–Everitt), clipped to [-1, 1]."""
+    pairs = pair_counts(a, b)
+    return _ci_analytic(_matrix(pairs, _categories_of_pairs(pairs)), z)
+
+
+def _ci_bootstrap(table: np.ndarray, replicates: int, seed: int, level: float) -> tuple[float, float]:
+    n = int(table.sum())
+    if n == 0 or replicates < 1:
+        return (float("nan"), float("nan"))
+    k = table.shape[0]
+    shares = table.ravel() / n
+    tables = np.random.default_rng(seed).multinomial(n, shares, size=replicates).reshape(replicates, k, k)
+    p = tables / n
+    po = np.trace(p, axis1=1, axis2=2)
+    pe = np.einsum("ri,ri->r", p.sum(axis=2), p.sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappas = np.where(pe >= 1.0 - 1e-15, np.where(po >= 1.0 - 1e-15, 1.0, np.nan), (po - pe) / (1 - pe))
+    kappas = kappas[~np.isnan(kappas)]
+    if kappas.size == 0:
+        return (float("nan"), float("nan"))
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(kappas, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def kappa_ci_bootstrap(
+    a: Sequence, b: Sequence, *, replicates: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Seeded percentile bootstrap over items. Resampling n items with replacement is the same as
+    drawing the confusion table from a multinomial(n, observed cell shares), so each replicate costs
+    O(categories²) whatever n (100,000 items bootstrap as fast as 100)."""
+    pairs = pair_counts(a, b)
+    return _ci_bootstrap(_matrix(pairs, _categories_of_pairs(pairs)), replicates, seed, level)
+
+
+def _per_category(table: np.ndarray, cats: list) -> dict:
+    out = {}
+    for i, cat in enumerate(cats):
+        row, col, both = int(table[i].sum()), int(table[:, i].sum()), int(table[i, i])
+        out[cat] = {
+            "both": both,
+            "either": row + col - both,
+            "rater_a": row,
+            "rater_b": col,
+            "specific": (2 * both / (row + col)) if row + col else float("nan"),
+        }
+    return out
+
+
+def per_category_agreement(a: Sequence, b: Sequence, categories: Sequence | None = None) -> dict:
+    """Per category: `both` (items both raters put there), `either` (items at least one put there), and
+    the specific agreement 2·n_kk / (n_k. + n_.k) (Fleiss 1975; nan when nobody used the category)."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs, categories)
+    return _per_category(_matrix(pairs, cats), cats)
+
+
+def _pabak(table: np.ndarray, k: int) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    po = float(np.trace(table) / n)
+    if k < 2:
         return 1.0 if po == 1.0 else float("nan")
+    return (k * po - 1) / (k - 1)
+
+
+def pabak(a: Sequence, b: Sequence, n_categories: int | None = None) -> float:
+    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993): (k·p_o − 1)/(k − 1) with k
+    categories (default: the categories seen). With one category it is 1 when the raters agree."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs)
+    return _pabak(_matrix(pairs, cats), n_categories or len(cats))
+
+
+def _ac1(table: np.ndarray, k: int) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    po = float(np.trace(table) / n)
+    if k < 2:
+        return 1.0 if po == 1.0 else float("nan")
+    pi = (table.sum(axis=1) + table.sum(axis=0)) / (2 * n)
+    pe = float(np.sum(pi * (1 - pi)) / (k - 1))
     return (po - pe) / (1 - pe)
+
+
+def gwet_ac1(a: Sequence, b: Sequence, n_categories: int | None = None) -> float:
+    """Gwet's AC1 (Gwet 2008): chance agreement p_e = 1/(K−1) · Σ_k π_k (1 − π_k), π_k the mean of the
+    two raters' shares of category k; AC1 = (p_o − p_e)/(1 − p_e). K defaults to the categories seen."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs)
+    return _ac1(_matrix(pairs, cats), n_categories or len(cats))
+
+
+def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
+    """Fleiss' kappa for any number of raters (statsmodels' inter_rater). `ratings` holds one label list
+    per item; items with a missing label (None) are left out, since every item needs the same number
+    of ratings. Returns (kappa, items used)."""
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    # Items with the same multiset of labels are the same row of the subjects x categories table:
+    # count the distinct compositions once (fast for 100,000 items), then expand.
+    compositions = Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r)
+    used = sum(compositions.values())
+    if not compositions or len({len(c) for c in compositions}) != 1:
+        return (float("nan"), used)
+    cats = sorted({x for c in compositions for x in c})
+    if len(cats) == 1:
+        return (1.0, used)
+    index = {c: i for i, c in enumerate(cats)}
+    rows = np.zeros((len(compositions), len(cats)), dtype=np.int64)
+    for n, composition in enumerate(compositions):
+        for label in composition:
+            rows[n, index[label]] += 1
+    table = np.repeat(rows, list(compositions.values()), axis=0)
+    return (float(sm_fleiss(table, method="fleiss")), used)
+
+
+def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:
+    """Krippendorff's alpha, nominal (the `krippendorff` package). `raters` holds one label list per
+    rater, aligned by item; None marks a missing label (alpha uses every pairable value)."""
+    import krippendorff
+
+    cats = categories_of(*raters)
+    if not cats:
+        return float("nan")
+    if len(cats) == 1:
+        return 1.0
+    index = {c: float(i) for i, c in enumerate(cats)}
+    index[None] = np.nan
+    data = np.array([[index[x] for x in r] for r in raters], dtype=float)
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    if not pairable.any():
+        return float("nan")
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(cats)))))
+
+
+def kappa_summary(
+    a: Sequence, b: Sequence, *, categories: Sequence | None = None, replicates: int = 2000, seed: int = 0
+) -> dict:
+    """Everything about two raters on one question. Missing labels (None) are left out and counted."""
+    total = _check(a, b)
+    pairs = pair_counts(a, b)
+    for key in [key for key in pairs if None in key]:
+        del pairs[key]
+    cats = _categories_of_pairs(pairs, categories)
+    table = _matrix(pairs, cats)
+    n = int(table.sum())
+    agree = int(np.trace(table))
+    k = len(cats) if categories else len(_categories_of_pairs(pairs))
+    return {
+        "n": n,
+        "left_out": total - n,
+        "agree": agree,
+        "observed": agree / n if n else float("nan"),
+        "kappa": _kappa_from_table(table),
+        "se": _se_from_table(table),
+        "ci95": list(_ci_analytic(table)),
+        "ci95_bootstrap": list(_ci_bootstrap(table, replicates, seed, 0.95)),
+        "pabak": _pabak(table, k),
+        "ac1": _ac1(table, k),
+        "per_category": _per_category(table, cats),
+        "confusion": {"categories": cats, "counts": table.astype(int).tolist()},
+    }

@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/", include("items.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("adjudication.api_urls")),
+    path("api/", include("adjudication.key_api_urls")),
     path("api/", include("council.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -1,0 +1,51 @@
+"""The canonical form of a gold key: what its SHA-256 is computed over. Pure (no database).
+
+One record a line, records sorted by item id (Python code-point order, never a database collation),
+keys sorted, UTF-8 without escaping, no spaces, every record carrying the key version. The same
+entries therefore always give the same bytes, on any database and any machine.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+from items.models import GOLD_VERDICT, ItemKind
+
+
+def dumps(value) -> str:
+    """Canonical JSON text for one value."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def entry_content(kind: str, entry) -> dict:
+    """An entry's content without the key version: what changelogs compare. `entry` needs
+    external_id, gold, evidence, quote, family, history_turns, provenance."""
+    if kind == ItemKind.TWIST:
+        return {
+            "id": entry.external_id,
+            "type": entry.gold,
+            "verdict": GOLD_VERDICT.get(entry.gold, ""),
+            "family": entry.family,
+            "evidence": list(entry.evidence),
+            "contradicted_quote": entry.quote,
+            "history_turns": entry.history_turns,
+            "provenance": entry.provenance,
+        }
+    return {"id": entry.external_id, "label": entry.gold, "provenance": entry.provenance}
+
+
+def entry_record(kind: str, version: str, entry) -> dict:
+    return {**entry_content(kind, entry), "key_version": version}
+
+
+def canonical_jsonl(records: Iterable[dict]) -> bytes:
+    ordered = sorted(records, key=lambda r: r["id"])
+    return "".join(dumps(r) + "\n" for r in ordered).encode("utf-8")
+
+
+def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:
+    return canonical_jsonl(entry_record(kind, version, e) for e in entries)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

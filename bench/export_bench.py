@@ -1,0 +1,97 @@
+"""Freeze and export a synthetic 100,000-item gold key; print the times.
+
+    .venv/bin/python bench/export_bench.py [--items 100000]
+
+Runs on a throw-away SQLite database in a temporary folder (or on DATABASE_URL if set — use a
+scratch database). The setup (items, a two-annotator campaign, 200,000 answers) is not timed; the
+freeze (queue check, entries, canonical JSONL, SHA-256, manifest with agreement figures) and the
+export of the full release bundle (written to disk, then zipped) are. Target: under 12 s in total.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="goldkey-bench-"))
+    os.environ.setdefault("GOLDKEY_VAR_DIR", str(scratch))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+    from adjudication import bundle
+    from adjudication.key_selectors import bundle_data
+    from adjudication.key_services import key_freeze
+    from annotation.models import Answer, Assignment
+    from annotation.services import campaign_create
+    from goldkey import roles
+    from items.models import Item
+    from items.services import item_set_get_or_create
+
+    types = ["contradicting", "aligned", "hard_negative"]
+    verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
+    t0 = time.perf_counter()
+    roles.ensure_groups()
+    User = get_user_model()
+    author = User.objects.create_user("bench-author", password="x")
+    other = User.objects.create_user("bench-b", password="x")
+    author.groups.add(*roles.Group.objects.filter(name__in=[roles.AUTHOR, roles.ANNOTATOR]))
+    item_set = item_set_get_or_create(name="bench items", kind="twist")
+    Item.objects.bulk_create(
+        (
+            Item(
+                item_set=item_set, kind="twist", external_id=f"bench-{i:06d}", recipient="Ana",
+                draft=f"Hey Ana, how is the pottery class going? ({i})", gold_type=types[i % 3],
+                family=f"F{i % 7}", contradicted_quote="I quit pottery last week" if i % 3 == 0 else "",
+                rationale="synthetic", history_turns=369 + i % 320,
+            )
+            for i in range(args.items)
+        ),
+        batch_size=5000,
+    )
+    campaign = campaign_create(slug="bench", item_set=item_set, annotators=[author, other], seed=1)
+    Answer.objects.bulk_create(
+        (
+            Answer(assignment_id=a_id, values={"q1": verdict[gold]}, revision=1)
+            for a_id, gold in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item__gold_type")
+        ),
+        batch_size=5000,
+    )
+    setup = time.perf_counter() - t0
+
+    t1 = time.perf_counter()
+    key = key_freeze(campaign=campaign, version="BENCH-v1.0", user=author)
+    t2 = time.perf_counter()
+    files = bundle.render(bundle_data(key))
+    out = scratch / "bundle"
+    bundle.write(files, out)
+    t3 = time.perf_counter()
+    archive = bundle.zip_bytes(files, key.version)
+    t4 = time.perf_counter()
+
+    size = sum(len(b) for b in files.values())
+    print(f"database: {django.db.connection.vendor}; items: {args.items:,}; setup (untimed): {setup:.1f} s")
+    print(f"freeze  : {t2 - t1:6.2f} s  ({key.entries.count():,} entries, sha256 {key.sha256[:16]}…)")
+    print(f"export  : {t3 - t2:6.2f} s  ({len(files)} files, {size / 1e6:.1f} MB) -> {out}")
+    print(f"zip     : {t4 - t3:6.2f} s  ({len(archive) / 1e6:.1f} MB)")
+    total = t3 - t1
+    print(f"freeze + export: {total:.2f} s (target < 12 s; {'met' if total < 12 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Fixtures for agreement, adjudication and gold keys: the released TWIST trail as a campaign (decided\nwith the council and the released decisions for keys), and small synthetic keys."""
+
+import json
+
+import pytest
+from django.db import connection
+
+from adjudication import key_triggers
+from adjudication.models import Decision
+from adjudication.services import decisions_import
+from annotation.services import campaign_create
+from annotation.transfer import answers_import
+from council.models import CouncilMember, CouncilVote
+from items.models import Item
+
+
+def _council_import(campaign, folder) -> None:
+    """The released council answer files as votes (the council engineer's importer, once merged,
+    replaces this); GPT-4o generated the items (TWIST paper), so it is marked as the generator."""
+    items = {i.external_id: i for i in Item.objects.filter(item_set=campaign.item_set)}
+    for path in sorted(folder.glob("twist_v1_answers_*.json")):
+        data = json.loads(path.read_text())
+        member, _ = CouncilMember.objects.get_or_create(
+            name=data["annotator"], defaults={"is_generator": "gpt-4o" in data["annotator"]}
+        )
+        CouncilVote.objects.bulk_create(
+            CouncilVote(campaign=campaign, member=member, item=items[item_id], prompt_version="imported", values=values)
+            for item_id, values in data["answers"].items()
+        )
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The personas' passwords are hashed at creation; the production hasher costs ~1 s per user."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def twist_trail(twist_corpus, annotator_a, author, shared_data):
+    """The 200 v1 candidates in a two-annotator campaign holding the released answers A and B
+    (A is the author, who annotated; B the external annotator)."""
+    campaign = campaign_create(
+        slug="twist-v1", item_set=twist_corpus, annotators=[author, annotator_a], per_item=2, seed=20260919
+    )
+    folder = shared_data("twist-v1", "annotation")
+    answers_import(campaign=campaign, path=folder / "twist_v1_answers_A.json", annotator="A")
+    answers_import(campaign=campaign, path=folder / "twist_v1_answers_B.json", annotator="B")
+    return campaign
+
+
+@pytest.fixture
+def twist_decided(twist_trail, author, shared_data):
+    """The released trail with the council's votes and the author's released decisions."""
+    folder = shared_data("twist-v1", "annotation")
+    _council_import(twist_trail, folder / "council")
+    decisions_import(campaign=twist_trail, path=folder / "adjudication_decisions.json", user=author)
+    return twist_trail
+
+
+@pytest.fixture
+def frozen_rows_teardown(db):
+    """For transactional tests that freeze keys: flushing the database between tests deletes every
+    row, which the immutability triggers rightly refuse — lift them for the teardown only."""
+    yield
+    key_triggers.uninstall(connection)
+    try:
+        from adjudication.key_models import Erratum, GoldKey, KeyEntry
+
+        Erratum.objects.all().delete()
+        KeyEntry.objects.all().delete()
+        GoldKey.objects.filter(parent__isnull=False).delete()
+        GoldKey.objects.all().delete()
+    finally:
+        key_triggers.install(connection)
+
+
+TYPES = ["contradicting", "aligned", "hard_negative"]
+VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
+
+
+def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, ...] = ()):
+    """A small synthetic TWIST campaign: item i has type TYPES[i % 3]; both annotators answer with
+    the gold verdict except on the `disagree` indexes, where B says cannot-tell (a queued item)."""
+    from annotation.models import Assignment
+    from annotation.services import answer_save
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind="twist")
+    Item.objects.bulk_create(
+        Item(
+            item_set=item_set, kind="twist", external_id=f"s-{i:04d}", recipient="Ana", draft=f"Draft ünïcode {i}",
+            gold_type=TYPES[i % 3], family=f"F{i % 3}", contradicted_quote="she said so" if i % 3 == 0 else "",
+            history_turns=400 + i,
+        )
+        for i in range(n)
+    )
+    campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=7, pseudonyms=["A", "B"])
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
+        index = int(assignment.item.external_id[2:])
+        q1 = VERDICT[assignment.item.gold_type]
+        if index in disagree and assignment.enrollment.pseudonym == "B":
+            q1 = "cannot-tell"
+        answer_save(assignment=assignment, values={"q1": q1}, source="import")
+    return campaign
+
+
+@pytest.fixture
+def key_campaign(author, annotator_b):
+    """9 synthetic items, items 1 and 4 queued (B disagrees), not yet decided."""
+    return make_campaign(slug="small", n=9, annotators=[author, annotator_b], disagree=(1, 4))
+
+
+def decide(campaign, external_id: str, action: str, user, new_gold: str = "") -> Decision:
+    item = Item.objects.get(item_set=campaign.item_set, external_id=external_id)
+    return Decision.objects.create(campaign=campaign, item=item, action=action, new_gold=new_gold, decided_by=user)
+
+
+@pytest.fixture
+def frozen_key(key_campaign, author):
+    """TWIST-test-v1.0 frozen from the small campaign: s-0001 dropped, s-0004 kept after adjudication."""
+    from adjudication.key_services import key_freeze
+
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+
+
+def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None):
+    """A TWIST campaign over synthetic items. `answers` maps an item id to the two annotators' values
+    ({} = not answered); `gold` maps an item id to its gold type (default contradicting)."""
+    from annotation.models import Answer, Assignment
+    from items.models import Item, ItemKind
+    from items.parsing import batch_of
+    from items.services import item_set_get_or_create
+
+    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind=ItemKind.TWIST)
+    gold = gold or {}
+    Item.objects.bulk_create(
+        Item(
+            item_set=item_set,
+            kind=ItemKind.TWIST,
+            external_id=item_id,
+            recipient="Caroline",
+            draft=f"Draft {item_id}",
+            gold_type=gold.get(item_id, "contradicting"),
+            family="B2 negated-commitment",
+            contradicted_quote="the quote",
+            rationale="the generator's reason",
+            history_turns=500,
+            batch=batch_of(item_id),
+        )
+        for item_id in answers
+    )
+    campaign = campaign_create(slug=slug, item_set=item_set, annotators=list(annotators), per_item=2, seed=seed)
+    # Answers are written directly: these fixtures set up what adjudication reads, and the annotation
+    # flow's own rules (phase locks, order) are tested with the annotation app.
+    assignments = {
+        (a.enrollment.pseudonym, a.item.external_id): a
+        for a in Assignment.objects.filter(enrollment__campaign=campaign).select_related("enrollment", "item")
+    }
+    Answer.objects.bulk_create(
+        Answer(assignment=assignments[(pseudonym, item_id)], values=values, revision=1)
+        for item_id, pair in answers.items()
+        for pseudonym, values in zip(("A", "B"), pair, strict=True)
+        if values
+    )
+    return campaign
+
+
+AGREE = ({"q1": "contradicts", "q2": "yes", "q2quote": "yes"}, {"q1": "contradicts", "q2": "yes", "q2quote": "yes"})
+DISAGREE = ({"q1": "contradicts", "q1note": "left note", "q2": "yes", "q2quote": "yes"}, {"q1": "consistent", "q1note": "right note", "q2": "yes", "q2quote": "yes"})
+NOT_SELF_CONTAINED = ({"q1": "consistent", "q2": "no", "q2quote": "yes"}, {"q1": "contradicts", "q2": "no", "q2quote": "no"})
+
+
+@pytest.fixture
+def small_campaign(annotator_a, annotator_b):
+    """Five synthetic contradicting items: two answered alike and right, three queued."""
+    return make_twist_campaign(
+        [annotator_a, annotator_b],
+        {
+            "conv-1:v1b1": AGREE,
+            "conv-1:v1b2": AGREE,
+            "conv-1:v1b3": DISAGREE,
+            "conv-1:v1c4": NOT_SELF_CONTAINED,
+            "conv-1:v1b5": ({"q1": "contradicts"}, {}),
+        },
+    )
