@@ -112,51 +112,77 @@ def _queue_summary(entries) -> dict:
     }
 
 
+def _history_bucket(turns: int | None) -> str | None:
+    if turns is None:
+        return None
+    return f"<{HISTORY_SPLIT}" if turns < HISTORY_SPLIT else f">={HISTORY_SPLIT}"
+
+
+def _marginal(cells: Counter, position: int, value=None) -> Counter:
+    """Sum the cell table down to {(q1_a, q1_b): n}, over all cells or those whose `position` is `value`."""
+    out: Counter = Counter()
+    for key, n in cells.items():
+        if value is None or key[position] == value:
+            out[key[0]] += n
+    return out
+
+
 def twist_agreement(data: CampaignData) -> dict:
     seed = data.campaign.seed
     items = data.items
     all_pairs = _pairs(data, "q1", "q2", "q2quote")
-    pairs = all_pairs["q1"]
-    a = [pairs[i.id][0] for i in items]
-    b = [pairs[i.id][1] for i in items]
-    q1 = _summary(a, b, seed=seed, categories=TWIST_Q1)
+    pairs, q2_pairs, quote_pairs = all_pairs["q1"], all_pairs["q2"], all_pairs["q2quote"]
+    # One pass over the items into a small table: (q1 pair, gold type, history bucket, family, batch)
+    # -> count. Every stratum below is a sum over this table, not another pass over 100,000 items.
+    cells = Counter(
+        (pairs[i.id], i.gold_type, _history_bucket(i.history_turns), i.family or "(none)", i.batch) for i in items
+    )
+    GOLD, HISTORY, FAMILY, BATCH = 1, 2, 3, 4
+
+    def summary(sub: Counter, *, full: bool = False, categories=None) -> dict:
+        result = st.kappa_summary_from_pairs(sub, categories=categories, seed=seed)
+        if not full:
+            result = {k: result[k] for k in ("n", "left_out", "agree", "observed", "kappa", "ci95", "ci95_bootstrap")}
+        return result
+
+    everything = _marginal(cells, 0)
+    q1 = summary(everything, full=True, categories=TWIST_Q1)
     q1["meaning"] = MEANING_ALL
-    q1.update(_many_rater_stats(data, "q1", a, b))
+    if len(data.pseudonyms) <= 2:
+        fleiss, fleiss_n = st.fleiss_kappa_from_pairs(everything)
+        q1.update(krippendorff_alpha=st.krippendorff_alpha_from_pairs(everything), fleiss_kappa=fleiss, fleiss_n=fleiss_n)
+    else:
+        q1.update(_many_rater_stats(data, "q1", [pairs[i.id][0] for i in items], [pairs[i.id][1] for i in items]))
 
     by_type = {}
     for gold_type in GOLD_TYPES:
-        sub = [i for i in items if i.gold_type == gold_type]
+        sub = _marginal(cells, GOLD, gold_type)
         if not sub:
             continue
-        ta, tb = st.paired([pairs[i.id][0] for i in sub], [pairs[i.id][1] for i in sub])
+        stats = summary(sub)
         gold = q.GOLD_VERDICT[gold_type]
         by_type[gold_type] = {
-            "agree": sum(x == y for x, y in zip(ta, tb, strict=True)),
-            "n": len(ta),
-            "items": len(sub),
-            "both_match_gold": sum(x == y == gold for x, y in zip(ta, tb, strict=True)),
-            **{k: v for k, v in _summary(ta, tb, seed=seed, full=False).items() if k in ("kappa", "ci95", "ci95_bootstrap")},
+            "agree": stats["agree"],
+            "n": stats["n"],
+            "items": sum(sub.values()),
+            "both_match_gold": sub.get((gold, gold), 0),
+            "kappa": stats["kappa"],
+            "ci95": stats["ci95"],
+            "ci95_bootstrap": stats["ci95_bootstrap"],
         }
     q1["by_gold_type"] = by_type
 
-    contradicting = [i for i in items if i.gold_type == "contradicting"]
+    contradicting = [i.id for i in items if i.gold_type == "contradicting"]
     evidence = {}
-    q2_pairs = all_pairs["q2"]
-    for key, key_pairs in (("q2", q2_pairs), ("q2quote", all_pairs["q2quote"])):
-        ea, eb = st.paired([key_pairs[i.id][0] for i in contradicting], [key_pairs[i.id][1] for i in contradicting])
-        evidence[key] = {
-            "agree": sum(x == y for x, y in zip(ea, eb, strict=True)),
-            "n": len(ea),
-            "kappa": st.cohen_kappa(ea, eb),
-            "both_no": sum(x == y == "no" for x, y in zip(ea, eb, strict=True)),
-        }
+    for key, key_pairs in (("q2", q2_pairs), ("q2quote", quote_pairs)):
+        table = Counter(key_pairs[i] for i in contradicting)
+        stats = summary(table)
+        evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": stats["kappa"], "both_no": table.get(("no", "no"), 0)}
 
     batch_items: dict[str, Counter] = defaultdict(Counter)
-    for item in items:
-        batch_items[item.batch][item.gold_type] += 1
-    not_self_contained = Counter(
-        i.batch for i in contradicting if q2_pairs[i.id] == ("no", "no")
-    )
+    for key, n in cells.items():
+        batch_items[key[BATCH]][key[GOLD]] += n
+    not_self_contained = Counter(i.batch for i in items if i.gold_type == "contradicting" and q2_pairs[i.id] == ("no", "no"))
     by_batch = {
         batch: {
             "both_not_self_contained": not_self_contained.get(batch, 0),
@@ -166,17 +192,12 @@ def twist_agreement(data: CampaignData) -> dict:
         for batch, types in sorted(batch_items.items())
     }
 
-    def stratum(subset) -> dict:
-        sa, sb = [pairs[i.id][0] for i in subset], [pairs[i.id][1] for i in subset]
-        return _summary(sa, sb, seed=seed, full=False) | {"items": len(subset)}
+    def stratum(position: int, value) -> dict:
+        sub = _marginal(cells, position, value)
+        return summary(sub) | {"items": sum(sub.values())}
 
-    history = {
-        f"<{HISTORY_SPLIT}": [i for i in items if i.history_turns is not None and i.history_turns < HISTORY_SPLIT],
-        f">={HISTORY_SPLIT}": [i for i in items if i.history_turns is not None and i.history_turns >= HISTORY_SPLIT],
-    }
-    families: dict[str, list] = defaultdict(list)
-    for item in items:
-        families[item.family or "(none)"].append(item)
+    histories = [h for h in (f"<{HISTORY_SPLIT}", f">={HISTORY_SPLIT}") if any(k[HISTORY] == h for k in cells)]
+    families = sorted({key[FAMILY] for key in cells})
 
     entries = queue_from_data(data)
     result = {
@@ -195,8 +216,8 @@ def twist_agreement(data: CampaignData) -> dict:
             "by_batch": by_batch,
         },
         "strata": {
-            "history": {name: stratum(subset) for name, subset in history.items()},
-            "family": {name: stratum(subset) for name, subset in sorted(families.items())},
+            "history": {name: stratum(HISTORY, name) for name in histories},
+            "family": {name: stratum(FAMILY, name) for name in families},
         },
         "queue": _queue_summary(entries),
         "retained": twist_retained(data, entries, q1_pairs=pairs),

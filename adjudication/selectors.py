@@ -196,10 +196,12 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     protocol = data.protocol
     reasons_for = q.lapse_queue_reasons if protocol == Protocol.LAPSE else q.twist_queue_reasons
     empty: dict = {}
+    # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
+    any_order = len(pseudonyms) <= 2
     for item in data.items:
         per_item = all_answers.get(item.id, empty)
-        answers = [per_item[p] for p in pseudonyms if p in per_item]
-        ballots = council.get(item.id)
+        answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
+        ballots = council.get(item.id) if council else None
         if protocol == Protocol.LAPSE:
             reasons = reasons_for(answers)
         else:

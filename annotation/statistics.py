@@ -252,11 +252,24 @@ def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
     """Fleiss' kappa for any number of raters (statsmodels' inter_rater). `ratings` holds one label list
     per item; items with a missing label (None) are left out, since every item needs the same number
     of ratings. Returns (kappa, items used)."""
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
     # Items with the same multiset of labels are the same row of the subjects x categories table:
     # count the distinct compositions once (fast for 100,000 items), then expand.
-    compositions = Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r)
+    return _fleiss_from_compositions(Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r))
+
+
+def fleiss_kappa_from_pairs(pairs: Counter) -> tuple[float, int]:
+    """fleiss_kappa for two raters from a pair_counts table."""
+    compositions: Counter = Counter()
+    for (x, y), count in pairs.items():
+        if x is not None and y is not None:
+            compositions[tuple(sorted((str(x), str(y))))] += count
+    return _fleiss_from_compositions(compositions)
+
+
+def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
     used = sum(compositions.values())
     if not compositions or len({len(c) for c in compositions}) != 1:
         return (float("nan"), used)
@@ -270,6 +283,26 @@ def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
             rows[n, index[label]] += 1
     table = np.repeat(rows, list(compositions.values()), axis=0)
     return (float(sm_fleiss(table, method="fleiss")), used)
+
+
+def krippendorff_alpha_from_pairs(pairs: Counter) -> float:
+    """krippendorff_alpha_nominal for two raters from a pair_counts table (items with one label are not
+    pairable and do not count, as in alpha itself): the package's value_counts input, one row per item."""
+    import krippendorff
+
+    pairable = Counter({key: n for key, n in pairs.items() if None not in key})
+    cats = _categories_of_pairs(pairable)
+    if not cats:
+        return float("nan")
+    if len(cats) == 1:
+        return 1.0
+    index = {c: i for i, c in enumerate(cats)}
+    rows = np.zeros((len(pairable), len(cats)), dtype=np.int64)
+    for n, (x, y) in enumerate(pairable):
+        rows[n, index[x]] += 1
+        rows[n, index[y]] += 1
+    counts = np.repeat(rows, list(pairable.values()), axis=0)
+    return float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
 
 
 def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:
@@ -295,10 +328,17 @@ def kappa_summary(
     a: Sequence, b: Sequence, *, categories: Sequence | None = None, replicates: int = 2000, seed: int = 0
 ) -> dict:
     """Everything about two raters on one question. Missing labels (None) are left out and counted."""
-    total = _check(a, b)
-    pairs = pair_counts(a, b)
-    for key in [key for key in pairs if None in key]:
-        del pairs[key]
+    _check(a, b)
+    return kappa_summary_from_pairs(pair_counts(a, b), categories=categories, replicates=replicates, seed=seed)
+
+
+def kappa_summary_from_pairs(
+    pairs: Counter, *, categories: Sequence | None = None, replicates: int = 2000, seed: int = 0
+) -> dict:
+    """kappa_summary from a {(label_a, label_b): count} table (see pair_counts): a caller that stratifies
+    a large campaign counts the items once and sums the small tables."""
+    total = sum(pairs.values())
+    pairs = Counter({key: count for key, count in pairs.items() if None not in key})
     cats = _categories_of_pairs(pairs, categories)
     table = _matrix(pairs, cats)
     n = int(table.sum())

@@ -206,3 +206,21 @@ def test_krippendorff_alpha_hand_computed_with_missing_value():
     a = ["x", "x", "y", "x"]
     b = ["x", "y", "y", None]
     assert st.krippendorff_alpha_nominal([a, b]) == pytest.approx(4 / 9)
+
+
+def test_two_rater_fleiss_and_krippendorff_from_pair_tables_equal_the_label_list_versions():
+    rng = random.Random(19)
+    for _ in range(30):
+        a, b = random_pairs(rng)
+        b = [None if rng.random() < 0.05 else y for y in b]
+        pairs = st.pair_counts(a, b)
+        assert st.fleiss_kappa_from_pairs(pairs) == pytest.approx(st.fleiss_kappa(list(zip(a, b, strict=True))), nan_ok=True)
+        assert st.krippendorff_alpha_from_pairs(pairs) == pytest.approx(st.krippendorff_alpha_nominal([a, b]), nan_ok=True)
+
+
+def test_kappa_summary_from_summed_pair_tables_equals_the_summary_of_the_union():
+    rng = random.Random(23)
+    a1, b1 = random_pairs(rng)
+    a2, b2 = random_pairs(rng)
+    summed = st.pair_counts(a1, b1) + st.pair_counts(a2, b2)
+    assert st.kappa_summary_from_pairs(summed, seed=4) == st.kappa_summary(a1 + a2, b1 + b2, seed=4)
