@@ -1,5 +1,6 @@
 """LLM council members, prompt versions, runs, votes and gate verdicts."""
 
+from django.conf import settings
 from django.db import models
 
 from annotation.models import Campaign
@@ -16,6 +17,7 @@ class CouncilMember(models.Model):
     requests_per_minute = models.PositiveIntegerField(default=60)
     concurrency = models.PositiveSmallIntegerField(default=4)
     is_generator = models.BooleanField(default=False, help_text="Also generated the items (circularity).")
+    timeout_seconds = models.FloatField(default=60.0, help_text="Client timeout per request.")
 
     def __str__(self) -> str:
         return self.name
@@ -35,6 +37,8 @@ class CouncilVote(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
     values = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    run = models.ForeignKey("CouncilRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
+    attempts = models.PositiveSmallIntegerField(default=0)  # API calls made (0: cache or import)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -56,3 +60,80 @@ class GateVerdict(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "gate"], name="gate_verdict_unique")]
+
+
+class PromptVersion(models.Model):
+    """A versioned council prompt. Its `name` is what CouncilVote.prompt_version records; templates are
+    frozen once votes exist under them (a change is a new version)."""
+
+    name = models.CharField(max_length=50, unique=True)  # "twist-b-v1"
+    protocol = models.CharField(max_length=10, default="twist_b")
+    system = models.TextField()
+    phase1 = models.TextField(help_text="Phase 1 template: {recipient}, {draft}, {excerpts}, {schema}.")
+    phase2 = models.TextField(help_text="Phase 2 template: {questions}, {quote_block}, {index_block}, {schema}.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CouncilRun(models.Model):
+    """One council run: every chosen member answers every item of the campaign under one prompt version."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        CANCELLED = "cancelled", "cancelled"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="council_runs")
+    members = models.ManyToManyField(CouncilMember, related_name="runs")
+    prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    cancelled = models.BooleanField(default=False)
+    total_items = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} on {self.campaign_id}"
+
+
+class ResponseCache(models.Model):
+    """A raw completion keyed by model and the hash of the exact messages sent: a re-run never calls again."""
+
+    model = models.CharField(max_length=200)
+    prompt_hash = models.CharField(max_length=64)
+    content = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "prompt_hash"], name="response_cache_unique")]
+
+
+class MemberSlot(models.Model):
+    """One of a member's `concurrency` call slots, leased by a task id until `expires_at`.
+
+    A lease in the database (not in the broker or in process memory) works with every broker and with
+    SQLite, and a redelivered task reclaims its own lease after a worker is killed."""
+
+    member = models.ForeignKey(CouncilMember, on_delete=models.CASCADE, related_name="slots")
+    index = models.PositiveSmallIntegerField()
+    holder = models.CharField(max_length=255, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["member", "index"], name="member_slot_unique")]
+
+
+class MemberPace(models.Model):
+    """Rate limit: the earliest time the member's next request may start (requests spaced 60/rpm s)."""
+
+    member = models.OneToOneField(CouncilMember, on_delete=models.CASCADE, related_name="pace")
+    next_at = models.FloatField(default=0.0)  # unix seconds

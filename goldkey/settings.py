@@ -4,6 +4,7 @@ With no environment set, Goldkey runs on SQLite with a file-system Celery broker
 worker process, no server needed). DATABASE_URL / CELERY_BROKER_URL switch to PostgreSQL / Redis.
 """
 
+import os
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -15,6 +16,7 @@ VAR_DIR = Path(env_str("GOLDKEY_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
+GOLDKEY_PRODUCTION = env_bool("GOLDKEY_PRODUCTION", False)
 _DEV_SECRET = "goldkey-development-only-not-a-secret"
 SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (_DEV_SECRET if DEBUG or not env_bool("GOLDKEY_PRODUCTION", False) else None)
 if not SECRET_KEY:
@@ -78,6 +80,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+    # The test database is a file, not memory, so that a real Celery worker process (tests/celery_worker.py)
+    # can open the same database as the test. One file per test run, removed when the run ends.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -95,6 +100,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+if not GOLDKEY_PRODUCTION:
+    # Development, tests and the demo serve static files straight from the app folders (no collectstatic
+    # step); the empty STATIC_ROOT keeps WhiteNoise from warning "No directory at: staticfiles".
+    WHITENOISE_USE_FINDERS = True
+    STATIC_ROOT.mkdir(exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -125,14 +135,23 @@ SPECTACULAR_SETTINGS = {
 # Redis when CELERY_BROKER_URL is set.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL == "filesystem://":
-    _broker_dir = VAR_DIR / "broker"
-    for sub in ("queue", "processed"):
+    _broker_dir = Path(env_str("GOLDKEY_BROKER_DIR", str(VAR_DIR / "broker")))
+    for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),  # kombu's default is ./control in the working dir
         "store_processed": False,
+    }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A task left unacknowledged by a killed worker is handed out again after visibility_timeout seconds
+    # (looked for every restore_interval s); keep it above the longest task plus retry countdown.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
+        "unacked_restore_throttle": 1,
     }
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
@@ -143,7 +162,7 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # Production hardening (manage.py check --deploy passes with GOLDKEY_PRODUCTION=1).
-if env_bool("GOLDKEY_PRODUCTION", False):
+if GOLDKEY_PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True

@@ -186,3 +186,18 @@ class GenerationReject(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item_set", "external_id"], name="reject_unique_external_id"),
         ]
+
+
+class WorkerPing(models.Model):
+    """A round trip through the task queue: written by a Celery worker, read by whoever enqueued it.
+
+    Proves that a worker is consuming the configured broker and sees the same database."""
+
+    token = models.CharField(max_length=64, unique=True)  # unique: a redelivered ping writes nothing new
+    hostname = models.CharField(max_length=200, blank=True)
+    conversations = models.PositiveIntegerField()
+    items = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"ping {self.token} from {self.hostname or '?'}"

@@ -16,6 +16,7 @@ from items.models import (
     Session,
     Track,
     Turn,
+    WorkerPing,
 )
 from items.parsing import (
     ErrorLog,
@@ -373,3 +374,20 @@ def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source
     changed.raise_if_any()
     report.created = len(Item.objects.bulk_create(new_items, batch_size=2000))
     return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker round trip
+
+
+def worker_ping_record(*, token: str, hostname: str = "") -> WorkerPing:
+    """Record that a worker answered ping `token`, with the corpus counts it sees. Idempotent."""
+    ping, _ = WorkerPing.objects.get_or_create(
+        token=token,
+        defaults={
+            "hostname": hostname,
+            "conversations": Conversation.objects.count(),
+            "items": Item.objects.count(),
+        },
+    )
+    return ping

@@ -1,0 +1,49 @@
+from django.contrib import admin
+
+from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, PromptVersion, ResponseCache
+
+
+@admin.register(CouncilMember)
+class CouncilMemberAdmin(admin.ModelAdmin):
+    list_display = ("name", "model", "base_url", "requests_per_minute", "concurrency", "timeout_seconds", "is_generator")
+    list_filter = ("is_generator",)
+    search_fields = ("name", "model")
+
+
+@admin.register(PromptVersion)
+class PromptVersionAdmin(admin.ModelAdmin):
+    list_display = ("name", "protocol", "created_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        # A prompt with votes under it is frozen: a change is a new version.
+        if obj is not None and obj.runs.exists():
+            return ("name", "protocol", "system", "phase1", "phase2")
+        return ()
+
+
+@admin.register(CouncilRun)
+class CouncilRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "campaign", "prompt_version", "status", "cancelled", "total_items", "created_at")
+    list_filter = ("status",)
+    readonly_fields = ("campaign", "prompt_version", "total_items", "created_by", "created_at", "finished_at")
+
+
+@admin.register(CouncilVote)
+class CouncilVoteAdmin(admin.ModelAdmin):
+    list_display = ("campaign", "member", "item", "prompt_version", "status", "attempts", "created_at")
+    list_filter = ("status", "prompt_version", "member")
+    list_select_related = ("campaign", "member", "item")
+    readonly_fields = ("campaign", "member", "item", "prompt_version", "status", "values", "error", "run", "attempts")
+
+
+@admin.register(GateVerdict)
+class GateVerdictAdmin(admin.ModelAdmin):
+    list_display = ("item", "gate", "passed", "blocking", "detail")
+    list_filter = ("gate", "passed", "blocking")
+    list_select_related = ("item",)
+
+
+@admin.register(ResponseCache)
+class ResponseCacheAdmin(admin.ModelAdmin):
+    list_display = ("model", "prompt_hash", "created_at")
+    search_fields = ("model", "prompt_hash")

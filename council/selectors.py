@@ -1,0 +1,139 @@
+"""Reads for the council: triage bands and flags, pairwise kappa, run progress. Constant queries."""
+
+from collections import Counter
+from itertools import combinations
+
+from django.db.models import Count, Q
+
+from annotation.models import Campaign
+from annotation.statistics import cohen_kappa, paired
+from council.models import CouncilMember, CouncilRun, CouncilVote
+from items.models import GOLD_VERDICT, Item
+
+BANDS = ("unanimous_match", "majority_match", "abstain_heavy", "majority_against")
+OPPOSITE = {"contradicts": "consistent", "consistent": "contradicts"}
+ABSTAIN = "cannot-tell"
+
+
+def band_for(gold_verdict: str, verdicts: list[str | None]) -> str:
+    """PROTOCOL §4. `verdicts` has one entry per council member (None: no vote); cannot-tell abstains."""
+    n = len(verdicts)
+    match = sum(v == gold_verdict for v in verdicts)
+    against = sum(v == OPPOSITE.get(gold_verdict) for v in verdicts)
+    if n and match == n:
+        return "unanimous_match"
+    if against > n / 2:
+        return "majority_against"
+    if match > n / 2:
+        return "majority_match"
+    return "abstain_heavy"
+
+
+def flags_for(votes: dict[str, dict]) -> list[dict]:
+    """Per member: q2 'no' (claim not self-contained), q3 'conflict' (with the turn)."""
+    flags = []
+    for name, values in votes.items():
+        if values.get("q2") == "no":
+            flags.append({"member": name, "flag": "q2_no", "turn": ""})
+        if values.get("q3") == "conflict":
+            flags.append({"member": name, "flag": "q3_conflict", "turn": values.get("q3turn", "")})
+    return flags
+
+
+def council_votes(campaign: Campaign, prompt_version: str | None = None):
+    qs = CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK)
+    if prompt_version:
+        qs = qs.filter(prompt_version=prompt_version)
+    return qs.select_related("member").only(
+        "item_id", "values", "prompt_version", "created_at", "member__name", "member__is_generator"
+    ).order_by("created_at", "id")
+
+
+def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
+    """Every item of the campaign with its gold, each member's vote, band and flags; members in
+    name order with their circularity; pairwise kappa on q1. Two queries whatever the size."""
+    latest: dict[tuple[int, str], dict] = {}
+    members: dict[str, bool] = {}
+    for vote in council_votes(campaign, prompt_version):
+        latest[(vote.item_id, vote.member.name)] = vote.values  # later votes win (ordered by time)
+        members[vote.member.name] = vote.member.is_generator
+    names = sorted(members)
+    rows = []
+    items = Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type", "draft", "recipient").order_by("external_id")
+    for item in items:
+        votes = {name: latest.get((item.pk, name), {}) for name in names}
+        gold = GOLD_VERDICT.get(item.gold_type, "")
+        band = band_for(gold, [votes[n].get("q1") for n in names]) if names else ""
+        flags = flags_for(votes)
+        rows.append({
+            "item_id": item.pk, "external_id": item.external_id, "gold_type": item.gold_type, "gold_verdict": gold,
+            "draft": item.draft, "recipient": item.recipient, "votes": votes, "band": band, "flags": flags,
+            "triage": band != "unanimous_match" or bool(flags),
+        })
+    kappas = {}
+    for a, b in combinations(names, 2):
+        x, y = paired([r["votes"][a].get("q1") for r in rows], [r["votes"][b].get("q1") for r in rows])
+        kappas[f"{a}|{b}"] = {"kappa": cohen_kappa(x, y), "n": len(x)}
+    return {
+        "members": [{"name": n, "is_generator": members[n]} for n in names],
+        "rows": rows,
+        "bands": {band: sum(r["band"] == band for r in rows) for band in BANDS} if names else {},
+        "pairwise_kappa": kappas,
+        "triage_candidates": sum(r["triage"] for r in rows),
+    }
+
+
+def circularity_note(members: list[dict]) -> str:
+    generators = [m["name"] for m in members if m["is_generator"]]
+    if not generators:
+        return ""
+    return (
+        f"Circularity: {', '.join(generators)} also generated these items; "
+        f"{'its' if len(generators) == 1 else 'their'} votes may share the generator's blind spots."
+    )
+
+
+def council_report(campaign: Campaign, prompt_version: str | None = None) -> dict:
+    data = triage(campaign, prompt_version)
+    return {
+        "campaign": campaign.slug,
+        "bands": data["bands"],
+        "pairwise_kappa": {pair: round(v["kappa"], 4) for pair, v in data["pairwise_kappa"].items()},
+        "pairwise_n": {pair: v["n"] for pair, v in data["pairwise_kappa"].items()},
+        "members": data["members"],
+        "triage_candidates": data["triage_candidates"],
+        "flags": dict(Counter(f"{f['member']}|{f['flag']}" for r in data["rows"] for f in r["flags"])),
+        "circularity": circularity_note(data["members"]),
+    }
+
+
+def run_progress(run: CouncilRun) -> dict:
+    """Per member: done, errors, remaining (two queries)."""
+    members = list(run.members.order_by("name").values("id", "name", "is_generator"))
+    counts = {
+        row["member_id"]: row
+        for row in CouncilVote.objects.filter(
+            campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member__in=[m["id"] for m in members]
+        ).values("member_id").annotate(
+            done=Count("id", filter=Q(status=CouncilVote.Status.OK)),
+            errors=Count("id", filter=Q(status=CouncilVote.Status.ERROR)),
+        ).order_by()
+    }
+    out = []
+    for m in members:
+        c = counts.get(m["id"], {"done": 0, "errors": 0})
+        remaining = max(0, run.total_items - c["done"] - c["errors"])
+        out.append({"member": m["name"], "is_generator": m["is_generator"], "done": c["done"], "errors": c["errors"],
+                    "remaining": remaining, "total": run.total_items})
+    return {
+        "run": run.pk, "status": run.status, "cancelled": run.cancelled, "prompt_version": run.prompt_version.name,
+        "members": out, "finished": all(m["remaining"] == 0 for m in out),
+    }
+
+
+def runs_for_campaign(campaign: Campaign):
+    return CouncilRun.objects.filter(campaign=campaign).select_related("prompt_version").prefetch_related("members")
+
+
+def members_all():
+    return CouncilMember.objects.order_by("name")

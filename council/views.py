@@ -1,0 +1,128 @@
+"""Council pages for authors: members and runs, a run's live progress and cancel, triage."""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.access import require_unblinded
+from annotation.models import Campaign
+from council import selectors, services
+from council.models import CouncilMember, CouncilRun
+from goldkey import roles
+from goldkey.errors import ApplicationError, NotAllowed, NotFound
+from items.models import GoldType
+
+
+def html_errors(view):
+    """The one HTML error path for these pages: NotFound → 404, NotAllowed → 403, others → message."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+        except NotAllowed as exc:
+            raise PermissionDenied(exc.message) from exc
+
+    return wrapper
+
+
+def _require_author(user) -> None:
+    if not roles.is_author(user):
+        raise NotAllowed("Only authors may open the council pages.")
+
+
+def get_campaign_for_user(user, slug: str) -> Campaign:
+    """The campaign, if this user may see its unblinded material (council votes are unblinded)."""
+    try:
+        campaign = Campaign.objects.select_related("item_set").get(slug=slug)
+    except Campaign.DoesNotExist as exc:
+        raise NotFound(f"no campaign '{slug}'") from exc
+    require_unblinded(user, campaign)
+    return campaign
+
+
+def get_run_for_user(user, run_id: int) -> CouncilRun:
+    run = CouncilRun.objects.select_related("prompt_version", "campaign").filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"no council run {run_id}")
+    require_unblinded(user, run.campaign)
+    return run
+
+
+@login_required
+@html_errors
+@require_GET
+def index(request):
+    _require_author(request.user)
+    campaigns = list(Campaign.objects.select_related("item_set").order_by("slug"))
+    runs = list(CouncilRun.objects.select_related("campaign", "prompt_version").order_by("-created_at")[:20])
+    return render(request, "council/index.html", {
+        "campaigns": campaigns, "runs": runs, "members": list(CouncilMember.objects.order_by("name")),
+    })
+
+
+@login_required
+@html_errors
+@require_POST
+def run_start(request, slug: str):
+    campaign = get_campaign_for_user(request.user, slug)
+    names = request.POST.getlist("members")
+    try:
+        run = services.council_run_start(
+            campaign=campaign, members=services.members_by_names(names), created_by=request.user
+        )
+    except ApplicationError as exc:
+        if isinstance(exc, (NotAllowed, NotFound)):
+            raise
+        messages.error(request, exc.message)
+        return redirect("council:index")
+    return redirect("council:run", run_id=run.pk)
+
+
+@login_required
+@html_errors
+@require_GET
+def run_detail(request, run_id: int):
+    run = get_run_for_user(request.user, run_id)
+    return render(request, "council/run.html", {"run": run, "progress": selectors.run_progress(run)})
+
+
+@login_required
+@html_errors
+@require_GET
+def run_progress(request, run_id: int):
+    run = get_run_for_user(request.user, run_id)
+    return JsonResponse(selectors.run_progress(run))
+
+
+@login_required
+@html_errors
+@require_POST
+def run_cancel(request, run_id: int):
+    run = services.council_run_cancel(run=get_run_for_user(request.user, run_id))
+    messages.info(request, f"Run {run.pk} cancelled; votes already recorded are kept.")
+    return redirect("council:run", run_id=run.pk)
+
+
+@login_required
+@html_errors
+@require_GET
+def triage(request, slug: str):
+    campaign = get_campaign_for_user(request.user, slug)
+    band = request.GET.get("band", "")
+    gold_type = request.GET.get("type", "")
+    data = selectors.triage(campaign)
+    rows = [r for r in data["rows"] if (not band or r["band"] == band) and (not gold_type or r["gold_type"] == gold_type)]
+    return render(request, "council/triage.html", {
+        "campaign": campaign, "data": data, "rows": rows, "band": band, "gold_type": gold_type,
+        "bands": selectors.BANDS, "types": GoldType.values,
+        "circularity": selectors.circularity_note(data["members"]),
+        "kappas": [(pair.replace("|", " × "), v["kappa"], v["n"]) for pair, v in data["pairwise_kappa"].items()],
+    })

@@ -1,0 +1,140 @@
+"""Council pages: authors only (and not while blind), filters, progress JSON, cancel, constant queries."""
+
+import pytest
+from django.urls import reverse
+
+from council.models import CouncilRun, CouncilVote
+from council.services import council_member_add, prompt_version_default
+
+
+@pytest.fixture
+def small_campaign(small_twist, annotator_a, annotator_b):
+    from annotation.services import campaign_create
+
+    return campaign_create(slug="small", item_set=small_twist, annotators=[annotator_a, annotator_b], seed=1)
+
+
+@pytest.fixture
+def small_run(small_campaign):
+    member = council_member_add(name="m1", base_url="http://127.0.0.1:9/v1", model="x", is_generator=True)[0]
+    run = CouncilRun.objects.create(
+        campaign=small_campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running"
+    )
+    run.members.set([member])
+    item = small_campaign.item_set.items.get(external_id="conv-x:1")
+    CouncilVote.objects.create(campaign=small_campaign, member=member, item=item, prompt_version="twist-b-v1",
+                               values={"q1": "contradicts", "q2": "no"}, run=run)
+    return run
+
+
+def _login(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_an_author_sees_the_triage_page_with_bands_and_circularity(client, author, small_run):
+    response = _login(client, author).get(reverse("council:triage", args=["small"]))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "conv-x:1" in body and "Circularity" in body and "q2_no" in body
+
+
+@pytest.mark.django_db
+def test_an_annotator_cannot_open_the_triage_page(client, annotator_a, small_run):
+    assert _login(client, annotator_a).get(reverse("council:triage", args=["small"])).status_code == 403
+
+
+@pytest.mark.django_db
+def test_an_outsider_cannot_open_the_council_index(client, outsider):
+    assert _login(client, outsider).get(reverse("council:index")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_an_anonymous_visitor_is_sent_to_log_in(client, small_run):
+    response = client.get(reverse("council:run_progress", args=[small_run.pk]))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_an_author_still_blind_in_the_campaign_cannot_see_its_council(client, author, small_twist, annotator_a):
+    from annotation.services import campaign_create
+
+    campaign_create(slug="blind", item_set=small_twist, annotators=[author, annotator_a], seed=3)
+    assert _login(client, author).get(reverse("council:triage", args=["blind"])).status_code == 403
+
+
+@pytest.mark.django_db
+def test_an_unknown_campaign_is_404(client, author):
+    assert _login(client, author).get(reverse("council:triage", args=["nope"])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_an_unknown_run_is_404(client, author):
+    assert _login(client, author).get(reverse("council:run_progress", args=[999])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_triage_page_filters_by_band_and_type(client, author, small_run):
+    response = _login(client, author).get(reverse("council:triage", args=["small"]), {"type": "aligned"})
+    rows = response.context["rows"]
+    assert [r["external_id"] for r in rows] == ["conv-x:2"]
+    response = client.get(reverse("council:triage", args=["small"]), {"band": "unanimous_match"})
+    assert [r["external_id"] for r in response.context["rows"]] == ["conv-x:1"]
+
+
+@pytest.mark.django_db
+def test_the_progress_endpoint_reports_done_errors_and_remaining_per_member(client, author, small_run):
+    data = _login(client, author).get(reverse("council:run_progress", args=[small_run.pk])).json()
+    assert data["members"] == [
+        {"member": "m1", "is_generator": True, "done": 1, "errors": 0, "remaining": 2, "total": 3}
+    ]
+    assert data["finished"] is False
+
+
+@pytest.mark.django_db
+def test_the_run_page_shows_a_cancel_button(client, author, small_run):
+    body = _login(client, author).get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "Cancel run" in body and "progress.json" in body
+
+
+@pytest.mark.django_db
+def test_cancelling_a_run_marks_it_cancelled(client, author, small_run):
+    response = _login(client, author).post(reverse("council:run_cancel", args=[small_run.pk]))
+    assert response.status_code == 302
+    small_run.refresh_from_db()
+    assert small_run.cancelled and small_run.status == "cancelled"
+
+
+@pytest.mark.django_db
+def test_an_annotator_cannot_cancel_a_run(client, annotator_a, small_run):
+    assert _login(client, annotator_a).post(reverse("council:run_cancel", args=[small_run.pk])).status_code == 403
+    small_run.refresh_from_db()
+    assert not small_run.cancelled
+
+
+@pytest.mark.django_db
+def test_cancel_by_get_is_not_allowed(client, author, small_run):
+    assert _login(client, author).get(reverse("council:run_cancel", args=[small_run.pk])).status_code == 405
+
+
+@pytest.mark.django_db
+def test_an_author_starts_a_run_from_the_council_page(client, author, small_run, monkeypatch, django_capture_on_commit_callbacks):
+    from council import tasks
+
+    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _login(client, author).post(reverse("council:run_start", args=["small"]), {"members": ["m1"]})
+    run = CouncilRun.objects.order_by("-pk").first()
+    assert response.status_code == 302 and response["Location"] == reverse("council:run", args=[run.pk])
+
+
+@pytest.mark.django_db
+def test_the_triage_page_runs_a_constant_number_of_queries(client, author, released_council, small_run, django_assert_max_num_queries):
+    _login(client, author)
+    client.get(reverse("council:triage", args=["small"]))  # warm the session and role caches
+    with django_assert_max_num_queries(12) as small:
+        client.get(reverse("council:triage", args=["small"]))
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        response = client.get(reverse("council:triage", args=["twist-v1"]))
+    assert len(response.context["rows"]) == 200
