@@ -182,3 +182,9 @@ LOGGING = {
 
 # Where tests and benchmarks find the released data (never copied into the repository).
 GOLDKEY_SHARED_DATA = Path(env_str("GOLDKEY_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))
+
+# The pre-registered bar for retained-set agreement (PROTOCOL §3): Cohen's kappa on the kept set.
+try:
+    GOLDKEY_KAPPA_BAR = float(env_str("GOLDKEY_KAPPA_BAR", "0.8"))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"GOLDKEY_KAPPA_BAR must be a number, got {env_str('GOLDKEY_KAPPA_BAR')!r}") from exc
