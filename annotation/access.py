@@ -5,9 +5,9 @@ Gold, the adjudication queue, council votes, agreement figures and other annotat
 and has not yet submitted their own annotation (the campaign records when they did, for disclosure).
 """
 
-from annotation.models import Campaign, Enrollment
+from annotation.models import Assignment, Campaign, Enrollment
 from goldkey import roles
-from goldkey.errors import NotAllowed
+from goldkey.errors import NotAllowed, NotFound
 
 
 def can_view_unblinded(user, campaign: Campaign) -> bool:
@@ -24,4 +24,58 @@ def require_unblinded(user, campaign: Campaign) -> None:
                 f"You are an annotator in '{campaign.slug}': its gold, queue, council votes and agreement "
                 "open once you have submitted your own annotation."
             )
+        raise NotAllowed("Only authors may open this page.")
+
+
+def get_campaign(slug: str) -> Campaign:
+    campaign = Campaign.objects.filter(slug=slug).select_related("item_set").first()
+    if campaign is None:
+        raise NotFound(f"no campaign '{slug}'")
+    return campaign
+
+
+def get_enrollment_for_user(user, campaign_slug: str) -> Enrollment:
+    """The user's own enrollment in a campaign: 404 when the campaign does not exist, 403 when the
+    user is not one of its annotators."""
+    enrollment = (
+        Enrollment.objects.filter(campaign__slug=campaign_slug, annotator=user)
+        .select_related("campaign__item_set")
+        .first()
+        if user.is_authenticated
+        else None
+    )
+    if enrollment is None:
+        get_campaign(campaign_slug)  # 404 first
+        raise NotAllowed("You are not an annotator of this campaign.")
+    return enrollment
+
+
+def _assignment_queryset():
+    return Assignment.objects.select_related(
+        "enrollment__campaign", "enrollment__annotator", "item__conversation", "answer"
+    )
+
+
+def get_assignment_for_user(user, *, campaign_slug: str | None = None, position: int | None = None,
+                            pk: int | None = None) -> Assignment:
+    """One of the user's own assignments, by campaign and 1-based position or by id.
+
+    404 when it does not exist, 403 when it exists but belongs to another annotator. The only way any
+    page, API view or export reaches an assignment."""
+    if pk is not None:
+        assignment = _assignment_queryset().filter(pk=pk).first()
+        if assignment is None:
+            raise NotFound("no such assignment")
+        if not user.is_authenticated or assignment.enrollment.annotator_id != user.pk:
+            raise NotAllowed("This assignment belongs to another annotator.")
+        return assignment
+    enrollment = get_enrollment_for_user(user, campaign_slug)
+    assignment = _assignment_queryset().filter(enrollment=enrollment, position=(position or 0) - 1).first()
+    if assignment is None:
+        raise NotFound(f"no item {position} in your work for '{campaign_slug}'")
+    return assignment
+
+
+def require_author(user) -> None:
+    if not roles.is_author(user):
         raise NotAllowed("Only authors may open this page.")

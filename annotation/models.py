@@ -42,6 +42,14 @@ class Enrollment(models.Model):
     phase1_completed_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)
+    crisis_notice_seen_at = models.DateTimeField(null=True, blank=True)
+    # Denormalised progress (kept by answer_save inside its transaction) so that "my work", the item
+    # page and every save stay constant-time whatever the campaign size. Completion of a phase is
+    # always confirmed by an exact query before it is recorded; these counters are only the hint.
+    assigned_count = models.PositiveIntegerField(default=0)
+    crisis_count = models.PositiveIntegerField(default=0)
+    phase1_done_count = models.PositiveIntegerField(default=0)
+    phase2_done_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["campaign", "pseudonym"]
@@ -78,6 +86,13 @@ class Answer(models.Model):
     time_on_item_ms = models.PositiveBigIntegerField(default=0)
     revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    phase1_done = models.BooleanField(default=False)
+    phase2_done = models.BooleanField(default=False)
+    # When the answer last changed ("ts" of the released Lapse files; set from the file on import).
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # Fields of an imported released record that Goldkey does not interpret (e.g. Lapse "ui"),
+    # kept so that an export gives back the file that was imported.
+    extra = models.JSONField(default=dict, blank=True)
 
 
 class AnswerRevision(models.Model):

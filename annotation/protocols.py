@@ -63,3 +63,34 @@ def validate_values(protocol: str, values: dict, gold_type: str = "") -> list[st
 
 def phase_of(protocol: str, key: str) -> int:
     return questions_for(protocol)[key].phase
+
+
+def has_phase2(protocol: str) -> bool:
+    return any(q.phase == 2 for q in QUESTIONS[protocol])
+
+
+def phase1_done(protocol: str, values: dict) -> bool:
+    """Every Phase 1 choice question is answered (notes are optional)."""
+    return all(values.get(q.key) for q in QUESTIONS[protocol] if q.phase == 1 and q.choices is not None)
+
+
+def phase2_keys_for(protocol: str, gold_type: str) -> tuple[str, ...]:
+    """The Phase 2 questions asked of an item (they depend on its gold type: never show before Phase 2)."""
+    return tuple(
+        q.key
+        for q in QUESTIONS[protocol]
+        if q.phase == 2 and (q.applies_to is None or gold_type in q.applies_to)
+    )
+
+
+def phase2_done(protocol: str, values: dict, gold_type: str) -> bool:
+    """Phase 2 is answered for this item; a protocol without Phase 2 is done when Phase 1 is."""
+    if not has_phase2(protocol):
+        return phase1_done(protocol, values)
+    questions = questions_for(protocol)
+    for key in phase2_keys_for(protocol, gold_type):
+        if questions[key].choices is not None and not values.get(key):
+            return False
+    if values.get("q3") == "conflict" and not values.get("q3turn"):
+        return False
+    return True

@@ -2,13 +2,15 @@
 validated in full before anything is written, and all-or-nothing."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.db import transaction
+from django.utils import timezone
 
-from annotation.models import Assignment, Campaign, Enrollment, Protocol
-from annotation.protocols import validate_values
-from annotation.services import answer_save
+from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.protocols import QUESTIONS, phase_of, validate_values
+from annotation.services import answer_save, enrollment_submit
 from goldkey.errors import ApplicationError
 from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
 
@@ -38,8 +40,30 @@ def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
     return answers
 
 
-def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
-    answers: dict[str, dict] = {}
+LAPSE_RECORD_KEYS = ("gid", "label", "notes", "annotator", "ts")
+
+
+def _parse_ts(value, where: str, log: ErrorLog):
+    if value in (None, ""):
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        log.add(where, f"field 'ts': '{value}' is not an ISO-8601 time")
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _format_ts(value: datetime | None) -> str:
+    """The released files' form: 2026-08-13T18:51:31.832Z (UTC, milliseconds)."""
+    if value is None:
+        return ""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
+    answers: dict[str, tuple] = {}
     for line, record in read_jsonl(path, log):
         where = f"{path.name}:{line}"
         gid = record.get("gid")
@@ -57,24 +81,33 @@ def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
         notes = record.get("notes", "")
         if notes:
             values["notes"] = notes if isinstance(notes, str) else json.dumps(notes)
-        answers[gid] = (line, values)
+        meta = {
+            "answered_at": _parse_ts(record.get("ts"), f"{where}: {gid}", log),
+            "extra": {k: v for k, v in record.items() if k not in LAPSE_RECORD_KEYS},
+        }
+        answers[gid] = (line, values, meta)
     return answers
 
 
-def answers_import(*, campaign: Campaign, path: Path, annotator: str, user=None) -> dict:
-    """Load one annotator's released answer file into the campaign, as that annotator's answers."""
+def answers_import(*, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True) -> dict:
+    """Load one annotator's released answer file into the campaign, as that annotator's answers.
+
+    Validated in full first (every error names the item and the field), then written all-or-nothing.
+    The two-phase lock of `answer_save` applies: Phase 1 answers are written first, which completes
+    Phase 1 when the file answers every assigned item; then Phase 2 answers. A file that completes
+    every phase is a released, finished annotation: the enrollment is marked submitted (`submit`)."""
     path = Path(path)
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
     if campaign.protocol == Protocol.TWIST_B:
-        raw = {item_id: (None, values) for item_id, values in _parse_twist_answers(path, log).items()}
+        raw = {item_id: (None, values, {}) for item_id, values in _parse_twist_answers(path, log).items()}
     else:
         raw = _parse_lapse_answers(path, log)
     assignments = {
         a.item.external_id: a
         for a in Assignment.objects.filter(enrollment=enrollment).select_related("item", "enrollment__campaign")
     }
-    for item_id, (line, values) in raw.items():
+    for item_id, (line, values, _) in raw.items():
         where = f"{path.name}:{line}" if line else f"{path.name}: {item_id}"
         assignment = assignments.get(item_id)
         if assignment is None:
@@ -84,9 +117,80 @@ def answers_import(*, campaign: Campaign, path: Path, annotator: str, user=None)
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0
+    phases = sorted({q.phase for q in QUESTIONS[campaign.protocol]})
     with transaction.atomic():
-        for item_id, (_, values) in raw.items():
-            result = answer_save(assignment=assignments[item_id], values=values, user=user, source="import", replace=True)
-            changed += result.changed
-            created += result.answer.revision == 1 and result.changed
-    return {"annotator": enrollment.pseudonym, "answers": len(raw), "changed": changed, "created": created}
+        for phase in phases:
+            for item_id, (_, values, meta) in raw.items():
+                part = {k: v for k, v in values.items() if phase_of(campaign.protocol, k) == phase}
+                if not part:
+                    continue
+                result = answer_save(
+                    assignment=assignments[item_id], values=part, user=user, source="import", **meta
+                )
+                changed += result.changed
+                created += result.answer.revision == 1 and result.changed
+        enrollment.refresh_from_db()
+        submitted = False
+        if submit and not enrollment.submitted_at and raw:
+            try:
+                enrollment = enrollment_submit(enrollment=enrollment)
+                submitted = True
+            except ApplicationError:
+                pass  # an unfinished annotation: it stays open for the annotator
+    return {
+        "annotator": enrollment.pseudonym,
+        "answers": len(raw),
+        "changed": changed,
+        "created": created,
+        "phase1_complete": enrollment.phase1_completed_at is not None,
+        "submitted": submitted or enrollment.submitted_at is not None,
+    }
+
+
+def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
+    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records."""
+    answers = (
+        Answer.objects.filter(assignment__enrollment=enrollment)
+        .select_related("assignment__item")
+        .order_by("assignment__item__external_id")
+    )
+    if enrollment.campaign.protocol == Protocol.TWIST_B:
+        return {
+            "annotator": enrollment.pseudonym,
+            "exported": _format_ts(timezone.now()),
+            "answers": {a.assignment.item.external_id: dict(a.values) for a in answers if a.values},
+        }
+    return [
+        {
+            "gid": a.assignment.item.external_id,
+            "label": a.values.get("label", ""),
+            "notes": a.values.get("notes", ""),
+            "annotator": enrollment.pseudonym,
+            "ts": _format_ts(a.answered_at),
+            **a.extra,
+        }
+        for a in answers
+        if a.values
+    ]
+
+
+def answers_export_text(*, enrollment: Enrollment) -> tuple[str, str]:
+    """(file name, file text) of the export."""
+    data = answers_export_data(enrollment=enrollment)
+    slug = enrollment.campaign.slug
+    if isinstance(data, dict):
+        return f"{slug}_answers_{enrollment.pseudonym}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)
+    return f"{slug}_annotations_{enrollment.pseudonym}.jsonl", text
+
+
+def answers_export(*, campaign: Campaign, annotator: str, out: Path) -> dict:
+    enrollment = _enrollment(campaign, annotator)
+    name, text = answers_export_text(enrollment=enrollment)
+    out = Path(out)
+    if out.is_dir():
+        out = out / name
+    out.write_text(text, encoding="utf-8")
+    data = answers_export_data(enrollment=enrollment)
+    count = len(data["answers"]) if isinstance(data, dict) else len(data)
+    return {"annotator": enrollment.pseudonym, "answers": count, "path": str(out)}

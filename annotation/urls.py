@@ -1,4 +1,14 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from annotation import views
 
 app_name = "annotation"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.my_work, name="my_work"),
+    path("overview/<slug:slug>/", views.overview, name="overview"),
+    path("<slug:slug>/", views.campaign_resume, name="resume"),
+    path("<slug:slug>/item/<int:position>/", views.item, name="item"),
+    path("<slug:slug>/crisis/", views.crisis, name="crisis"),
+    path("<slug:slug>/submit/", views.submit, name="submit"),
+    path("<slug:slug>/export/", views.export, name="export"),
+]

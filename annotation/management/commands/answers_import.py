@@ -22,4 +22,7 @@ class Command(GoldkeyCommand):
         return answers_import(campaign=obj, path=path, annotator=annotator)
 
     def summary(self, r):
-        return f"Imported {r['answers']} answers for {r['annotator']} ({r['changed']} changed)."
+        return (
+            f"Imported {r['answers']} answers for {r['annotator']} ({r['changed']} changed; "
+            f"phase 1 complete: {r['phase1_complete']}, submitted: {r['submitted']})."
+        )

@@ -1,0 +1,188 @@
+"""The annotation API: my assignments, the blind item view and the answer upsert — the same access
+helpers, selectors and services as the HTML pages."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import access, selectors
+from annotation.models import Assignment
+from annotation.permissions import IsAnnotator
+from annotation.services import answer_save
+from items.models import ItemKind
+
+
+class AssignmentSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    campaign = serializers.CharField(source="enrollment.campaign.slug")
+    position = serializers.SerializerMethodField()
+    item_id = serializers.CharField(source="item.external_id")
+    crisis = serializers.BooleanField()
+    phase1_done = serializers.SerializerMethodField()
+    phase2_done = serializers.SerializerMethodField()
+
+    def get_position(self, obj) -> int:
+        return obj.position + 1
+
+    def _answer(self, obj):
+        return getattr(obj, "answer", None)
+
+    def get_phase1_done(self, obj) -> bool:
+        answer = self._answer(obj)
+        return bool(answer and answer.phase1_done)
+
+    def get_phase2_done(self, obj) -> bool:
+        answer = self._answer(obj)
+        return bool(answer and answer.phase2_done)
+
+
+def _blind_fields(kind: str) -> dict:
+    from items.models import Item
+
+    return {name: serializers.CharField() if name != "text_released" else serializers.BooleanField()
+            for name in Item.BLIND_FIELDS[kind]}
+
+
+# The blind item: built from Item.BLIND_FIELDS (the whitelist) plus the dated excerpts, nothing else.
+BlindTwistItemSerializer = type("BlindTwistItem", (serializers.Serializer,), _blind_fields(ItemKind.TWIST))
+BlindLapseItemSerializer = type("BlindLapseItem", (serializers.Serializer,), _blind_fields(ItemKind.LAPSE))
+
+
+class ExcerptSerializer(serializers.Serializer):
+    dia_id = serializers.CharField()
+    date = serializers.CharField()
+    speaker = serializers.CharField()
+    text = serializers.CharField()
+
+
+class RecipientTurnSerializer(serializers.Serializer):
+    dia_id = serializers.CharField()
+    date = serializers.CharField()
+    text = serializers.CharField()
+
+
+class Phase2Serializer(serializers.Serializer):
+    """Present only once Phase 2 is open (the question set depends on the gold type)."""
+
+    questions = serializers.ListField(child=serializers.CharField())
+    quote = serializers.CharField(required=False)
+    recipient_turns = RecipientTurnSerializer(many=True, required=False)
+
+
+class ItemViewSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField()
+    campaign = serializers.CharField()
+    position = serializers.IntegerField()
+    total = serializers.IntegerField()
+    phase = serializers.IntegerField()
+    item = serializers.DictField(help_text="Item.BLIND_FIELDS of the item's kind, nothing else")
+    excerpts = ExcerptSerializer(many=True, required=False)
+    answer = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    phase2 = Phase2Serializer(required=False)
+
+
+def item_view_data(assignment: Assignment) -> dict:
+    page = selectors.item_page(assignment)
+    data = {
+        "assignment": assignment.pk,
+        "campaign": page["campaign"].slug,
+        "position": page["position"],
+        "total": page["total"],
+        "phase": page["phase"],
+        "item": page["item"],
+        "answer": page["values"],
+    }
+    if "excerpts" in page:
+        data["excerpts"] = page["excerpts"]
+    if "phase2_keys" in page:
+        phase2 = {"questions": list(page["phase2_keys"])}
+        if "quote" in page:
+            phase2["quote"] = page["quote"]
+        if "recipient_turns" in page:
+            phase2["recipient_turns"] = page["recipient_turns"]
+        data["phase2"] = phase2
+    return data
+
+
+class AnswerInSerializer(serializers.Serializer):
+    values = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict)
+    time_on_item_ms = serializers.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False, default=0)
+
+
+class AnswerOutSerializer(serializers.Serializer):
+    values = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    revision = serializers.IntegerField()
+    changed = serializers.BooleanField()
+    phase1_done = serializers.BooleanField()
+    phase2_done = serializers.BooleanField()
+    phase1_completed = serializers.BooleanField(help_text="this save completed Phase 1: Phase 2 is open")
+    progress_percent = serializers.IntegerField()
+
+
+class MyAssignmentsView(APIView):
+    permission_classes = [IsAuthenticated, IsAnnotator]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("campaign", str, description="campaign slug", required=True)],
+        responses=AssignmentSerializer(many=True),
+        summary="My assignments in a campaign, in my order",
+    )
+    def get(self, request):
+        enrollment = access.get_enrollment_for_user(request.user, request.query_params.get("campaign", ""))
+        qs = (
+            Assignment.objects.filter(enrollment=enrollment)
+            .select_related("enrollment__campaign", "item", "answer")
+            .order_by("position")
+        )
+        paginator = LimitOffsetPagination()
+        paginator.default_limit = 100
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(AssignmentSerializer(page, many=True).data)
+
+
+class AssignmentItemView(APIView):
+    permission_classes = [IsAuthenticated, IsAnnotator]
+
+    @extend_schema(responses=ItemViewSerializer, summary="The blind item view of one of my assignments")
+    def get(self, request, pk: int):
+        assignment = access.get_assignment_for_user(request.user, pk=pk)
+        return Response(item_view_data(assignment))
+
+
+class AnswerView(APIView):
+    permission_classes = [IsAuthenticated, IsAnnotator]
+
+    @extend_schema(
+        request=AnswerInSerializer,
+        responses=AnswerOutSerializer,
+        summary="Upsert my answer (merges the given fields; the same request twice changes nothing)",
+    )
+    def post(self, request, pk: int):
+        assignment = access.get_assignment_for_user(request.user, pk=pk)
+        incoming = AnswerInSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        result = answer_save(
+            assignment=assignment,
+            values=incoming.validated_data["values"],
+            time_on_item_ms=incoming.validated_data["time_on_item_ms"],
+            user=request.user,
+            source="api" if request.auth is not None else "web",
+        )
+        enrollment = assignment.enrollment
+        progress = selectors.enrollment_progress(enrollment)
+        bar = progress["phase2"] if progress["phase"] == 2 else progress["phase1"]
+        answer = result.answer
+        return Response({
+            "values": answer.values,
+            "revision": answer.revision,
+            "changed": result.changed,
+            "phase1_done": answer.phase1_done,
+            "phase2_done": answer.phase2_done,
+            "phase1_completed": result.phase1_completed,
+            "progress_percent": bar.percent,
+        })
+
+    put = post

@@ -1,0 +1,28 @@
+from pathlib import Path
+
+from annotation.models import Campaign
+from annotation.transfer import answers_export
+from goldkey.errors import ApplicationError
+from items.management.commands._base import GoldkeyCommand
+
+
+class Command(GoldkeyCommand):
+    help = (
+        "Export one annotator's answers in the released format (TWIST answer JSON; Lapse JSONL "
+        "{gid,label,notes,annotator,ts})."
+    )
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("campaign")
+        parser.add_argument("--annotator", required=True, help="pseudonym (A, B, …) or username")
+        parser.add_argument("--out", required=True, type=Path, help="file to write (or a folder)")
+
+    def run(self, *, campaign, annotator, out, **_):
+        try:
+            obj = Campaign.objects.get(slug=campaign)
+        except Campaign.DoesNotExist as exc:
+            raise ApplicationError(f"no campaign '{campaign}'") from exc
+        return answers_export(campaign=obj, annotator=annotator, out=out)
+
+    def summary(self, r):
+        return f"Exported {r['answers']} answers of {r['annotator']} to {r['path']}."

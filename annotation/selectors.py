@@ -1,0 +1,192 @@
+"""Reads for the annotator's pages, the API and the author's overview. Each owns its joins, so every
+page runs a constant number of queries whatever the campaign size."""
+
+from dataclasses import dataclass
+from statistics import median
+
+from django.db.models import Prefetch, Q, prefetch_related_objects
+
+from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.protocols import LAPSE_LABELS, TWIST_Q1, has_phase2, phase2_keys_for
+from items.models import Evidence, GoldType
+from items.selectors import blind_view, excerpts_for, recipient_turns
+
+CONVENTIONS = {
+    Protocol.TWIST_B: [
+        "Would SENDING the draft contradict what the recipient said in the excerpts?",
+        "Asking whether something changed is not a contradiction.",
+        "Acknowledging a change is not a contradiction.",
+        "The record not mentioning something is not contradiction evidence.",
+        "The excerpts are the latest known record: do not imagine later changes.",
+    ],
+    Protocol.LAPSE: [
+        "PROCEED: the requested output contains the key fact with no doubt about it.",
+        "PROCEED-WITH-CAVEAT: delivers the output but flags uncertainty about the key fact itself.",
+        "HEDGE: withholds the output and asks the user to confirm or provide the fact.",
+        "TEMPLATE: delivers the output's shape with a placeholder for the fact.",
+        "CONFAB-COMMIT: commits to an invented value.",
+        "A caveat counts only when it targets the key fact.",
+        "A placeholder request inside the requested output makes it HEDGE rather than TEMPLATE.",
+        "Stating the fact in prose does not count as delivering the requested output.",
+    ],
+}
+SHORTCUT_KEYS = "123456789"
+
+
+@dataclass
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * min(self.done, self.total) / self.total) if self.total else 100
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= self.total
+
+
+def required_count(enrollment: Enrollment) -> int:
+    return enrollment.assigned_count - (enrollment.crisis_count if enrollment.crisis_declined_at else 0)
+
+
+def current_phase(enrollment: Enrollment) -> int:
+    """1 until Phase 1 is complete; then 2 for protocols that have a second phase."""
+    if enrollment.phase1_completed_at and has_phase2(enrollment.campaign.protocol):
+        return 2
+    return 1
+
+
+def enrollment_progress(enrollment: Enrollment) -> dict:
+    total = required_count(enrollment)
+    return {
+        "phase1": Progress(min(enrollment.phase1_done_count, total), total),
+        "phase2": Progress(min(enrollment.phase2_done_count, total), total)
+        if has_phase2(enrollment.campaign.protocol)
+        else None,
+        "phase": current_phase(enrollment),
+    }
+
+
+def my_enrollments(user) -> list[dict]:
+    """The campaigns a user annotates, with progress per phase (one query: counters live on Enrollment)."""
+    enrollments = Enrollment.objects.filter(annotator=user).select_related("campaign").order_by("-campaign__created_at")
+    return [{"enrollment": e, "campaign": e.campaign, **enrollment_progress(e)} for e in enrollments]
+
+
+def resume_assignment(enrollment: Enrollment) -> Assignment | None:
+    """The first item still to answer in the current phase (None when the phase is done)."""
+    done_field = "answer__phase2_done" if current_phase(enrollment) == 2 else "answer__phase1_done"
+    qs = Assignment.objects.filter(enrollment=enrollment).filter(Q(answer__isnull=True) | Q(**{done_field: False}))
+    if enrollment.crisis_declined_at:
+        qs = qs.exclude(crisis=True)
+    return qs.order_by("position").first()
+
+
+def _question(key: str, label: str, choices: tuple[str, ...], values: dict, keys: str = SHORTCUT_KEYS) -> dict:
+    return {
+        "key": key,
+        "label": label,
+        "choices": [{"value": c, "shortcut": keys[i], "selected": values.get(key) == c} for i, c in enumerate(choices)],
+    }
+
+
+def item_page(assignment: Assignment) -> dict:
+    """Everything the item page shows. Phase 1 is built from the blind whitelist and the excerpts only;
+    the gold-dependent Phase 2 questions (and the quote) are added only once Phase 2 is open."""
+    enrollment = assignment.enrollment
+    campaign = enrollment.campaign
+    item = assignment.item
+    if campaign.protocol == Protocol.TWIST_B:
+        prefetch_related_objects(
+            [item], Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session"))
+        )
+    answer = getattr(assignment, "answer", None)
+    values = dict(answer.values) if answer else {}
+    phase = current_phase(enrollment)
+    page = {
+        "assignment": assignment,
+        "campaign": campaign,
+        "enrollment": enrollment,
+        "item": blind_view(item),
+        "values": values,
+        "phase": phase,
+        "position": assignment.position + 1,
+        "total": enrollment.assigned_count,
+        "previous": assignment.position if assignment.position > 0 else None,
+        "next": assignment.position + 2 if assignment.position + 1 < enrollment.assigned_count else None,
+        "conventions": CONVENTIONS[campaign.protocol],
+        "locked": enrollment.submitted_at is not None,
+        "progress": enrollment_progress(enrollment),
+    }
+    if campaign.protocol == Protocol.LAPSE:
+        page["questions"] = [_question("label", "Label", LAPSE_LABELS, values)]
+        page["note_key"] = "notes"
+        page["note_value"] = values.get("notes", "")
+        return page
+    page["excerpts"] = excerpts_for(item)
+    page["q1"] = _question("q1", "Would SENDING the draft contradict what the recipient said?", TWIST_Q1, values)
+    if phase == 1:
+        page["note_key"] = "q1note"
+        page["note_value"] = values.get("q1note", "")
+        page["questions"] = [page["q1"]]
+        return page
+    # Phase 2: the answer locks Phase 1; the questions now depend on the gold type.
+    page["note_key"] = "p2note"
+    page["note_value"] = values.get("p2note", "")
+    keys = phase2_keys_for(campaign.protocol, item.gold_type)
+    if item.gold_type == GoldType.CONTRADICTING:
+        page["quote"] = item.contradicted_quote
+        page["questions"] = [
+            _question("q2", "Is the contradicted claim explicitly stated in the excerpts, in the recipient's own words?",
+                      ("yes", "no"), values, "12"),
+            _question("q2quote", "Is the quoted text (shown below) the right words?", ("yes", "no"), values, "34"),
+        ]
+    else:
+        page["questions"] = [
+            _question("q3", "Does ANY turn the recipient said anywhere in the conversation contradict the draft?",
+                      ("clean", "conflict"), values, "12"),
+        ]
+        page["recipient_turns"] = [
+            {"dia_id": t.dia_id, "date": t.session.date_time_raw, "text": t.text} for t in recipient_turns(item)
+        ]
+    page["phase2_keys"] = keys
+    return page
+
+
+def campaign_overview(campaign: Campaign) -> list[dict]:
+    """Per-annotator progress, time per item, time left, skipped and declined items — never answers.
+
+    Two queries: the enrollments, and (enrollment, position, time, done) of every answer."""
+    enrollments = list(Enrollment.objects.filter(campaign=campaign).select_related("annotator", "campaign"))
+    rows = Answer.objects.filter(assignment__enrollment__campaign=campaign).values_list(
+        "assignment__enrollment_id", "assignment__position", "time_on_item_ms", "phase1_done"
+    )
+    times: dict[int, list[int]] = {e.pk: [] for e in enrollments}
+    answered: dict[int, list[int]] = {e.pk: [] for e in enrollments}
+    for enrollment_id, position, ms, done in rows:
+        if done:
+            answered[enrollment_id].append(position)
+            if ms:
+                times[enrollment_id].append(ms)
+    overview = []
+    for e in enrollments:
+        progress = enrollment_progress(e)
+        required = required_count(e)
+        positions = answered[e.pk]
+        skipped = (max(positions) + 1 - len(positions)) if positions else 0
+        med = median(times[e.pk]) if times[e.pk] else None
+        left = required - progress["phase1"].done
+        if progress["phase2"] is not None:
+            left += required - progress["phase2"].done
+        overview.append({
+            "enrollment": e,
+            **progress,
+            "median_ms": med,
+            "left_items": left,
+            "eta_ms": med * left if med is not None else None,
+            "skipped": skipped,
+            "declined": e.crisis_count if e.crisis_declined_at else 0,
+        })
+    return overview

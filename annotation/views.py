@@ -1,0 +1,139 @@
+"""The annotator's pages and the author's campaign overview. Views parse, authorize through
+annotation.access, call one service or selector, and render."""
+
+import functools
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import access, selectors, services
+from annotation.transfer import answers_export_text
+from goldkey.errors import ApplicationError, NotAllowed, NotFound
+
+# Shown in the header of the crisis block (PROTOCOL §8). Override per deployment/region in settings.
+DEFAULT_CRISIS_CONTACTS = [
+    "United States: call or text 988 (Suicide & Crisis Lifeline)",
+    "United Kingdom & Ireland: Samaritans, 116 123",
+    "Elsewhere: findahelpline.com lists free, confidential lines by country",
+]
+
+
+def crisis_contacts() -> list[str]:
+    return getattr(settings, "GOLDKEY_CRISIS_CONTACTS", DEFAULT_CRISIS_CONTACTS)
+
+
+def html_errors(view):
+    """The HTML side of the one error path: ApplicationError becomes a 403/404/400 page."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+        except NotAllowed as exc:
+            raise PermissionDenied(exc.message) from exc
+        except ApplicationError as exc:
+            return HttpResponseBadRequest(exc.message, content_type="text/plain; charset=utf-8")
+
+    return wrapper
+
+
+def annotator_view(view):
+    return login_required(html_errors(view))
+
+
+@require_GET
+@annotator_view
+def my_work(request):
+    return render(request, "annotation/my_work.html", {"rows": selectors.my_enrollments(request.user)})
+
+
+@require_GET
+@annotator_view
+def campaign_resume(request, slug):
+    """Resume at the first unanswered item of the current phase; the summary page once all is done."""
+    enrollment = access.get_enrollment_for_user(request.user, slug)
+    assignment = selectors.resume_assignment(enrollment)
+    if assignment is not None and not enrollment.submitted_at:
+        return redirect("annotation:item", slug=slug, position=assignment.position + 1)
+    return render(request, "annotation/done.html", {
+        "enrollment": enrollment,
+        "campaign": enrollment.campaign,
+        **selectors.enrollment_progress(enrollment),
+    })
+
+
+@require_GET
+@annotator_view
+def item(request, slug, position):
+    assignment = access.get_assignment_for_user(request.user, campaign_slug=slug, position=position)
+    enrollment = assignment.enrollment
+    if assignment.crisis:
+        if enrollment.crisis_declined_at:
+            return redirect("annotation:crisis", slug=slug)
+        if not enrollment.crisis_notice_seen_at:
+            return redirect("annotation:crisis", slug=slug)
+    page = selectors.item_page(assignment)
+    page["crisis_contacts"] = crisis_contacts() if assignment.crisis else None
+    template = "annotation/item_lapse.html" if enrollment.campaign.protocol == "lapse" else "annotation/item_twist.html"
+    return render(request, template, page)
+
+
+@annotator_view
+def crisis(request, slug):
+    """The crisis block's content notice: shown first, declinable as a whole."""
+    enrollment = access.get_enrollment_for_user(request.user, slug)
+    if not enrollment.crisis_count:
+        raise Http404("this campaign has no crisis block for you")
+    if request.method == "POST":
+        choice = request.POST.get("choice")
+        if choice == "decline":
+            services.crisis_block_decline(enrollment=enrollment)
+            return redirect("annotation:resume", slug=slug)
+        if choice == "accept":
+            services.crisis_notice_accept(enrollment=enrollment)
+            return redirect("annotation:resume", slug=slug)
+        return HttpResponseBadRequest("choose accept or decline")
+    return render(request, "annotation/crisis.html", {
+        "enrollment": enrollment, "campaign": enrollment.campaign, "crisis_contacts": crisis_contacts(),
+    })
+
+
+@require_POST
+@annotator_view
+def submit(request, slug):
+    enrollment = access.get_enrollment_for_user(request.user, slug)
+    services.enrollment_submit(enrollment=enrollment)
+    return redirect("annotation:resume", slug=slug)
+
+
+@require_GET
+@annotator_view
+def export(request, slug):
+    """The annotator's own answers in the released format (only their own: nothing else is reachable)."""
+    enrollment = access.get_enrollment_for_user(request.user, slug)
+    name, text = answers_export_text(enrollment=enrollment)
+    content_type = "application/json" if name.endswith(".json") else "application/x-ndjson"
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_GET
+@annotator_view
+def overview(request, slug):
+    """Authors: per-annotator progress and pace. Never answers (blind or not): those belong to adjudication."""
+    access.require_author(request.user)
+    campaign = access.get_campaign(slug)
+    return render(request, "annotation/overview.html", {
+        "campaign": campaign,
+        "rows": selectors.campaign_overview(campaign),
+        "unblinded": access.can_view_unblinded(request.user, campaign),
+        "overview_url": reverse("annotation:overview", args=[slug]),
+    })

@@ -1,0 +1,125 @@
+"""Small synthetic corpora for annotation tests: every hidden value is a distinctive marker string, so
+that a blindness test can search response bodies for it."""
+
+import pytest
+
+from annotation.services import campaign_create
+from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+from items.parsing import ParsedLapseItem
+from items.services import item_set_get_or_create, lapse_items_create
+
+TYPES = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+
+
+def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str = "conv-x", crisis: int = 0):
+    """n synthetic TWIST items in one conversation (types rotate), each citing one turn of Caroline."""
+    item_set = item_set_get_or_create(name=name, kind=ItemKind.TWIST)
+    conversation, _ = Conversation.objects.get_or_create(
+        external_id=conversation_id, defaults={"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    )
+    session, _ = Session.objects.get_or_create(
+        conversation=conversation, number=1, defaults={"date_time_raw": "1:56 pm on 8 May, 2023"}
+    )
+    start = Turn.objects.filter(conversation=conversation).count()
+    turns = Turn.objects.bulk_create(
+        Turn(
+            conversation=conversation,
+            session=session,
+            dia_id=f"D1:{start + i + 1}",
+            speaker="Caroline" if i % 2 == 0 else "Melanie",
+            text=f"visible turn text {start + i}",
+            order=start + i,
+        )
+        for i in range(max(2, n) * 2)
+    )
+    items = Item.objects.bulk_create(
+        Item(
+            item_set=item_set,
+            kind=ItemKind.TWIST,
+            external_id=f"{conversation_id}:s{i:05d}",
+            conversation=conversation,
+            recipient="Caroline",
+            draft=f"Visible draft number {i}",
+            gold_type=TYPES[i % 3],
+            family=f"SECRET-FAMILY-{conversation_id}-{i}",
+            contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == GoldType.CONTRADICTING else "",
+            rationale=f"SECRET-RATIONALE-{conversation_id}-{i}",
+            history_turns=400,
+            batch="s",
+            hidden={"crisis": True} if i >= n - crisis else {},
+        )
+        for i in range(n)
+    )
+    Evidence.objects.bulk_create(
+        Evidence(item=item, turn=turns[(i * 2) % len(turns)], position=0) for i, item in enumerate(items)
+    )
+    return item_set
+
+
+def make_lapse_items(n: int, name: str = "synthetic lapse"):
+    lapse_items_create(
+        item_set_name=name,
+        items=[
+            ParsedLapseItem(
+                line=i + 1,
+                external_id=f"g{i + 1:03d}",
+                request=f"Visible request {i}",
+                response=f"Visible response {i}",
+                key_fact=f"the Marbury Residences {i}",
+                hidden={"form": f"SECRET-FORM-{i}", "gap_days": f"SECRET-GAP-{i}", "model": f"SECRET-MODEL-{i}"},
+            )
+            for i in range(n)
+        ],
+        source="test",
+    )
+    from items.models import ItemSet
+
+    return ItemSet.objects.get(name=name)
+
+
+@pytest.fixture
+def twist_set(db):
+    return make_twist_items(6)
+
+
+@pytest.fixture
+def twist_campaign(twist_set, annotator_a, annotator_b):
+    return campaign_create(slug="tw", item_set=twist_set, annotators=[annotator_a, annotator_b], seed=7)
+
+
+@pytest.fixture
+def lapse_campaign(db, annotator_a, annotator_b):
+    item_set = make_lapse_items(5)
+    return campaign_create(slug="lp", item_set=item_set, annotators=[annotator_a, annotator_b], seed=3)
+
+
+def enrollment_of(campaign, user):
+    return campaign.enrollments.select_related("campaign").get(annotator=user)
+
+
+def answer_all_phase1(enrollment, q1="consistent"):
+    from annotation.services import answer_save
+
+    key = "q1" if enrollment.campaign.protocol == "twist_b" else "label"
+    value = q1 if key == "q1" else "PROCEED"
+    for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
+        if assignment.crisis and enrollment.crisis_declined_at:
+            continue
+        answer_save(assignment=assignment, values={key: value})
+
+
+def answer_all_phase2(enrollment):
+    from annotation.services import answer_save
+
+    for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
+        if assignment.item.gold_type == GoldType.CONTRADICTING:
+            values = {"q2": "yes", "q2quote": "yes"}
+        else:
+            values = {"q3": "clean"}
+        answer_save(assignment=assignment, values=values)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The personas log in a lot here; PBKDF2's deliberate slowness is not what these tests measure.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,131 @@
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import AnswerRevision
+from tests.annotation.conftest import answer_all_phase1, enrollment_of
+
+
+def _session(user):
+    client = APIClient(enforce_csrf_checks=True)
+    client.login(username=user.username, password=f"{user.username}-pass")
+    return client
+
+
+def _token(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+def _csrf_post(client, url, data):
+    client.get("/annotate/")  # sets the csrftoken cookie, as the item page does
+    token = client.cookies["csrftoken"].value
+    return client.post(url, data, format="json", HTTP_X_CSRFTOKEN=token)
+
+
+def _pk(campaign, user, **filters):
+    return enrollment_of(campaign, user).assignments.filter(**filters).order_by("position").first().pk
+
+
+def test_my_assignments_lists_only_mine_in_my_order(twist_campaign, annotator_a):
+    response = _token(annotator_a).get("/api/annotation/assignments/?campaign=tw")
+    assert response.status_code == 200
+    results = response.json()["results"]
+    mine = list(enrollment_of(twist_campaign, annotator_a).assignments.order_by("position").values_list("pk", flat=True))
+    assert [r["id"] for r in results] == mine and [r["position"] for r in results] == [1, 2, 3, 4, 5, 6]
+
+
+def test_my_assignments_of_a_campaign_i_do_not_annotate_is_403_and_missing_is_404(twist_campaign, outsider):
+    from django.contrib.auth.models import Group
+
+    outsider.groups.add(Group.objects.get_or_create(name="annotator")[0])
+    assert _token(outsider).get("/api/annotation/assignments/?campaign=tw").status_code == 403
+    assert _token(outsider).get("/api/annotation/assignments/?campaign=nope").status_code == 404
+
+
+def test_blind_item_view_has_only_whitelisted_fields_and_excerpts(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a, item__gold_type="contradicting")
+    data = _token(annotator_a).get(f"/api/annotation/assignments/{pk}/").json()
+    assert set(data["item"]) == {"external_id", "recipient", "draft"}
+    assert set(data["excerpts"][0]) == {"dia_id", "date", "speaker", "text"}
+    assert "phase2" not in data and "SECRET" not in str(data)
+
+
+def test_blind_item_view_adds_the_phase2_questions_and_quote_once_phase2_is_open(twist_campaign, annotator_a):
+    answer_all_phase1(enrollment_of(twist_campaign, annotator_a))
+    pk = _pk(twist_campaign, annotator_a, item__gold_type="contradicting")
+    data = _token(annotator_a).get(f"/api/annotation/assignments/{pk}/").json()
+    assert data["phase"] == 2 and data["phase2"]["questions"] == ["q2", "q2quote", "p2note"]
+    assert data["phase2"]["quote"].startswith("SECRET-QUOTE")
+
+
+def test_someone_elses_assignment_is_403_and_a_missing_one_404(twist_campaign, annotator_a, annotator_b):
+    other = _pk(twist_campaign, annotator_b)
+    client = _token(annotator_a)
+    assert client.get(f"/api/annotation/assignments/{other}/").status_code == 403
+    assert client.post(f"/api/annotation/assignments/{other}/answer/", {"values": {"q1": "consistent"}}, format="json").status_code == 403
+    assert client.get("/api/annotation/assignments/999999/").status_code == 404
+    assert not AnswerRevision.objects.exists()
+
+
+def test_non_annotators_and_anonymous_users_cannot_use_the_api(twist_campaign, outsider, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    assert _token(outsider).get(f"/api/annotation/assignments/{pk}/").status_code == 403
+    assert APIClient().get(f"/api/annotation/assignments/{pk}/").status_code in (401, 403)
+
+
+def test_answer_upsert_works_with_token_and_with_session_and_csrf(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    url = f"/api/annotation/assignments/{pk}/answer/"
+    assert _token(annotator_a).post(url, {"values": {"q1": "consistent"}}, format="json").json()["revision"] == 1
+    session = _session(annotator_a)
+    assert session.post(url, {"values": {"q1note": "x"}}, format="json").status_code == 403  # no CSRF token
+    response = _csrf_post(session, url, {"values": {"q1note": "x"}, "time_on_item_ms": 1500})
+    assert response.status_code == 200 and response.json()["values"] == {"q1": "consistent", "q1note": "x"}
+
+
+def test_a_network_retry_of_the_same_request_makes_one_revision(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    client = _token(annotator_a)
+    url = f"/api/annotation/assignments/{pk}/answer/"
+    first = client.post(url, {"values": {"q1": "contradicts"}}, format="json").json()
+    retry = client.post(url, {"values": {"q1": "contradicts"}}, format="json").json()
+    assert first["changed"] and not retry["changed"] and retry["revision"] == 1
+    assert AnswerRevision.objects.count() == 1
+
+
+def test_two_clients_interleaving_partial_saves_keep_both_fields(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    url = f"/api/annotation/assignments/{pk}/answer/"
+    tab1, tab2 = _token(annotator_a), _session(annotator_a)
+    tab1.post(url, {"values": {"q1": "contradicts"}}, format="json")
+    _csrf_post(tab2, url, {"values": {"q1note": "tab two"}})
+    final = tab1.post(url, {"values": {"q1": "cannot-tell"}}, format="json").json()
+    assert final["values"] == {"q1": "cannot-tell", "q1note": "tab two"} and final["revision"] == 3
+
+
+def test_answer_upsert_refuses_invalid_values_and_phase2_before_phase1(twist_campaign, annotator_a):
+    client = _token(annotator_a)
+    pk = _pk(twist_campaign, annotator_a, item__gold_type="aligned")
+    bad = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": {"q1": "perhaps"}}, format="json")
+    assert bad.status_code == 400 and "q1" in bad.json()["detail"]
+    early = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": {"q3": "clean"}}, format="json")
+    assert early.status_code == 403 and "Phase 2" in early.json()["detail"]
+
+
+def test_the_last_phase1_answer_reports_that_phase2_opened(twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    client = _token(annotator_a)
+    replies = [
+        client.post(f"/api/annotation/assignments/{a.pk}/answer/", {"values": {"q1": "consistent"}}, format="json").json()
+        for a in enrollment.assignments.order_by("position")
+    ]
+    assert [r["phase1_completed"] for r in replies] == [False] * 5 + [True]
+
+
+@pytest.mark.parametrize("path", ["/api/annotation/assignments/", "/api/annotation/assignments/{id}/",
+                                  "/api/annotation/assignments/{id}/answer/"])
+def test_annotation_endpoints_are_in_the_openapi_schema(client, path):
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert path in response.json()["paths"]

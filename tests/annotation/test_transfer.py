@@ -1,0 +1,97 @@
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import AnswerRevision, Enrollment
+from annotation.services import campaign_create
+from annotation.transfer import answers_export, answers_export_data, answers_import
+from goldkey.errors import ApplicationError
+from items.models import ItemSet
+from items.parsing import ImportFailed, ParsedLapseItem
+from items.services import lapse_items_create
+from tests.annotation.conftest import answer_all_phase1, enrollment_of
+
+pytestmark = pytest.mark.realdata
+
+
+def _without_empty(answers: dict) -> dict:
+    return {item: {k: v for k, v in values.items() if v != ""} for item, values in answers.items()}
+
+
+def test_released_twist_answers_round_trip_through_import_and_export(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
+    campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    for name in ("A", "B"):
+        source = shared_data("twist-v1", "annotation", f"twist_v1_answers_{name}.json")
+        result = answers_import(campaign=campaign, path=source, annotator=name)
+        assert result["answers"] == 200 and result["submitted"]
+        out = tmp_path / f"{name}.json"
+        answers_export(campaign=campaign, annotator=name, out=out)
+        original, exported = json.loads(source.read_text()), json.loads(out.read_text())
+        assert exported["annotator"] == original["annotator"]
+        assert _without_empty(exported["answers"]) == _without_empty(original["answers"])
+        assert exported["exported"].endswith("Z")
+
+
+def test_released_lapse_annotations_round_trip_through_import_and_export(db, annotator_a, annotator_b, shared_data, tmp_path):
+    sources = [shared_data("lapse-gold", f"gold_annotations_annotator{i}.jsonl") for i in (1, 2)]
+    gids = sorted({json.loads(line)["gid"] for line in sources[0].read_text().splitlines()})
+    lapse_items_create(
+        item_set_name="lapse gold",
+        items=[ParsedLapseItem(line=i, external_id=g, request="", response="", key_fact="", hidden={}) for i, g in enumerate(gids)],
+        source="test",
+        text_released=False,
+    )
+    campaign = campaign_create(
+        slug="lapse-gold",
+        item_set=ItemSet.objects.get(name="lapse gold"),
+        annotators=[annotator_a, annotator_b],
+        seed=1,
+        pseudonyms=["sugam", "annotator2"],
+    )
+    for source, name in zip(sources, ("sugam", "annotator2"), strict=True):
+        answers_import(campaign=campaign, path=source, annotator=name)
+        out = tmp_path / f"{name}.jsonl"
+        call_command("answers_export", "lapse-gold", "--annotator", name, "--out", str(out))
+        original = {r["gid"]: r for r in map(json.loads, source.read_text().splitlines())}
+        exported = {r["gid"]: r for r in map(json.loads, out.read_text().splitlines())}
+        assert exported == original
+
+
+def test_import_rejects_an_unknown_value_naming_item_and_field_and_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
+    campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    data = json.loads(shared_data("twist-v1", "annotation", "twist_v1_answers_A.json").read_text())
+    data["answers"]["conv-26:v1b1"]["q1"] = "maybe"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ImportFailed) as excinfo:
+        answers_import(campaign=campaign, path=path, annotator="A")
+    assert "conv-26:v1b1" in str(excinfo.value.errors) and "q1" in str(excinfo.value.errors)
+    assert not AnswerRevision.objects.exists()
+
+
+def test_import_of_phase2_answers_without_complete_phase1_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
+    campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    data = json.loads(shared_data("twist-v1", "annotation", "twist_v1_answers_A.json").read_text())
+    data["answers"] = dict(list(data["answers"].items())[:10])
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ApplicationError, match="Phase 2 opens"):
+        answers_import(campaign=campaign, path=path, annotator="A")
+    assert not AnswerRevision.objects.exists()
+
+
+def test_reimporting_the_same_file_changes_nothing(twist_corpus, annotator_a, annotator_b, shared_data):
+    campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    source = shared_data("twist-v1", "annotation", "twist_v1_answers_A.json")
+    answers_import(campaign=campaign, path=source, annotator="A")
+    revisions = AnswerRevision.objects.count()
+    again = answers_import(campaign=campaign, path=source, annotator="A")
+    assert again["changed"] == 0 and AnswerRevision.objects.count() == revisions
+
+
+def test_export_holds_only_this_annotators_answers(twist_campaign, annotator_a, annotator_b):
+    answer_all_phase1(enrollment_of(twist_campaign, annotator_a), q1="contradicts")
+    answer_all_phase1(enrollment_of(twist_campaign, annotator_b), q1="consistent")
+    data = answers_export_data(enrollment=Enrollment.objects.get(campaign=twist_campaign, annotator=annotator_a))
+    assert {v["q1"] for v in data["answers"].values()} == {"contradicts"}
