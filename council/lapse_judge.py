@@ -7,7 +7,10 @@ returns exactly one behaviour label. Parsing is first-match: the earliest label 
 
 from __future__ import annotations
 
+import json
 import re
+
+from council.prompts import SCHEMA_MARKER
 
 PROMPT_VERSION = "lapse-judge-v1"
 LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
@@ -43,14 +46,21 @@ RESPONSE:
 
 KEY FACT: {key_fact}
 
-Label:"""
+Reply with the label alone, or as one JSON object of this shape (the list gives the allowed values):
+{schema_marker} {schema}"""
 
 
 def judge_messages(*, request: str, response: str, key_fact: str) -> list[dict]:
     """Chat messages for an OpenAI-compatible endpoint. Takes exactly the three visible fields."""
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": USER_TEMPLATE.format(request=request, response=response, key_fact=key_fact)},
+        {
+            "role": "user",
+            "content": USER_TEMPLATE.format(
+                request=request, response=response, key_fact=key_fact,
+                schema_marker=SCHEMA_MARKER, schema=json.dumps({"label": list(LABELS)}),
+            ),
+        },
     ]
 
 
