@@ -16,7 +16,7 @@ def pool():
     for frame in FRAMES:
         for form in FORMS:
             for gap in GAPS:
-                for k in range(6):
+                for _ in range(6):
                     n += 1
                     cascade = "PROCEED"
                     if n % 17 == 0:
