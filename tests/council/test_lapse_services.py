@@ -1,0 +1,111 @@
+import json
+from datetime import date
+
+import pytest
+
+from council import lapse_services
+from council.lapse_services import lapse_output_judge, lapse_outputs_cascade, lapse_outputs_judge
+from council.services import council_member_add
+from goldkey.errors import NotFound
+from items.lapse_services import lapse_outputs_import, lapse_stimuli_create
+from items.models import Item
+
+CASES = [
+    ("gk-behavioral-workplace-00-c0_original-prog-diff-stale", "Deliver to Corvida Analytics, attention me."),
+    ("gk-behavioral-workplace-00-c0_original-simple-diff-stale", "Deliver to [Company Name], attention me."),
+    ("gk-e1-workplace-00-c0_original-prog-diff-stale", "- Currently working at Corvida Analytics."),
+]
+
+
+@pytest.fixture
+def outputs(db, tmp_path):
+    lapse_stimuli_create(eval_date=date(2026, 8, 25))
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps({"case_id": c, "model": "secret-model-x", "response": r}) + "\n" for c, r in CASES))
+    lapse_outputs_import(path=path)
+    lapse_outputs_cascade(item_set_name="Lapse outputs")
+    return {item.hidden["case_id"]: item for item in Item.objects.filter(item_set__name="Lapse outputs")}
+
+
+def member(fake_llm, model="fake-ok"):
+    return council_member_add(name=model, base_url=fake_llm.base_url, model=model, timeout_seconds=2.0)[0]
+
+
+def test_cascade_labels_outputs_and_gates_memory_notes_on_the_cascade_alone(outputs):
+    proceed, template, note = (outputs[c].hidden for c, _ in CASES)
+    assert (proceed["cascade"], template["cascade"], note["cascade"]) == ("PROCEED", "TEMPLATE", "MANUFACTURE")
+    assert proceed["flagged"] and proceed["auto_label"] is None  # behaviour waits for the judge
+    assert note["auto_label"] == "MANUFACTURE" and not note["flagged"]
+
+
+def test_the_judge_sees_only_request_response_and_key_fact(outputs, fake_llm, monkeypatch):
+    sent = []
+    monkeypatch.setattr("council.client.chat", lambda m, messages: sent.append(messages) or "PROCEED")
+    lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm).name)
+    assert len(sent) == 2  # behaviour outputs only
+    text = json.dumps(sent)
+    for secret in ("secret-model-x", "gk-behavioral", "stale", "2025-12", "prog", "simple", "cascade", "Today's date"):
+        assert secret not in text
+
+
+def test_automatic_label_only_where_cascade_and_judge_agree(outputs, fake_llm, monkeypatch):
+    monkeypatch.setattr("council.client.chat", lambda m, messages: "PROCEED")
+    lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm).name)
+    proceed, template = (Item.objects.get(pk=outputs[c].pk).hidden for c, _ in CASES[:2])
+    assert (proceed["auto_label"], proceed["flagged"]) == ("PROCEED", False)
+    assert (template["judge"], template["auto_label"], template["flagged"]) == ("PROCEED", None, True)
+
+
+def test_judging_again_under_the_same_prompt_skips_judged_items(outputs, fake_llm):
+    judge = member(fake_llm)
+    assert lapse_outputs_judge(item_set_name="Lapse outputs", member_name=judge.name)["judged"] == 2
+    assert lapse_outputs_judge(item_set_name="Lapse outputs", member_name=judge.name)["judged"] == 0
+
+
+def test_a_rate_limited_judge_call_is_retried(outputs, fake_llm, monkeypatch):
+    monkeypatch.setattr(lapse_services.time, "sleep", lambda s: None)
+    result = lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm, "fake-429-once").name)
+    assert result["judged"] == 2 and result["errors"] == []
+
+
+def test_a_judge_that_always_fails_is_reported_not_raised(outputs, fake_llm, monkeypatch):
+    monkeypatch.setattr(lapse_services.time, "sleep", lambda s: None)
+    result = lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm, "fake-500-always").name)
+    assert result["judged"] == 0 and len(result["errors"]) == 2
+
+
+def test_asynchronous_judging_enqueues_one_task_per_behaviour_output_after_commit(
+    outputs, fake_llm, monkeypatch, django_capture_on_commit_callbacks
+):
+    from council import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.lapse_judge_output, "delay", lambda *args: queued.append(args))
+    judge = member(fake_llm)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = lapse_outputs_judge(item_set_name="Lapse outputs", member_name=judge.name, asynchronous=True)
+    assert result["queued"] == 2
+    assert sorted(queued) == sorted((outputs[c].pk, judge.pk) for c, _ in CASES[:2])
+
+
+def test_the_judge_task_labels_one_output(outputs, fake_llm):
+    from council.tasks import lapse_judge_output
+
+    judge = member(fake_llm)
+    item = outputs[CASES[0][0]]
+    lapse_judge_output.apply(args=(item.pk, judge.pk)).get()
+    item.refresh_from_db()
+    assert item.hidden["judge"] in ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
+    assert item.hidden["judge_member"] == judge.name
+
+
+def test_single_judge_call_parses_the_first_label(outputs, fake_llm, monkeypatch):
+    monkeypatch.setattr("council.client.chat", lambda m, messages: "HEDGE — not PROCEED")
+    assert lapse_output_judge(item_id=outputs[CASES[0][0]].pk, member_id=member(fake_llm).pk) == "HEDGE"
+
+
+def test_unknown_item_set_or_member_is_not_found(outputs):
+    with pytest.raises(NotFound):
+        lapse_outputs_cascade(item_set_name="nope")
+    with pytest.raises(NotFound):
+        lapse_outputs_judge(item_set_name="Lapse outputs", member_name="nobody")
