@@ -171,3 +171,35 @@ def test_send_or_check_needs_exactly_one_action(response, label):
 def test_unknown_arm_is_an_error():
     with pytest.raises(ValueError):
         label_record({"arm": "nonsense", "response": "x"})
+
+
+def test_cascade_labels_the_demo_outputs_as_written_including_frames_the_battery_lacks():
+    """The demo generator knows which behaviour it wrote; equipment, affiliate role and project are
+    frames the released battery does not cover."""
+    import importlib.util
+    from datetime import date
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from items.lapse_builder import stimuli_build
+
+    spec = importlib.util.spec_from_file_location("make_outputs", Path(settings.BASE_DIR) / "demo/lapse/make_outputs.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    written = {0: "PROCEED", 1: "PROCEED", 2: "PROCEED", 3: "PROCEED", 4: "PROCEED-WITH-CAVEAT",
+               5: "HEDGE", 6: "HEDGE", 7: "TEMPLATE", 8: "CONFAB-COMMIT", 9: "HEDGE"}
+    stimuli = {s.case_id: s for s in stimuli_build(eval_date=demo.EVAL_DATE)}
+    frames, wrong = set(), []
+    for line in (Path(settings.BASE_DIR) / "demo/lapse/outputs.jsonl").open():
+        row = json.loads(line)
+        s = stimuli[row["case_id"]]
+        if s.arm != "behavioral":
+            continue
+        frames.add(s.frame)
+        label = cascade_label(task=BEHAVIOUR, response=row["response"], witness=s.witness, wit_token=s.wit_token, fact_noun=s.fact_noun)
+        if label != written[demo.pick(s.case_id, row["model"], 10)]:
+            wrong.append((row["case_id"], row["model"], label))
+    assert {"equipment", "affiliate_role", "project"} <= frames
+    assert wrong == []
+    assert demo.EVAL_DATE == date(2026, 8, 25)
