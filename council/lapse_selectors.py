@@ -30,9 +30,9 @@ def _clean(value):
 def scoring_summary(*, item_set_name: str) -> dict:
     """Counts over the outputs of one set: scored, judged, auto-labelled, flagged, per label. Two queries."""
     rows = list(
-        Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE, hidden__has_key="case_id").values_list(
-            "hidden", flat=True
-        )
+        Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE, hidden__has_key="arm")
+        .exclude(hidden__has_key="history")
+        .values_list("hidden", flat=True)
     )
     return {
         "item_set": item_set_name,

@@ -42,8 +42,13 @@ def _item_set(name: str) -> ItemSet:
 
 
 def _outputs(item_set: ItemSet):
-    """Output items: model responses linked to a stimulus (stimuli themselves have no response)."""
-    return Item.objects.filter(item_set=item_set, hidden__has_key="case_id").order_by("external_id")
+    """Scorable items: model outputs (imported against a stimulus) and released battery/gold items —
+    anything with a task arm — but not the stimuli themselves (they carry the rendered history)."""
+    return (
+        Item.objects.filter(item_set=item_set, hidden__has_key="arm")
+        .exclude(hidden__has_key="history")
+        .order_by("external_id")
+    )
 
 
 def task_of(item: Item) -> str | None:
@@ -78,6 +83,8 @@ def lapse_outputs_cascade(*, item_set_name: str) -> dict:
                 fact_noun=h.get("fact_noun", ""), form=h.get("form", ""), query=item.request,
             )
             before = (h.get("cascade"), h.get("auto_label"), h.get("flagged"))
+            if "cascade" in h and "cascade_rule" not in h:
+                h["cascade_released"] = h["cascade"]  # a label that came with the file (e.g. the battery's)
             h["cascade"], h["cascade_rule"] = decision.label, decision.rule
             _gate(h, task)
             counts[decision.label] = counts.get(decision.label, 0) + 1

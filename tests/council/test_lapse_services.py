@@ -109,3 +109,15 @@ def test_unknown_item_set_or_member_is_not_found(outputs):
         lapse_outputs_cascade(item_set_name="nope")
     with pytest.raises(NotFound):
         lapse_outputs_judge(item_set_name="Lapse outputs", member_name="nobody")
+
+
+def test_the_released_battery_imports_and_scores_with_its_own_cascade_label_kept(db, shared_data):
+    from items.services import items_import_lapse
+
+    items_import_lapse(path=shared_data("lapse-gold", "gold_battery.jsonl"), item_set_name="battery")
+    result = lapse_outputs_cascade(item_set_name="battery")
+    items = list(Item.objects.filter(item_set__name="battery"))
+    assert result["scored"] == len(items) == 388
+    canonical = [i for i in items if i.hidden["tier"] == "canonical"]
+    assert all(i.hidden["cascade"] == i.hidden["gold"] for i in canonical)
+    assert all("cascade_released" in i.hidden for i in items)
