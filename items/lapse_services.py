@@ -70,6 +70,20 @@ def output_external_id(case_id: str, model: str) -> str:
     return "o-" + hashlib.sha256(f"{model}\x00{case_id}".encode()).hexdigest()[:12]
 
 
+def output_item(*, stimulus: Item, model: str, response: str, line: int = 0) -> ParsedLapseItem:
+    """An output item for `stimulus` answered by `model`: the visible fields come from the stimulus,
+    hidden carries case_id, model, the stimulus id and the stimulus' conditions."""
+    hidden = {k: stimulus.hidden[k] for k in _CONDITION_KEYS if k in stimulus.hidden} | {
+        "case_id": stimulus.external_id,
+        "model": model,
+        "stimulus_item_id": stimulus.pk,
+        "stimulus_item_set": stimulus.item_set.name,
+    }
+    return ParsedLapseItem(
+        line, output_external_id(stimulus.external_id, model), stimulus.request, response, stimulus.key_fact, hidden
+    )
+
+
 def lapse_outputs_import(
     *, path: Path, item_set_name: str = "Lapse outputs", stimuli_item_set: str = "", dry_run: bool = False
 ) -> dict:
@@ -117,23 +131,7 @@ def lapse_outputs_import(
             sets = ", ".join(sorted(s.item_set.name for s in found))
             log.add(where, f"case_id '{values['case_id']}' is in several stimulus sets ({sets}); pass --stimuli")
             continue
-        stimulus = found[0]
-        hidden = {k: stimulus.hidden[k] for k in _CONDITION_KEYS if k in stimulus.hidden} | {
-            "case_id": values["case_id"],
-            "model": values["model"],
-            "stimulus_item_id": stimulus.pk,
-            "stimulus_item_set": stimulus.item_set.name,
-        }
-        parsed.append(
-            ParsedLapseItem(
-                line,
-                output_external_id(values["case_id"], values["model"]),
-                stimulus.request,
-                values["response"],
-                stimulus.key_fact,
-                hidden,
-            )
-        )
+        parsed.append(output_item(stimulus=found[0], model=values["model"], response=values["response"], line=line))
     log.raise_if_any()
 
     def write():

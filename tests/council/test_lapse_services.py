@@ -121,3 +121,19 @@ def test_the_released_battery_imports_and_scores_with_its_own_cascade_label_kept
     canonical = [i for i in items if i.hidden["tier"] == "canonical"]
     assert all(i.hidden["cascade"] == i.hidden["gold"] for i in canonical)
     assert all("cascade_released" in i.hidden for i in items)
+
+
+def test_a_council_member_answers_stimuli_as_outputs_linked_to_them(db, fake_llm, monkeypatch):
+    lapse_stimuli_create(eval_date=date(2026, 8, 25))
+    seen = []
+    monkeypatch.setattr("council.client.chat", lambda m, messages: seen.append(messages) or "Deliver to Corvida Analytics.")
+    model = member(fake_llm)
+    from council.lapse_services import lapse_outputs_generate
+
+    result = lapse_outputs_generate(stimuli_item_set="Lapse stimuli 2026-08-25", member_name=model.name, components=["explicit"])
+    outputs = Item.objects.filter(item_set__name="Lapse outputs")
+    assert result["generated"] == outputs.count() == 32
+    assert all(o.hidden["model"] == model.name and o.hidden["component"] == "explicit" for o in outputs)
+    assert seen[0][0]["content"].startswith("You are a personal assistant") and "[Session dated" in seen[0][0]["content"]
+    again = lapse_outputs_generate(stimuli_item_set="Lapse stimuli 2026-08-25", member_name=model.name, components=["explicit"])
+    assert (again["generated"], again["created"], len(seen)) == (32, 0, 32)  # existing outputs are not asked again
