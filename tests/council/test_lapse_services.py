@@ -137,3 +137,24 @@ def test_a_council_member_answers_stimuli_as_outputs_linked_to_them(db, fake_llm
     assert seen[0][0]["content"].startswith("You are a personal assistant") and "[Session dated" in seen[0][0]["content"]
     again = lapse_outputs_generate(stimuli_item_set="Lapse stimuli 2026-08-25", member_name=model.name, components=["explicit"])
     assert (again["generated"], again["created"], len(seen)) == (32, 0, 32)  # existing outputs are not asked again
+
+
+@pytest.mark.worker
+def test_a_real_worker_judges_the_behaviour_outputs_queued_by_lapse_score(celery_worker_process, fake_llm, tmp_path):
+    from django.core.management import call_command
+
+    lapse_stimuli_create(eval_date=date(2026, 8, 25))
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps({"case_id": c, "model": "m", "response": r}) + "\n" for c, r in CASES))
+    lapse_outputs_import(path=path)
+    judge = member(fake_llm)
+    call_command("lapse_score", "Lapse outputs", "--judge", judge.name, "--async", "--json")
+
+    def judged():
+        rows = list(Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"))
+        return rows if all(r.hidden.get("judge") for r in rows) else None
+
+    rows = celery_worker_process.wait_for(judged, what="both behaviour outputs judged")
+    assert {r.hidden["judge_member"] for r in rows} == {judge.name}
+    assert all(r.hidden["flagged"] is (r.hidden["cascade"] != r.hidden["judge"]) for r in rows)
+    assert "council.tasks.lapse_judge_output[" in celery_worker_process.log()
