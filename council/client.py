@@ -31,13 +31,23 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
+_clients: dict[tuple, openai.OpenAI] = {}
+
+
 def client_for(member) -> openai.OpenAI:
+    """One SDK client per endpoint, key and timeout in this process (building one costs ~30 ms: TLS setup)."""
     api_key = "unused"
     if member.api_key_env:
         api_key = os.environ.get(member.api_key_env, "")
         if not api_key:
             raise ApplicationError(f"member '{member.name}': environment variable {member.api_key_env} is not set")
-    return openai.OpenAI(base_url=member.base_url, api_key=api_key, timeout=member.timeout_seconds, max_retries=0)
+    key = (member.base_url, api_key, float(member.timeout_seconds))
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = openai.OpenAI(
+            base_url=member.base_url, api_key=api_key, timeout=member.timeout_seconds, max_retries=0
+        )
+    return client
 
 
 def chat(member, messages: list[dict]) -> str:

@@ -88,6 +88,7 @@ def fault_of(model: str, state: FakeLLMState) -> str:
 class Handler(BaseHTTPRequestHandler):
     server_version = "GoldkeyFakeLLM/1.0"
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes; no 40 ms delayed-ACK stall
 
     @property
     def state(self) -> FakeLLMState:

@@ -29,8 +29,8 @@ def _ensure_slots(member: CouncilMember) -> None:
 
 def slot_acquire(member: CouncilMember, holder: str, lease_seconds: float, wait_seconds: float = 1.0) -> int:
     """Lease one of the member's slots for `holder`; polls up to `wait_seconds`, then raises Throttled."""
-    _ensure_slots(member)
     deadline = time.monotonic() + wait_seconds
+    ensured = False
     while True:
         now = timezone.now()
         free = Q(holder="") | Q(holder=holder) | Q(expires_at__lt=now)
@@ -40,6 +40,10 @@ def slot_acquire(member: CouncilMember, holder: str, lease_seconds: float, wait_
             )
             if taken:
                 return slot_id
+        if not ensured:  # slots are created on first use (and when concurrency grows)
+            _ensure_slots(member)
+            ensured = True
+            continue
         if time.monotonic() >= deadline:
             raise Throttled(0.2)
         time.sleep(0.02)
