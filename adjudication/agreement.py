@@ -51,12 +51,17 @@ def _summary(a: list, b: list, *, seed: int, categories=None, full: bool = True)
     return result
 
 
-def _two(data: CampaignData, item_id: int, key: str) -> tuple:
-    """The first two annotators' values of `key` for one item (None when missing)."""
-    per_item = data.answers.get(item_id, {})
-    values = [(per_item.get(p) or {}).get(key) or None for p in data.pseudonyms if p in per_item]
-    values += [None] * (2 - len(values))
-    return values[0], values[1]
+def _pairs(data: CampaignData, *keys: str) -> dict[str, dict[int, tuple]]:
+    """key -> item id -> the first two annotators' values (None when missing), in one pass."""
+    first, second = (data.pseudonyms + [None, None])[:2]
+    out: dict[str, dict[int, tuple]] = {key: {} for key in keys}
+    empty: dict = {}
+    for item in data.items:
+        per_item = data.answers.get(item.id, empty)
+        a, b = per_item.get(first, empty), per_item.get(second, empty)
+        for key in keys:
+            out[key][item.id] = (a.get(key), b.get(key))
+    return out
 
 
 def _queue_summary(entries) -> dict:
@@ -75,7 +80,8 @@ def _queue_summary(entries) -> dict:
 def twist_agreement(data: CampaignData) -> dict:
     seed = data.campaign.seed
     items = data.items
-    pairs = {item.id: _two(data, item.id, "q1") for item in items}
+    all_pairs = _pairs(data, "q1", "q2", "q2quote")
+    pairs = all_pairs["q1"]
     a = [pairs[i.id][0] for i in items]
     b = [pairs[i.id][1] for i in items]
     q1 = _summary(a, b, seed=seed, categories=TWIST_Q1)
@@ -101,8 +107,9 @@ def twist_agreement(data: CampaignData) -> dict:
 
     contradicting = [i for i in items if i.gold_type == "contradicting"]
     evidence = {}
-    for key in ("q2", "q2quote"):
-        ea, eb = st.paired(*zip(*[_two(data, i.id, key) for i in contradicting], strict=True)) if contradicting else ([], [])
+    q2_pairs = all_pairs["q2"]
+    for key, key_pairs in (("q2", q2_pairs), ("q2quote", all_pairs["q2quote"])):
+        ea, eb = st.paired([key_pairs[i.id][0] for i in contradicting], [key_pairs[i.id][1] for i in contradicting])
         evidence[key] = {
             "agree": sum(x == y for x, y in zip(ea, eb, strict=True)),
             "n": len(ea),
@@ -114,7 +121,7 @@ def twist_agreement(data: CampaignData) -> dict:
     for item in items:
         batch_items[item.batch][item.gold_type] += 1
     not_self_contained = Counter(
-        i.batch for i in contradicting if _two(data, i.id, "q2") == ("no", "no")
+        i.batch for i in contradicting if q2_pairs[i.id] == ("no", "no")
     )
     by_batch = {
         batch: {
@@ -158,12 +165,12 @@ def twist_agreement(data: CampaignData) -> dict:
             "family": {name: stratum(subset) for name, subset in sorted(families.items())},
         },
         "queue": _queue_summary(entries),
-        "retained": twist_retained(data, entries),
+        "retained": twist_retained(data, entries, q1_pairs=pairs),
     }
     return _clean(result)
 
 
-def twist_retained(data: CampaignData, entries) -> dict:
+def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None) -> dict:
     undecided = sum(1 for e in entries if e.decision is None)
     bar = kappa_bar()
     result = {
@@ -185,13 +192,14 @@ def twist_retained(data: CampaignData, entries) -> dict:
     }
     if undecided:
         return result
-    retained = retained_from_data(data)
+    retained = retained_from_data(data, queued={e.item.id for e in entries})
+    q1_pairs = q1_pairs or _pairs(data, "q1")["q1"]
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
     types = {i.id: i.gold_type for i in data.items}
     kept_a, kept_b = [], []
     gold_agree: dict[str, list[int]] = {p: [0, 0] for p in data.pseudonyms[:2]}
     for item, final_gold, _how in retained:
-        x, y = _two(data, item.id, "q1")
+        x, y = q1_pairs[item.id]
         kept_a.append(x)
         kept_b.append(y)
         verdict = q.GOLD_VERDICT.get(final_gold, "")
@@ -237,12 +245,12 @@ def _lapse_pair_stats(a: list, b: list, seed: int) -> dict:
 def lapse_agreement(data: CampaignData) -> dict:
     seed = data.campaign.seed
     items = data.items
-    a, b = zip(*[_two(data, i.id, "label") for i in items], strict=True) if items else ((), ())
-    a, b = list(a), list(b)
+    label_pairs = _pairs(data, "label")["label"]
+    a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
     human = _lapse_pair_stats(a, b, seed)
     human["five_way"]["krippendorff_alpha"] = st.krippendorff_alpha_nominal([a, b])
     entries = queue_from_data(data)
-    retained = retained_from_data(data)
+    retained = retained_from_data(data, queued={e.item.id for e in entries})
     gold = {item.id: label for item, label, _ in retained}
     judges: dict[str, dict[int, str]] = defaultdict(dict)
     for item_id, ballots in data.council.items():

@@ -60,9 +60,9 @@ def council_band(gold_type: str, council_votes: Sequence[dict] | None) -> str:
     """PROTOCOL §4 band of the council against the gold verdict: `unanimous_match`, `majority_against`,
     `majority_match` or `abstain_heavy` ('' without votes). `cannot-tell` (or no q1) is an abstention,
     not an opposing vote; the denominator is every member that voted."""
-    votes = [v.get("q1", "") for v in _values(council_votes or [])]
-    if not votes:
+    if not council_votes:
         return ""
+    votes = [(v or {}).get("q1", "") for v in council_votes]
     gold = GOLD_VERDICT.get(gold_type, "")
     match = sum(v == gold for v in votes)
     against = sum(v == OPPOSITE.get(gold) for v in votes)
@@ -76,8 +76,19 @@ def council_band(gold_type: str, council_votes: Sequence[dict] | None) -> str:
 
 
 def twist_queue_reasons(gold_type: str, answers: Sequence[dict | None], council_votes: Sequence[dict] | None = None) -> list[str]:
-    answers = _values(answers)
-    verdicts = [a.get("q1", "") for a in answers]
+    # Runs once per item (100,000 times for a large campaign): the common case, two answers agreeing
+    # with gold and raising no flag, returns before building anything.
+    if len(answers) == 2 and answers[0] and answers[1] and not council_votes:
+        a, b = answers
+        verdict = a.get("q1")
+        if verdict and verdict == b.get("q1") == GOLD_VERDICT.get(gold_type):
+            if gold_type == "contradicting":
+                if "no" not in (a.get("q2"), b.get("q2"), a.get("q2quote"), b.get("q2quote")):
+                    return []
+            elif a.get("q3") != "conflict" and b.get("q3") != "conflict":
+                return []
+    answers = [a or {} for a in answers]
+    verdicts = [a.get("q1") for a in answers]
     present = [v for v in verdicts if v]
     reasons = []
     if len(set(present)) > 1:
@@ -91,9 +102,9 @@ def twist_queue_reasons(gold_type: str, answers: Sequence[dict | None], council_
             reasons.append(Q2_QUOTE_WRONG)
     elif any(a.get("q3") == "conflict" for a in answers):
         reasons.append(Q3_UNCITED_CONFLICT)
-    if len(present) < max(2, len(verdicts)):
+    if len(present) < 2 or len(present) < len(verdicts):
         reasons.append(MISSING_ANSWERS)
-    if council_band(gold_type, council_votes) == "majority_against":
+    if council_votes and council_band(gold_type, council_votes) == "majority_against":
         reasons.append(COUNCIL_MAJORITY_AGAINST)
     return reasons
 
@@ -136,7 +147,7 @@ def suggestion(gold_type: str, answers: list[dict], reasons: list[str], *, proto
     turns = [a.get("q3turn", "").strip() for a in answers]
     if both and all(a.get("q3") == "conflict" for a in answers) and turns[0] and len(set(turns)) == 1:
         return DROP, f"both annotators found the same conflicting turn ({turns[0]})"
-    return DISCUSS, "discuss"
+    return DISCUSS, "no drop rule applies: weigh the answers and notes"
 
 
 def sort_key(suggested: str, external_id: str) -> tuple:

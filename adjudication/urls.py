@@ -1,4 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from adjudication import views
 
 app_name = "adjudication"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.campaign_list, name="campaigns"),
+    path("<slug:slug>/", views.queue_page, name="queue"),
+    path("<slug:slug>/agreement/", views.agreement_page, name="agreement"),
+    path("<slug:slug>/items/<int:item_id>/", views.item_page, name="item"),
+]

@@ -9,6 +9,7 @@ how many items were left out and why). Undefined figures are `nan`, never an exc
 """
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -54,25 +55,43 @@ def _check(a: Sequence, b: Sequence) -> int:
 def observed_agreement(a: Sequence, b: Sequence) -> float:
     if not _check(a, b):
         return float("nan")
-    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+    return sum(map(operator.eq, a, b)) / len(a)
+
+
+def pair_counts(a: Sequence, b: Sequence) -> Counter:
+    """{(label_a, label_b): count}: every two-rater statistic below is a function of this table, so a
+    large campaign is counted once (in C) and each figure then costs O(categories²)."""
+    _check(a, b)
+    return Counter(zip(a, b, strict=True))
 
 
 def categories_of(*label_lists: Iterable, categories: Sequence | None = None) -> list:
     """The given categories, followed by any other label seen (sorted), so nothing is dropped."""
-    seen = {x for labels in label_lists for x in labels if x is not None}
+    seen = set()
+    for labels in label_lists:
+        seen.update(labels)
+    seen.discard(None)
     known = list(categories or [])
     return known + sorted(seen - set(known), key=str)
 
 
+def _categories_of_pairs(pairs: Counter, categories: Sequence | None = None) -> list:
+    return categories_of([x for x, _ in pairs], [y for _, y in pairs], categories=categories)
+
+
+def _matrix(pairs: Counter, cats: list) -> np.ndarray:
+    index = {c: i for i, c in enumerate(cats)}
+    table = np.zeros((len(cats), len(cats)), dtype=float)
+    for (x, y), count in pairs.items():
+        table[index[x], index[y]] += count
+    return table
+
+
 def confusion_matrix(a: Sequence, b: Sequence, categories: Sequence | None = None) -> tuple[list, list[list[int]]]:
     """(categories, counts) with counts[i][j] = items rater a put in categories[i] and rater b in [j]."""
-    _check(a, b)
-    cats = categories_of(a, b, categories=categories)
-    index = {c: i for i, c in enumerate(cats)}
-    counts = [[0] * len(cats) for _ in cats]
-    for x, y in zip(a, b, strict=True):
-        counts[index[x]][index[y]] += 1
-    return cats, counts
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs, categories)
+    return cats, _matrix(pairs, cats).astype(int).tolist()
 
 
 def _kappa_from_table(table: np.ndarray) -> float:
@@ -90,15 +109,26 @@ def _kappa_from_table(table: np.ndarray) -> float:
 def cohen_kappa(a: Sequence, b: Sequence) -> float:
     """Cohen's kappa for two raters, nominal labels. Perfect agreement on a single category is 1.0
     (scikit-learn returns nan there; we define it as perfect agreement); an empty input is nan."""
-    n = _check(a, b)
+    pairs = pair_counts(a, b)
+    return _kappa_from_table(_matrix(pairs, _categories_of_pairs(pairs)))
+
+
+def _se_from_table(table: np.ndarray) -> float:
+    n = table.sum()
     if n == 0:
         return float("nan")
-    po = observed_agreement(a, b)
-    ca, cb = Counter(a), Counter(b)
-    pe = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
-    if pe == 1.0:
-        return 1.0 if po == 1.0 else float("nan")
-    return (po - pe) / (1 - pe)
+    p = table / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    pe = float(rows @ cols)
+    if pe >= 1.0 - 1e-15:
+        return 0.0
+    k = _kappa_from_table(table)
+    diagonal = np.diag(p)
+    diag = float(np.sum(diagonal * (1 - (rows + cols) * (1 - k)) ** 2))
+    weights = (cols[:, None] + rows[None, :]) ** 2  # (p_.i + p_j.)^2 for cell (i, j)
+    off = float(np.sum(p * weights) - np.sum(diagonal * np.diag(weights)))
+    var = (diag + (1 - k) ** 2 * off - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
+    return math.sqrt(max(var, 0.0))
 
 
 def kappa_se(a: Sequence, b: Sequence) -> float:
@@ -110,45 +140,30 @@ def kappa_se(a: Sequence, b: Sequence) -> float:
                    + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
                    - (k - p_e (1 - k))^2 ] / (n (1 - p_e)^2)
 
-    nan when kappa is undefined or n = 0; 0 when the chance agreement is 1 (one category)."""
-    cats, counts = confusion_matrix(a, b)
-    n = len(a)
-    if n == 0:
-        return float("nan")
-    p = np.asarray(counts, dtype=float) / n
-    rows, cols = p.sum(axis=1), p.sum(axis=0)
-    pe = float(rows @ cols)
-    if pe >= 1.0 - 1e-15:
-        return 0.0
-    k = cohen_kappa(a, b)
-    diag = sum(p[i, i] * (1 - (rows[i] + cols[i]) * (1 - k)) ** 2 for i in range(len(cats)))
-    off = sum(
-        p[i, j] * (cols[i] + rows[j]) ** 2 for i in range(len(cats)) for j in range(len(cats)) if i != j
-    )
-    var = (diag + (1 - k) ** 2 * off - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
-    return math.sqrt(max(var, 0.0))
+    nan when n = 0; 0 when the chance agreement is 1 (one category)."""
+    pairs = pair_counts(a, b)
+    return _se_from_table(_matrix(pairs, _categories_of_pairs(pairs)))
 
 
-def kappa_ci_analytic(a: Sequence, b: Sequence, z: float = Z95) -> tuple[float, float]:
-    """kappa ± z·SE (Fleiss–Cohen–Everitt), clipped to [-1, 1]."""
-    k, se = cohen_kappa(a, b), kappa_se(a, b)
+def _ci_analytic(table: np.ndarray, z: float = Z95) -> tuple[float, float]:
+    k, se = _kappa_from_table(table), _se_from_table(table)
     if math.isnan(k) or math.isnan(se):
         return (float("nan"), float("nan"))
     return (max(-1.0, k - z * se), min(1.0, k + z * se))
 
 
-def kappa_ci_bootstrap(
-    a: Sequence, b: Sequence, *, replicates: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float]:
-    """Seeded percentile bootstrap over items. Resampling n items with replacement is the same as
-    drawing the confusion table from a multinomial(n, observed cell shares), so each replicate costs
-    O(categories²) whatever n (100,000 items bootstrap as fast as 100)."""
-    n = len(a)
+def kappa_ci_analytic(a: Sequence, b: Sequence, z: float = Z95) -> tuple[float, float]:
+    """kappa ± z·SE (Fleiss–Cohen–Everitt), clipped to [-1, 1]."""
+    pairs = pair_counts(a, b)
+    return _ci_analytic(_matrix(pairs, _categories_of_pairs(pairs)), z)
+
+
+def _ci_bootstrap(table: np.ndarray, replicates: int, seed: int, level: float) -> tuple[float, float]:
+    n = int(table.sum())
     if n == 0 or replicates < 1:
         return (float("nan"), float("nan"))
-    cats, counts = confusion_matrix(a, b)
-    k = len(cats)
-    shares = np.asarray(counts, dtype=float).ravel() / n
+    k = table.shape[0]
+    shares = table.ravel() / n
     tables = np.random.default_rng(seed).multinomial(n, shares, size=replicates).reshape(replicates, k, k)
     p = tables / n
     po = np.trace(p, axis1=1, axis2=2)
@@ -163,14 +178,20 @@ def kappa_ci_bootstrap(
     return (float(low), float(high))
 
 
-def per_category_agreement(a: Sequence, b: Sequence, categories: Sequence | None = None) -> dict:
-    """Per category: `both` (items both raters put there), `either` (items at least one put there), and
-    the specific agreement 2·n_kk / (n_k. + n_.k) (Fleiss 1975; nan when nobody used the category)."""
-    cats, counts = confusion_matrix(a, b, categories)
+def kappa_ci_bootstrap(
+    a: Sequence, b: Sequence, *, replicates: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Seeded percentile bootstrap over items. Resampling n items with replacement is the same as
+    drawing the confusion table from a multinomial(n, observed cell shares), so each replicate costs
+    O(categories²) whatever n (100,000 items bootstrap as fast as 100)."""
+    pairs = pair_counts(a, b)
+    return _ci_bootstrap(_matrix(pairs, _categories_of_pairs(pairs)), replicates, seed, level)
+
+
+def _per_category(table: np.ndarray, cats: list) -> dict:
     out = {}
     for i, cat in enumerate(cats):
-        row, col = sum(counts[i]), sum(r[i] for r in counts)
-        both = counts[i][i]
+        row, col, both = int(table[i].sum()), int(table[:, i].sum()), int(table[i, i])
         out[cat] = {
             "both": both,
             "either": row + col - both,
@@ -181,50 +202,70 @@ def per_category_agreement(a: Sequence, b: Sequence, categories: Sequence | None
     return out
 
 
-def pabak(a: Sequence, b: Sequence, n_categories: int | None = None) -> float:
-    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993): (k·p_o − 1)/(k − 1) with k
-    categories (default: the categories seen). With one category it is 1 when the raters agree."""
-    po = observed_agreement(a, b)
-    k = n_categories or len(categories_of(a, b))
-    if math.isnan(po):
-        return po
+def per_category_agreement(a: Sequence, b: Sequence, categories: Sequence | None = None) -> dict:
+    """Per category: `both` (items both raters put there), `either` (items at least one put there), and
+    the specific agreement 2·n_kk / (n_k. + n_.k) (Fleiss 1975; nan when nobody used the category)."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs, categories)
+    return _per_category(_matrix(pairs, cats), cats)
+
+
+def _pabak(table: np.ndarray, k: int) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    po = float(np.trace(table) / n)
     if k < 2:
         return 1.0 if po == 1.0 else float("nan")
     return (k * po - 1) / (k - 1)
 
 
+def pabak(a: Sequence, b: Sequence, n_categories: int | None = None) -> float:
+    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993): (k·p_o − 1)/(k − 1) with k
+    categories (default: the categories seen). With one category it is 1 when the raters agree."""
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs)
+    return _pabak(_matrix(pairs, cats), n_categories or len(cats))
+
+
+def _ac1(table: np.ndarray, k: int) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    po = float(np.trace(table) / n)
+    if k < 2:
+        return 1.0 if po == 1.0 else float("nan")
+    pi = (table.sum(axis=1) + table.sum(axis=0)) / (2 * n)
+    pe = float(np.sum(pi * (1 - pi)) / (k - 1))
+    return (po - pe) / (1 - pe)
+
+
 def gwet_ac1(a: Sequence, b: Sequence, n_categories: int | None = None) -> float:
     """Gwet's AC1 (Gwet 2008): chance agreement p_e = 1/(K−1) · Σ_k π_k (1 − π_k), π_k the mean of the
     two raters' shares of category k; AC1 = (p_o − p_e)/(1 − p_e). K defaults to the categories seen."""
-    n = _check(a, b)
-    if n == 0:
-        return float("nan")
-    cats = categories_of(a, b)
-    k = n_categories or len(cats)
-    po = observed_agreement(a, b)
-    if k < 2:
-        return 1.0 if po == 1.0 else float("nan")
-    ca, cb = Counter(a), Counter(b)
-    pi = [(ca[c] + cb[c]) / (2 * n) for c in cats]
-    pe = sum(x * (1 - x) for x in pi) / (k - 1)
-    return (po - pe) / (1 - pe)
+    pairs = pair_counts(a, b)
+    cats = _categories_of_pairs(pairs)
+    return _ac1(_matrix(pairs, cats), n_categories or len(cats))
 
 
 def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
     """Fleiss' kappa for any number of raters (statsmodels' inter_rater). `ratings` holds one label list
     per item; items with a missing label (None) are left out, since every item needs the same number
     of ratings. Returns (kappa, items used)."""
-    from statsmodels.stats.inter_rater import aggregate_raters
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-    rows = [list(r) for r in ratings if r and all(x is not None for x in r)]
+    rows = [r for r in ratings if r and None not in r]
     if not rows or len({len(r) for r in rows}) != 1:
         return (float("nan"), len(rows))
     cats = categories_of(*rows)
     if len(cats) == 1:
         return (1.0, len(rows))
     index = {c: i for i, c in enumerate(cats)}
-    table, _ = aggregate_raters(np.array([[index[x] for x in r] for r in rows]), n_cat=len(cats))
+    codes = np.array([[index[x] for x in r] for r in rows], dtype=np.int64)
+    # subjects x categories counts (what statsmodels' aggregate_raters builds, vectorized)
+    table = np.zeros((len(rows), len(cats)), dtype=np.int64)
+    for column in codes.T:
+        table[np.arange(len(rows)), column] += 1
     return (float(sm_fleiss(table, method="fleiss")), len(rows))
 
 
@@ -239,11 +280,12 @@ def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:
     if len(cats) == 1:
         return 1.0
     index = {c: float(i) for i, c in enumerate(cats)}
-    data = np.array([[np.nan if x is None else index[x] for x in r] for r in raters], dtype=float)
+    index[None] = np.nan
+    data = np.array([[index[x] for x in r] for r in raters], dtype=float)
     pairable = (~np.isnan(data)).sum(axis=0) >= 2
     if not pairable.any():
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(cats)))))
 
 
 def kappa_summary(
@@ -251,20 +293,25 @@ def kappa_summary(
 ) -> dict:
     """Everything about two raters on one question. Missing labels (None) are left out and counted."""
     total = _check(a, b)
-    pa, pb = paired(a, b)
-    kappa = cohen_kappa(pa, pb)
-    cats, counts = confusion_matrix(pa, pb, categories)
+    pairs = pair_counts(a, b)
+    for key in [key for key in pairs if None in key]:
+        del pairs[key]
+    cats = _categories_of_pairs(pairs, categories)
+    table = _matrix(pairs, cats)
+    n = int(table.sum())
+    agree = int(np.trace(table))
+    k = len(cats) if categories else len(_categories_of_pairs(pairs))
     return {
-        "n": len(pa),
-        "left_out": total - len(pa),
-        "agree": sum(x == y for x, y in zip(pa, pb, strict=True)),
-        "observed": observed_agreement(pa, pb),
-        "kappa": kappa,
-        "se": kappa_se(pa, pb),
-        "ci95": list(kappa_ci_analytic(pa, pb)),
-        "ci95_bootstrap": list(kappa_ci_bootstrap(pa, pb, replicates=replicates, seed=seed)),
-        "pabak": pabak(pa, pb, len(cats) if categories else None),
-        "ac1": gwet_ac1(pa, pb, len(cats) if categories else None),
-        "per_category": per_category_agreement(pa, pb, cats),
-        "confusion": {"categories": cats, "counts": counts},
+        "n": n,
+        "left_out": total - n,
+        "agree": agree,
+        "observed": agree / n if n else float("nan"),
+        "kappa": _kappa_from_table(table),
+        "se": _se_from_table(table),
+        "ci95": list(_ci_analytic(table)),
+        "ci95_bootstrap": list(_ci_bootstrap(table, replicates, seed, 0.95)),
+        "pabak": _pabak(table, k),
+        "ac1": _ac1(table, k),
+        "per_category": _per_category(table, cats),
+        "confusion": {"categories": cats, "counts": table.astype(int).tolist()},
     }

@@ -32,14 +32,14 @@ def random_pairs(rng: random.Random):
 def test_kappa_equals_scikit_learn_on_many_seeded_random_cases():
     rng = random.Random(20261129)
     checked = 0
-    for _ in range(500):
+    for _ in range(300):
         a, b = random_pairs(rng)
         expected = cohen_kappa_score(a, b)
         if math.isnan(expected):
             continue
         assert st.cohen_kappa(a, b) == pytest.approx(expected, abs=1e-12)
         checked += 1
-    assert checked > 450
+    assert checked > 270
 
 
 def test_confusion_matrix_equals_scikit_learn_on_seeded_random_cases():

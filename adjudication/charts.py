@@ -1,0 +1,88 @@
+"""Server-rendered SVG pictures for the agreement page (no JavaScript libraries). Pure: figures in,
+markup out; every label is escaped."""
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+
+def _x(value: float, left: float, width: float, lo: float, hi: float) -> float:
+    return left + (min(max(value, lo), hi) - lo) / (hi - lo) * width
+
+
+def kappa_forest(rows: list[dict], *, bar: float | None = None, title: str = "Cohen's kappa with 95% interval") -> SafeString:
+    """One row per group: {"label", "kappa", "ci95": [low, high], "n"}; kappa None is drawn as n/a."""
+    label_w, plot_w, right_w, row_h, top = 280, 420, 110, 26, 34
+    height = top + row_h * len(rows) + 30
+    width = label_w + plot_w + right_w
+    lo, hi = -0.2, 1.0
+    if any(r.get("kappa") is not None and r["kappa"] < lo for r in rows):
+        lo = -1.0
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart forest" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for tick in [t / 10 for t in range(int(lo * 10), 11, 2)]:
+        x = _x(tick, label_w, plot_w, lo, hi)
+        parts.append(f'<line x1="{x:.1f}" y1="{top - 8}" x2="{x:.1f}" y2="{height - 24}" class="grid"/>')
+        parts.append(f'<text x="{x:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{tick:.1f}</text>')
+    if bar is not None:
+        x = _x(bar, label_w, plot_w, lo, hi)
+        parts.append(f'<line x1="{x:.1f}" y1="{top - 14}" x2="{x:.1f}" y2="{height - 24}" class="bar-line"/>')
+        parts.append(f'<text x="{x:.1f}" y="{top - 18}" class="tick" text-anchor="middle">bar {bar:g}</text>')
+    for i, row in enumerate(rows):
+        y = top + i * row_h + row_h / 2
+        parts.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" text-anchor="end" class="label">{escape(row["label"])}</text>')
+        kappa, ci = row.get("kappa"), row.get("ci95") or [None, None]
+        if kappa is None:
+            parts.append(f'<text x="{label_w + 6}" y="{y + 4:.1f}" class="na">n/a (n={row.get("n", 0)})</text>')
+            continue
+        if ci[0] is not None:
+            x1, x2 = _x(ci[0], label_w, plot_w, lo, hi), _x(ci[1], label_w, plot_w, lo, hi)
+            parts.append(f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" class="ci"/>')
+            parts.append(f'<line x1="{x1:.1f}" y1="{y - 5:.1f}" x2="{x1:.1f}" y2="{y + 5:.1f}" class="ci"/>')
+            parts.append(f'<line x1="{x2:.1f}" y1="{y - 5:.1f}" x2="{x2:.1f}" y2="{y + 5:.1f}" class="ci"/>')
+        cx = _x(kappa, label_w, plot_w, lo, hi)
+        parts.append(f'<circle cx="{cx:.1f}" cy="{y:.1f}" r="5" class="point"><title>{kappa:.3f}</title></circle>')
+        parts.append(
+            f'<text x="{label_w + plot_w + 8}" y="{y + 4:.1f}" class="value">{kappa:.3f} (n={row.get("n", 0)})</text>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped above
+
+
+def confusion_svg(categories: list[str], counts: list[list[int]], *, rater_a: str, rater_b: str) -> SafeString:
+    """A shaded grid: rows rater a, columns rater b, each cell its count; the diagonal is outlined."""
+    cell, left, top = 64, 150, 110
+    k = len(categories)
+    width, height = left + cell * k + 90, top + cell * k + 10
+    peak = max((c for row in counts for c in row), default=0) or 1
+    title = f"Confusion matrix: {rater_a} (rows) by {rater_b} (columns)"
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart confusion" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left + cell * k / 2:.1f}" y="14" text-anchor="middle" class="axis">{escape(rater_b)}</text>',
+        f'<text x="10" y="{top - 8}" class="axis">{escape(rater_a)}</text>',
+    ]
+    for j, cat in enumerate(categories):
+        x = left + j * cell + cell / 2
+        parts.append(
+            f'<text x="{x:.1f}" y="{top - 8}" transform="rotate(-35 {x:.1f} {top - 8})" class="label">{escape(cat)}</text>'
+        )
+    for i, cat in enumerate(categories):
+        y = top + i * cell
+        parts.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" class="label">{escape(cat)}</text>')
+        for j in range(k):
+            value = counts[i][j]
+            shade = 0.08 + 0.8 * value / peak if value else 0
+            cls = "cell diag" if i == j else "cell"
+            parts.append(
+                f'<rect x="{left + j * cell}" y="{y}" width="{cell}" height="{cell}" class="{cls}" '
+                f'fill-opacity="{shade:.2f}"><title>{escape(cat)} / {escape(categories[j])}: {value}</title></rect>'
+            )
+            parts.append(
+                f'<text x="{left + j * cell + cell / 2}" y="{y + cell / 2 + 5}" text-anchor="middle" class="count">{value}</text>'
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped above

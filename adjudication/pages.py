@@ -1,0 +1,119 @@
+"""What the adjudication pages show, composed from selectors in a fixed number of queries."""
+
+import random
+
+from adjudication import queue as q
+from adjudication.agreement import twist_retained
+from adjudication.models import DecisionRevision
+from adjudication.selectors import (
+    QueueEntry,
+    campaign_data,
+    campaign_is_frozen,
+    full_answers,
+    queue_from_data,
+)
+from annotation.models import Campaign, Enrollment, Protocol
+from annotation.protocols import LAPSE_LABELS, questions_for
+from items.models import GoldType, Item
+from items.selectors import excerpts_for, items_with_excerpts
+
+ANSWER_FIELDS = {
+    Protocol.TWIST_B: [("q1", "Verdict (q1)"), ("q1note", "Note"), ("q2", "Claim stated (q2)"), ("q2quote", "Quote right (q2quote)"),
+                       ("q3", "Any conflict (q3)"), ("q3turn", "Conflicting turn"), ("p2note", "Phase 2 note")],
+    Protocol.LAPSE: [("label", "Label"), ("notes", "Notes")],
+}
+
+
+def sides_for(campaign: Campaign, item_id: int, pseudonyms: list[str]) -> list[str]:
+    """The order in which the annotators' answers are shown for one item: shuffled per item with a seed
+    derived from the campaign seed and the item, so it is random across items but stable on reload."""
+    order = sorted(pseudonyms)
+    random.Random(f"{campaign.seed}:{item_id}:sides").shuffle(order)
+    return order
+
+
+def queue_page_view(campaign: Campaign) -> dict:
+    data = campaign_data(campaign)
+    entries = queue_from_data(data)
+    decided = sum(1 for e in entries if e.decision is not None)
+    retained = None
+    if campaign.protocol == Protocol.TWIST_B:
+        retained = twist_retained(data, entries)
+    return {
+        "entries": entries,
+        "decided": decided,
+        "undecided": len(entries) - decided,
+        "n_items": len(data.items),
+        "retained": retained,
+        "frozen": campaign_is_frozen(campaign),
+        "reason_help": q.REASON_HELP,
+    }
+
+
+def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict | None:
+    data = campaign_data(campaign)
+    item_ids = {i.id for i in data.items}
+    if item_id not in item_ids:
+        return None
+    entries = queue_from_data(data)
+    position = next((n for n, e in enumerate(entries) if e.item.id == item_id), None)
+    if position is None:
+        entry = _unqueued_entry(data, item_id)
+    else:
+        entry = entries[position]
+    item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
+    entry.answers = full_answers(campaign, item_id).get(item_id, {})
+    order = sides_for(campaign, item_id, list(entry.answers))
+    identities = {}
+    if reveal:
+        identities = {
+            e.pseudonym: e.annotator.get_username()
+            for e in Enrollment.objects.filter(campaign=campaign).select_related("annotator")
+        }
+    fields = ANSWER_FIELDS[campaign.protocol]
+    questions = questions_for(campaign.protocol)
+    sides = []
+    for n, pseudonym in enumerate(order, start=1):
+        values = entry.answers.get(pseudonym, {})
+        rows = [(label, values.get(key, "")) for key, label in fields if key in questions and (values.get(key) or key in ("q1", "label"))]
+        sides.append({"side": n, "pseudonym": pseudonym if reveal else "", "username": identities.get(pseudonym, ""), "rows": rows})
+    history = list(
+        DecisionRevision.objects.filter(decision__campaign=campaign, decision__item_id=item_id)
+        .select_related("decided_by")
+        .order_by("-revision")
+    )
+
+    def neighbour(offset: int):
+        if position is None:
+            return None
+        index = position + offset
+        return entries[index].item.id if 0 <= index < len(entries) else None
+
+    lapse = campaign.protocol == Protocol.LAPSE
+    return {
+        "item": item,
+        "entry": entry,
+        "excerpts": excerpts_for(item) if not lapse else [],
+        "sides": sides,
+        "council": entry.council,
+        "history": history,
+        "position": position,
+        "queue_length": len(entries),
+        "previous_id": neighbour(-1),
+        "next_id": neighbour(1),
+        "frozen": campaign_is_frozen(campaign),
+        "lapse": lapse,
+        "relabel_choices": list(LAPSE_LABELS) if lapse else list(GoldType.values),
+        "gold_verdict": q.GOLD_VERDICT.get(item.gold_type, ""),
+        "reason_help": q.REASON_HELP,
+    }
+
+
+def _unqueued_entry(data, item_id: int) -> QueueEntry:
+    item = next(i for i in data.items if i.id == item_id)
+    answers = data.answer_list(item_id)
+    action, why = q.suggestion(item.gold_type, answers, [], protocol=data.protocol)
+    return QueueEntry(
+        item=item, reasons=[], suggestion=action, suggestion_why=why, decision=data.decisions.get(item_id),
+        answers=dict(data.answers.get(item_id, {})), council=data.council.get(item_id, []),
+    )

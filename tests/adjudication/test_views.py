@@ -1,0 +1,137 @@
+"""Adjudication pages: who may open them, what they show, decisions through the form, and a constant
+number of queries whatever the campaign size."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from adjudication.models import Decision
+from adjudication.pages import sides_for
+from annotation.models import Enrollment
+from items.models import Item
+from tests.adjudication.conftest import AGREE, DISAGREE, NOT_SELF_CONTAINED, make_twist_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def queue_url(campaign):
+    return reverse("adjudication:queue", args=[campaign.slug])
+
+
+def item_url(campaign, external_id):
+    return reverse("adjudication:item", args=[campaign.slug, Item.objects.get(external_id=external_id).id])
+
+
+def test_author_sees_the_queue_with_reasons_and_suggestions(client, small_campaign, author):
+    client.force_login(author)
+    page = client.get(queue_url(small_campaign)).content.decode()
+    assert "conv-1:v1c4" in page and "q2_not_self_contained" in page and "conv-1:v1b1" not in page
+    assert "3 queued items still undecided" in page
+
+
+@pytest.mark.parametrize("persona", ["annotator_a", "outsider"])
+def test_annotators_and_outsiders_are_refused_every_adjudication_page(client, small_campaign, persona, request):
+    client.force_login(request.getfixturevalue(persona))
+    for url in (queue_url(small_campaign), reverse("adjudication:agreement", args=[small_campaign.slug]),
+                item_url(small_campaign, "conv-1:v1b3"), reverse("adjudication:campaigns")):
+        assert client.get(url).status_code == 403, url
+
+
+def test_author_who_annotates_the_campaign_is_refused_until_they_submit(client, annotator_a, author):
+    campaign = make_twist_campaign([author, annotator_a], {"conv-3:v1b1": DISAGREE}, slug="blind")
+    client.force_login(author)
+    assert client.get(queue_url(campaign)).status_code == 403
+    Enrollment.objects.filter(campaign=campaign, annotator=author).update(submitted_at="2026-01-01T00:00Z")
+    assert client.get(queue_url(campaign)).status_code == 200
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, small_campaign):
+    response = client.get(queue_url(small_campaign))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_unknown_campaign_and_foreign_item_are_404(client, small_campaign, author, annotator_a, annotator_b):
+    client.force_login(author)
+    assert client.get(reverse("adjudication:queue", args=["nope"])).status_code == 404
+    make_twist_campaign([annotator_a, annotator_b], {"conv-9:v1b1": AGREE}, slug="other")
+    foreign = Item.objects.get(external_id="conv-9:v1b1").id
+    assert client.get(reverse("adjudication:item", args=[small_campaign.slug, foreign])).status_code == 404
+    assert client.post(reverse("adjudication:item", args=[small_campaign.slug, foreign]), {"action": "keep"}).status_code == 404
+
+
+def test_item_page_shows_both_answers_with_notes_gold_and_suggestion_but_hides_identities(client, small_campaign, author):
+    client.force_login(author)
+    page = client.get(item_url(small_campaign, "conv-1:v1b3")).content.decode()
+    assert "left note" in page and "right note" in page
+    assert "contradicting" in page and "the quote" in page and "Suggestion" in page
+    assert "ann_a" not in page and "ann_b" not in page and "annotator A" not in page
+
+
+def test_reveal_shows_which_annotator_wrote_each_side(client, small_campaign, author):
+    client.force_login(author)
+    page = client.get(item_url(small_campaign, "conv-1:v1b3") + "?reveal=1").content.decode()
+    assert "annotator A (ann_a)" in page and "annotator B (ann_b)" in page
+
+
+def test_sides_are_randomized_per_item_but_stable():
+    from annotation.models import Campaign
+
+    campaign = Campaign(seed=42)
+    orders = [tuple(sides_for(campaign, item_id, ["A", "B"])) for item_id in range(40)]
+    assert set(orders) == {("A", "B"), ("B", "A")}
+    assert orders == [tuple(sides_for(campaign, item_id, ["B", "A"])) for item_id in range(40)]
+
+
+def test_keep_through_the_form_records_the_author_and_moves_to_the_next_undecided_item(client, small_campaign, author):
+    client.force_login(author)
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "keep", "note": ""})
+    assert response.status_code == 302
+    assert response["Location"] == item_url(small_campaign, "conv-1:v1b3")
+    decision = Decision.objects.get()
+    assert (decision.item.external_id, decision.action, decision.decided_by) == ("conv-1:v1c4", "keep", author)
+
+
+def test_drop_without_a_note_is_refused_with_the_reason_on_the_page(client, small_campaign, author):
+    client.force_login(author)
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": ""})
+    assert response.status_code == 400 and "needs a note" in response.content.decode()
+    assert not Decision.objects.exists()
+
+
+def test_the_last_decision_returns_to_the_queue_with_retained_statistics(client, small_campaign, author):
+    client.force_login(author)
+    client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": "not stated"})
+    client.post(item_url(small_campaign, "conv-1:v1b3"), {"action": "keep"})
+    response = client.post(item_url(small_campaign, "conv-1:v1b5"), {"action": "relabel", "new_gold": "aligned", "note": "consistent"})
+    assert response["Location"] == queue_url(small_campaign)
+    page = client.get(queue_url(small_campaign)).content.decode()
+    assert 'data-testid="retained-n">4<' in page and "pre-registered bar 0.8" in page
+
+
+def test_agreement_page_draws_kappa_intervals_and_the_confusion_matrix_as_svg(client, small_campaign, author):
+    client.force_login(author)
+    page = client.get(reverse("adjudication:agreement", args=[small_campaign.slug])).content.decode()
+    assert page.count("<svg") == 2 and "Confusion matrix" in page and "all items" in page
+    assert "<script" not in page.split("<main>")[1]
+
+
+def many_items(n: int) -> dict:
+    kinds = [AGREE, DISAGREE, NOT_SELF_CONTAINED]
+    return {f"conv-1:v1b{i}": kinds[i % 3] for i in range(n)}
+
+
+@pytest.mark.parametrize("page", ["queue", "agreement", "item"])
+def test_pages_run_the_same_number_of_queries_for_small_and_large_campaigns(client, author, annotator_a, annotator_b, page):
+    client.force_login(author)
+    counts = []
+    for slug, n in (("small-c", 6), ("large-c", 90)):
+        campaign = make_twist_campaign([annotator_a, annotator_b], many_items(n), slug=slug)
+        if page == "item":
+            url = reverse("adjudication:item", args=[slug, Item.objects.filter(item_set=campaign.item_set).order_by("id")[1].id])
+        else:
+            url = reverse(f"adjudication:{page}", args=[slug])
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
