@@ -51,9 +51,7 @@ def get_enrollment_for_user(user, campaign_slug: str) -> Enrollment:
 
 
 def _assignment_queryset():
-    return Assignment.objects.select_related(
-        "enrollment__campaign", "enrollment__annotator", "item__conversation", "answer"
-    )
+    return Assignment.objects.select_related("enrollment__campaign", "item", "answer")
 
 
 def get_assignment_for_user(user, *, campaign_slug: str | None = None, position: int | None = None,
@@ -63,17 +61,24 @@ def get_assignment_for_user(user, *, campaign_slug: str | None = None, position:
     404 when it does not exist, 403 when it exists but belongs to another annotator. The only way any
     page, API view or export reaches an assignment."""
     if pk is not None:
-        assignment = _assignment_queryset().filter(pk=pk).first()
+        assignment = next(iter(_assignment_queryset().filter(pk=pk).order_by()[:1]), None)
         if assignment is None:
             raise NotFound("no such assignment")
         if not user.is_authenticated or assignment.enrollment.annotator_id != user.pk:
             raise NotAllowed("This assignment belongs to another annotator.")
         return assignment
-    enrollment = get_enrollment_for_user(user, campaign_slug)
-    assignment = _assignment_queryset().filter(enrollment=enrollment, position=(position or 0) - 1).first()
-    if assignment is None:
+    # One query on the hot path; the error path finds out which of 404/403 applies.
+    assignment = (
+        _assignment_queryset()
+        .filter(enrollment__campaign__slug=campaign_slug, enrollment__annotator_id=user.pk, position=(position or 0) - 1)
+        .order_by()[:1]
+        if user.is_authenticated
+        else []
+    )
+    if not assignment:
+        get_enrollment_for_user(user, campaign_slug)  # 404 / 403
         raise NotFound(f"no item {position} in your work for '{campaign_slug}'")
-    return assignment
+    return assignment[0]
 
 
 def require_author(user) -> None:

@@ -134,18 +134,23 @@
   document.querySelectorAll("[data-help]").forEach(function (b) { b.addEventListener("click", function () { toggleHelp(true); }); });
   if (overlay) overlay.querySelector("[data-close]").addEventListener("click", function () { toggleHelp(false); });
 
+  let leaving = false;
   function go(url) {
-    if (!url) return;
-    // Flush any note being typed, and record the time spent, before leaving.
+    if (!url || leaving) return;
+    leaving = true;
+    // Flush any note being typed and record the time spent here, then leave once every save is done.
     root.querySelectorAll("textarea[data-key], input[data-key]").forEach(function (f) { f._flush && f._flush(); });
-    const leave = function () { window.location.href = url; };
-    const waitForSaves = function () { return pending ? new Promise(function (res) { setTimeout(res, 50); }).then(waitForSaves) : null; };
-    Promise.resolve(waitForSaves()).then(leave);
+    const waitForSaves = function () {
+      return pending ? new Promise(function (res) { setTimeout(res, 30); }).then(waitForSaves) : Promise.resolve();
+    };
+    const recordTime = locked ? Promise.resolve() : save({});
+    Promise.resolve(recordTime).then(waitForSaves).then(function () { window.location.href = url; });
   }
 
   window.addEventListener("pagehide", function () {
+    if (leaving || locked) return;  // go() already recorded the time
     const ms = elapsed();
-    if (ms > 0 && !locked) {
+    if (ms > 0) {
       fetch(saveUrl, {
         method: "POST", credentials: "same-origin", keepalive: true,
         headers: { "Content-Type": "application/json", "X-CSRFToken": decodeURIComponent(csrf) },

@@ -1,0 +1,66 @@
+import pytest
+
+from annotation.access import (
+    can_view_unblinded,
+    get_assignment_for_user,
+    get_enrollment_for_user,
+    require_unblinded,
+)
+from annotation.services import campaign_create, enrollment_submit
+from goldkey.errors import NotAllowed, NotFound
+from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of
+
+
+@pytest.fixture
+def author_campaign(twist_set, author, annotator_b):
+    """The TWIST situation: the author is one of the two annotators."""
+    return campaign_create(slug="auth", item_set=twist_set, annotators=[author, annotator_b], seed=1)
+
+
+def test_author_who_annotates_cannot_open_unblinded_material_until_submitted(author_campaign, author):
+    assert not can_view_unblinded(author, author_campaign)
+    with pytest.raises(NotAllowed, match="submitted your own annotation"):
+        require_unblinded(author, author_campaign)
+    enrollment = enrollment_of(author_campaign, author)
+    answer_all_phase1(enrollment)
+    answer_all_phase2(enrollment)
+    enrollment = enrollment_submit(enrollment=enrollment)
+    assert enrollment.submitted_at is not None  # recorded, for disclosure
+    assert can_view_unblinded(author, author_campaign)
+    require_unblinded(author, author_campaign)
+
+
+def test_author_who_does_not_annotate_may_open_unblinded_material(twist_campaign, author):
+    assert can_view_unblinded(author, twist_campaign)
+
+
+def test_annotators_and_outsiders_never_open_unblinded_material(twist_campaign, annotator_a, outsider):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(enrollment)
+    answer_all_phase2(enrollment)
+    enrollment_submit(enrollment=enrollment)
+    for user in (annotator_a, outsider):
+        assert not can_view_unblinded(user, twist_campaign)
+        with pytest.raises(NotAllowed):
+            require_unblinded(user, twist_campaign)
+
+
+def test_get_assignment_for_user_refuses_someone_elses_assignment_with_403(twist_campaign, annotator_a, annotator_b):
+    other = enrollment_of(twist_campaign, annotator_b).assignments.first()
+    with pytest.raises(NotAllowed):
+        get_assignment_for_user(annotator_a, pk=other.pk)
+    assert get_assignment_for_user(annotator_b, pk=other.pk) == other
+
+
+def test_get_assignment_for_user_gives_404_for_what_does_not_exist(twist_campaign, annotator_a):
+    with pytest.raises(NotFound):
+        get_assignment_for_user(annotator_a, pk=10**9)
+    with pytest.raises(NotFound):
+        get_assignment_for_user(annotator_a, campaign_slug="tw", position=99)
+    with pytest.raises(NotFound):
+        get_assignment_for_user(annotator_a, campaign_slug="none", position=1)
+
+
+def test_get_enrollment_for_user_gives_403_to_a_non_annotator_of_the_campaign(twist_campaign, outsider):
+    with pytest.raises(NotAllowed):
+        get_enrollment_for_user(outsider, "tw")
