@@ -99,6 +99,9 @@ def scorer_validation(campaign: Campaign) -> dict:
         scorer = [labels.get(i) for i in gold_ids]
         present = sum(1 for label in scorer if label)
         report[name] = {"labelled": present, **(_pair_stats(gold_list, scorer, seed) if present else {})}
+    report["rows"] = [
+        ("Rule cascade", report["cascade"]), ("LLM judge", report["judge"]), ("Agreed automatic label", report["auto_label"])
+    ]
     both = [i for i in gold_ids if cascade.get(i) and judge.get(i)]
     report["cascade_judge"] = {
         "n": len(both),

@@ -64,3 +64,22 @@ def test_cascade_labels_in_hidden_are_compared_with_gold(gold_trail):
     assert report["cascade"]["labelled"] == len(items)
     assert report["judge_source"] == "council votes"
     assert report["cascade_judge"]["n"] == len(items)
+
+
+def test_the_agreement_page_of_a_lapse_campaign_shows_scorer_validation(client, gold_trail, author):
+    from django.urls import reverse
+
+    client.force_login(author)
+    page = client.get(reverse("adjudication:agreement", args=[gold_trail.slug])).content.decode()
+    section = page.split('data-testid="scorer-validation"')[1]
+    assert 'data-testid="llm-judge-binary-kappa">0.780<' in section
+    assert "Rule cascade" in section and "no labels" in section
+
+
+def test_annotators_cannot_open_the_agreement_page_with_scorer_validation(client, gold_trail, annotator_a):
+    from django.urls import reverse
+
+    client.force_login(annotator_a)
+    response = client.get(reverse("adjudication:agreement", args=[gold_trail.slug]))
+    assert response.status_code in (403, 404)
+    assert b"scorer-validation" not in response.content
