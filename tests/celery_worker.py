@@ -113,13 +113,29 @@ def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
     return {"CELERY_BROKER_URL": "filesystem://", "GOLDKEY_BROKER_DIR": str(folder)}, options
 
 
+def _drop_pooled_connections() -> None:
+    """Forget connections made with the previous transport options. Not app.close(): it also
+    deregisters the app, after which shared tasks resolve to a fresh default app that knows no tasks
+    (NotRegistered in the next worker test). The producer pool must go too, and kombu's global pools
+    key connections by URL only (not transport options), so they are reset as well."""
+    from kombu import pools
+
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+    celery_app._pool = None
+    amqp = celery_app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+    pools.reset()
+
+
 @pytest.fixture
 def celery_worker_process(transactional_db, tmp_path):
     broker_env, transport_options = _worker_broker(tmp_path)
     saved_options = celery_app.conf.broker_transport_options
     if transport_options is not None:
         celery_app.conf.broker_transport_options = transport_options
-        celery_app.close()  # drop pooled connections made with the old options
+        _drop_pooled_connections()
     hostname = f"pytest-{uuid.uuid4().hex[:8]}@%h"
     env = {
         **os.environ,
@@ -148,4 +164,4 @@ def celery_worker_process(transactional_db, tmp_path):
         worker.stop()
         if transport_options is not None:
             celery_app.conf.broker_transport_options = saved_options
-            celery_app.close()
+            _drop_pooled_connections()
