@@ -81,10 +81,15 @@ def agreement_page(request, campaign):
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
+    scorers = None
+    if lapse:
+        from council.lapse_selectors import scorer_validation  # Lapse scorer validation (lapse branch)
+
+        scorers = scorer_validation(campaign)
     return render(
         request,
         "adjudication/agreement.html",
-        {"campaign": campaign, "a": agreement, "main": main, "pictures": pictures, "lapse": lapse},
+        {"campaign": campaign, "a": agreement, "main": main, "pictures": pictures, "lapse": lapse, "scorers": scorers},
     )
 
 

@@ -108,15 +108,20 @@ def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
     return {"CELERY_BROKER_URL": "filesystem://", "GOLDKEY_BROKER_DIR": str(folder)}, options
 
 
-def _drop_pooled_broker_connections() -> None:
-    """Make the next send open a connection with the current transport options.
+def _drop_pooled_connections() -> None:
+    """Forget connections made with the previous transport options. Not app.close(): it also
+    deregisters the app, after which shared tasks resolve to a fresh default app that knows no tasks
+    (NotRegistered in the next worker test). The producer pool must go too, and kombu's global pools
+    key connections by URL only (not transport options), so they are reset as well."""
+    from kombu import pools
 
-    Celery pools the producer connection per app and keeps it for the process's life (it resets the same
-    two attributes after a fork); the public app.close() would also deregister the app."""
     if celery_app._pool is not None:
         celery_app._pool.force_close_all()
     celery_app._pool = None
-    celery_app.amqp._producer_pool = None
+    amqp = celery_app.__dict__.get("amqp")
+    if amqp is not None:
+        amqp._producer_pool = None
+    pools.reset()
 
 
 @pytest.fixture
@@ -125,7 +130,7 @@ def celery_worker_process(transactional_db, tmp_path):
     saved_options = celery_app.conf.broker_transport_options
     if transport_options is not None:
         celery_app.conf.broker_transport_options = transport_options
-        _drop_pooled_broker_connections()
+        _drop_pooled_connections()
     hostname = f"pytest-{uuid.uuid4().hex[:8]}@%h"
     env = {
         **os.environ,
@@ -154,4 +159,4 @@ def celery_worker_process(transactional_db, tmp_path):
         worker.stop()
         if transport_options is not None:
             celery_app.conf.broker_transport_options = saved_options
-            _drop_pooled_broker_connections()
+            _drop_pooled_connections()
