@@ -389,9 +389,9 @@ def parse_twist_record(record: dict, source: str, line: int, log: ErrorLog) -> P
     else:
         for turn_id in evidence:
             if not DIA_ID.match(turn_id):
-                log.add(where, f"evidence id '{turn_id}' is not of the form D<session>:<turn>")
+                log.add(where, f"field 'evidence': '{turn_id}' is not a turn id of the form D<session>:<turn>")
     if external_id and conv and not external_id.startswith(f"{conv}:"):
-        log.add(where, f"id '{external_id}' does not belong to conversation '{conv}'")
+        log.add(where, f"field 'id': '{external_id}' does not belong to conversation '{conv}'")
     family = optional_str(record, "family", where, log)
     quote = optional_str(record, "contradicted_quote", where, log)
     rationale = optional_str(record, "rationale", where, log)
@@ -438,7 +438,7 @@ def parse_reject_record(record: dict, source: str, line: int, log: ErrorLog) -> 
     evidence_text = record.get("_evidence_text", [])
     if not isinstance(evidence_text, list) or not all(isinstance(e, str) for e in evidence_text):
         log.add(where, "field '_evidence_text' must be a list of strings")
-    if len(log.errors) > before:
+    if len(log.errors) > before or log.truncated:
         return None
     fields = {k: v for k, v in record.items() if not k.startswith("_")}
     return ParsedReject(source, line, external_id, conv, fields, evidence_text, verdict, dropped_by)
@@ -474,7 +474,7 @@ def parse_lapse_record(record: dict, source: str, line: int, log: ErrorLog) -> P
     request = require_str(record, "query", where, log)
     response = require_str(record, "response", where, log, allow_empty=True)
     witness = require_str(record, "witness", where, log)
-    if len(log.errors) > before:
+    if len(log.errors) > before or log.truncated:
         return None
     hidden = {k: v for k, v in record.items() if k not in LAPSE_VISIBLE}
     return ParsedLapseItem(line, external_id, request, response, witness, hidden)

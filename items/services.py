@@ -238,7 +238,7 @@ def items_import_twist(
         if item is None:
             continue
         if item.external_id in seen:
-            log.add(where, f"duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
+            log.add(where, f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
             continue
         seen[item.external_id] = line
         parsed.append(item)
@@ -254,7 +254,7 @@ def items_import_twist(
             if reject is None:
                 continue
             if reject.external_id in reject_seen:
-                log.add(where, f"duplicate id '{reject.external_id}'")
+                log.add(where, f"field 'id': duplicate id '{reject.external_id}'")
                 continue
             reject_seen.add(reject.external_id)
             rejects.append(reject)
@@ -390,7 +390,7 @@ def items_import_lapse(*, path: Path, item_set_name: str, dry_run: bool = False)
         if item is None:
             continue
         if item.external_id in seen:
-            log.add(where, f"duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
+            log.add(where, f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
             continue
         seen[item.external_id] = line
         parsed.append(item)
