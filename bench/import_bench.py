@@ -140,8 +140,10 @@ def main() -> None:
             t0 = time.perf_counter()
             corpus_import_locomo(path=locomo)
             t1 = time.perf_counter()
+            cpu1 = time.process_time()
             report = items_import_twist(path=jsonl, item_set_name="bench")
             t2 = time.perf_counter()
+            cpu2 = time.process_time()
             again = items_import_twist(path=jsonl, item_set_name="bench")  # idempotent re-import
             t3 = time.perf_counter()
             assert report.created == args.items and again.unchanged == args.items, (report, again)
@@ -156,11 +158,13 @@ def main() -> None:
                 "conversations_import_s": round(t1 - t0, 2),
                 "items_import_s": round(t2 - t1, 2),
                 "items_per_s": round(args.items / (t2 - t1)),
+                "items_import_python_cpu_s": round(cpu2 - cpu1, 2),
                 "turns_per_s": round(args.conversations * args.turns / (t1 - t0)),
                 "reimport_unchanged_s": round(t3 - t2, 2),
                 "peak_rss_mb": round(peak_rss_mb()),
                 "peak_rss_before_import_mb": round(rss_before),
                 "cpus": os.cpu_count(),
+                "load_average_1min": round(os.getloadavg()[0], 2),
             }
         finally:
             connection.creation.destroy_test_db(db["NAME"], verbosity=0)
@@ -173,9 +177,10 @@ def main() -> None:
         f"of {args.turns} turns ({figures['evidence_rows']:,} evidence rows)\n"
         f"  conversations: {figures['conversations_import_s']} s ({figures['turns_per_s']:,} turns/s)\n"
         f"  items:         {figures['items_import_s']} s ({figures['items_per_s']:,} items/s), "
-        f"full validation + evidence resolution\n"
+        f"full validation + evidence resolution; {figures['items_import_python_cpu_s']} s CPU in this process\n"
         f"  re-import (all unchanged): {figures['reimport_unchanged_s']} s\n"
-        f"  peak RSS: {figures['peak_rss_mb']} MB (before import: {figures['peak_rss_before_import_mb']} MB)"
+        f"  peak RSS: {figures['peak_rss_mb']} MB (before import: {figures['peak_rss_before_import_mb']} MB)\n"
+        f"  {figures['cpus']} CPUs, load average {figures['load_average_1min']} (figures are only comparable on a quiet machine)"
     )
 
 
