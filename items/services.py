@@ -67,6 +67,13 @@ def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
     return item_set
 
 
+def _item_set_locked(name: str, kind: str) -> ItemSet:
+    """The item set, row-locked until the import commits: two imports into one set would otherwise both
+    see an item as new and the second would fail on the unique constraint instead of finding it unchanged."""
+    item_set = item_set_get_or_create(name=name, kind=kind)
+    return ItemSet.objects.select_for_update().get(pk=item_set.pk)
+
+
 def _insert_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
     """Insert already-validated rows in one statement stream, bypassing per-row model instances.
 
@@ -279,7 +286,7 @@ def items_import_twist(
     log.raise_if_any()
 
     def write() -> ImportReport:
-        item_set = item_set_get_or_create(name=item_set_name, kind=ItemKind.TWIST)
+        item_set = _item_set_locked(item_set_name, ItemKind.TWIST)
         report = ImportReport(item_set=item_set.name)
         existing = {
             row["external_id"]: row
@@ -410,7 +417,7 @@ def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], sour
 
 
 def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
-    item_set = item_set_get_or_create(name=item_set_name, kind=ItemKind.LAPSE)
+    item_set = _item_set_locked(item_set_name, ItemKind.LAPSE)
     report = ImportReport(item_set=item_set.name)
     existing = {
         row[0]: row[1:]

@@ -425,3 +425,15 @@ def test_importing_2_or_20_conversations_issues_the_same_number_of_queries(db, t
         return len(queries)
 
     assert count(2, "few") == count(20, "many")
+
+
+def test_text_with_tabs_newlines_backslashes_quotes_and_unicode_is_stored_unchanged(small_corpus, twist_file, tmp_path):
+    awkward = 'Tab\there, new\nline, back\\slash \\N, "quotes", 100% {curly}, ümlaut, 漢字, emoji 🎉, \\.'
+    items_import_twist(path=twist_file([twist_record(1, draft=awkward, rationale=awkward)]), item_set_name="s")
+    item = Item.objects.get()
+    assert (item.draft, item.rationale) == (awkward, awkward)
+    lapse = write_jsonl(tmp_path / "l.jsonl", [{"gid": "g1", "query": awkward, "response": awkward, "witness": "w",
+                                                 "meta": {"note": awkward, "n": 1.5, "none": None}}])
+    items_import_lapse(path=lapse, item_set_name="l")
+    stored = Item.objects.get(external_id="g1")
+    assert (stored.request, stored.response, stored.hidden) == (awkward, awkward, {"meta": {"note": awkward, "n": 1.5, "none": None}})
