@@ -381,73 +381,6 @@ def items_import_twist(
 
 
 # ---------------------------------------------------------------------------------------------
-# Lapse
-
-
-def _lapse_fingerprint(item: ParsedLapseItem) -> tuple:
-    return (item.request, item.response, item.key_fact, item.hidden)
-
-
-def items_import_lapse(*, path: Path, item_set_name: str, dry_run: bool = False) -> ImportReport:
-    """Lapse JSONL: gold-set items (gid, query, response, witness, …) or the scorer battery (battery_id, …)."""
-    path = Path(path)
-    log = ErrorLog()
-    parsed: list[ParsedLapseItem] = []
-    seen: dict[str, int] = {}
-    for line, record in read_jsonl(path, log):
-        where = f"{path.name}:{line}"
-        item = parse_lapse_record(record, path.name, line, log)
-        if item is None:
-            continue
-        if item.external_id in seen:
-            log.add(where, f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
-            continue
-        seen[item.external_id] = line
-        parsed.append(item)
-    if not parsed and not log.errors:
-        log.add(f"{path.name}:1", "no items in file")
-    log.raise_if_any()
-    return _atomic_import(dry_run, lambda: _write_lapse_items(parsed, item_set_name, path.name))
-
-
-def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], source: str, text_released: bool = True) -> ImportReport:
-    """Create Lapse items built elsewhere (placeholders, stimuli, model outputs); same rules as an import."""
-    with transaction.atomic():
-        return _write_lapse_items(items, item_set_name, source, text_released=text_released)
-
-
-def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
-    item_set = _item_set_locked(item_set_name, ItemKind.LAPSE)
-    report = ImportReport(item_set=item_set.name)
-    existing = {
-        row[0]: row[1:]
-        for row in Item.objects.filter(item_set=item_set).values_list("external_id", "request", "response", "key_fact", "hidden")
-    }
-    changed = ErrorLog()
-    new_rows = []
-    now = _now_for_db()
-    for item in parsed:
-        old = existing.get(item.external_id)
-        if old is not None:
-            if tuple(old) != _lapse_fingerprint(item):
-                changed.add(
-                    f"{source}:{item.line}",
-                    f"item '{item.external_id}' is already in '{item_set.name}' with different content",
-                )
-            report.unchanged += 1
-            continue
-        new_rows.append((
-            item_set.id, ItemKind.LAPSE.value, item.external_id, None, "", "", "", "", "", "", None, "",
-            item.request, item.response, item.key_fact, text_released, json.dumps(item.hidden), now,
-        ))
-    changed.raise_if_any()
-    if new_rows:
-        _insert_rows(Item, ITEM_COLUMNS, new_rows)
-    report.created = len(new_rows)
-    return report
-
-
-# ---------------------------------------------------------------------------------------------
 # Uploads (the admin's "Import items…" page): saved to a private temporary folder, then the same
 # importers as the commands run on them, so an upload is validated and written exactly alike.
 
@@ -529,3 +462,71 @@ def upload_import(
                 path=saved, item_set_name=item_set_name.strip(), rejects_path=rejects_path, dry_run=dry_run
             )
         return items_import_lapse(path=saved, item_set_name=item_set_name.strip(), dry_run=dry_run)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Lapse
+
+
+def _lapse_fingerprint(item: ParsedLapseItem) -> tuple:
+    return (item.request, item.response, item.key_fact, item.hidden)
+
+
+def items_import_lapse(*, path: Path, item_set_name: str, dry_run: bool = False) -> ImportReport:
+    """Lapse JSONL: gold-set items (gid, query, response, witness, …) or the scorer battery (battery_id, …)."""
+    path = Path(path)
+    log = ErrorLog()
+    parsed: list[ParsedLapseItem] = []
+    seen: dict[str, int] = {}
+    for line, record in read_jsonl(path, log):
+        where = f"{path.name}:{line}"
+        item = parse_lapse_record(record, path.name, line, log)
+        if item is None:
+            continue
+        if item.external_id in seen:
+            log.add(where, f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
+            continue
+        seen[item.external_id] = line
+        parsed.append(item)
+    if not parsed and not log.errors:
+        log.add(f"{path.name}:1", "no items in file")
+    log.raise_if_any()
+    return _atomic_import(dry_run, lambda: _write_lapse_items(parsed, item_set_name, path.name))
+
+
+def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], source: str, text_released: bool = True) -> ImportReport:
+    """Create Lapse items built elsewhere (placeholders, stimuli, model outputs); same rules as an import."""
+    with transaction.atomic():
+        return _write_lapse_items(items, item_set_name, source, text_released=text_released)
+
+
+def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
+    item_set = _item_set_locked(item_set_name, ItemKind.LAPSE)
+    report = ImportReport(item_set=item_set.name)
+    existing = {
+        row[0]: row[1:]
+        for row in Item.objects.filter(item_set=item_set).values_list("external_id", "request", "response", "key_fact", "hidden")
+    }
+    changed = ErrorLog()
+    new_rows = []
+    now = _now_for_db()
+    for item in parsed:
+        old = existing.get(item.external_id)
+        if old is not None:
+            if tuple(old) != _lapse_fingerprint(item):
+                changed.add(
+                    f"{source}:{item.line}",
+                    f"item '{item.external_id}' is already in '{item_set.name}' with different content",
+                )
+            report.unchanged += 1
+            continue
+        new_rows.append((
+            item_set.id, ItemKind.LAPSE.value, item.external_id, None, "", "", "", "", "", "", None, "",
+            item.request, item.response, item.key_fact, text_released, json.dumps(item.hidden), now,
+        ))
+    changed.raise_if_any()
+    if new_rows:
+        _insert_rows(Item, ITEM_COLUMNS, new_rows)
+    report.created = len(new_rows)
+    return report
