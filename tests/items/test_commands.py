@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from items.models import Item, ItemSet
+from items.models import Conversation, Item, ItemSet
 from tests.items.conftest import REJECTS, V0, V1, table_counts, twist_record
 
 pytestmark = pytest.mark.django_db
@@ -115,3 +115,15 @@ def test_import_twist_keeps_the_rejects_given_with_the_item_set(small_corpus, tw
     assert "Rejects: 1 new, 0 already present." in text
     assert ItemSet.objects.get(name="s").rejects.get().verdict == "contradicts=True claim_stated=False"
     assert Item.objects.count() == 1
+
+
+def test_a_missing_path_is_refused_naming_it(tmp_path):
+    with pytest.raises(CommandError, match="nowhere.json: cannot be read"):
+        run("import_locomo", str(tmp_path / "nowhere.json"))
+    with pytest.raises(CommandError, match="nowhere.jsonl: cannot be read"):
+        run("import_twist", str(tmp_path / "nowhere.jsonl"))
+
+
+def test_a_single_conversation_file_imports_as_its_numbered_conversation(locomo_dir):
+    assert run("import_locomo", str(locomo_dir / "2.json")).startswith("Imported 1 conversation(s)")
+    assert list(Conversation.objects.values_list("external_id", "speaker_a")) == [("conv-2", "Cy")]
