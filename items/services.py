@@ -234,6 +234,14 @@ def _twist_fingerprint(item: ParsedTwistItem, history: int | None) -> tuple:
     )
 
 
+def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations: dict, turns: dict):
+    for source in parsed:
+        item_id = item_ids[source.external_id]
+        conversation_id = conversations[source.conversation].id
+        for position, dia_id in enumerate(source.evidence):
+            yield (item_id, turns[(conversation_id, dia_id)][0], position)
+
+
 def items_import_twist(
     *, path: Path, item_set_name: str, rejects_path: Path | None = None, dry_run: bool = False
 ) -> ImportReport:
@@ -242,13 +250,13 @@ def items_import_twist(
     log = ErrorLog()
     parsed: list[ParsedTwistItem] = []
     seen: dict[str, int] = {}
+    source = path.name
     for line, record in read_jsonl(path, log):
-        where = f"{path.name}:{line}"
-        item = parse_twist_record(record, path.name, line, log)
+        item = parse_twist_record(record, source, line, log)
         if item is None:
             continue
         if item.external_id in seen:
-            log.add(where, f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
+            log.add(f"{source}:{line}", f"field 'id': duplicate id '{item.external_id}' (first on line {seen[item.external_id]})")
             continue
         seen[item.external_id] = line
         parsed.append(item)
@@ -353,11 +361,7 @@ def items_import_twist(
             _insert_rows(
                 Evidence,
                 ("item", "turn", "position"),
-                (
-                    (ids[source.external_id], turns[(conversations[source.conversation].id, dia_id)][0], position)
-                    for source in new_parsed
-                    for position, dia_id in enumerate(source.evidence)
-                ),
+                _evidence_rows(new_parsed, ids, conversations, turns),
             )
         report.created = len(new_rows)
         if fresh_rejects:

@@ -289,3 +289,16 @@ def test_invalid_json_in_a_conversation_file_is_reported_with_its_line(tmp_path)
 def test_a_folder_without_conversation_files_is_refused(tmp_path):
     with pytest.raises(ImportFailed, match="no conversation files"):
         parse_locomo_path(tmp_path, ErrorLog())
+
+
+@pytest.mark.parametrize("name", ["track_b_items_v1_candidates.jsonl", "track_b_items_v0.jsonl"])
+def test_the_fast_path_parses_released_records_exactly_as_the_full_checks_do(shared_data, monkeypatch, name):
+    import items.parsing as parsing
+
+    records = list(read_jsonl(shared_data("twist-v1", name), ErrorLog()))
+    fast = [parse_twist_record(record, name, line, ErrorLog()) for line, record in records]
+    monkeypatch.setattr(parsing, "_valid_twist_fast", lambda record: None)
+    log = ErrorLog()
+    full = [parse_twist_record(record, name, line, log) for line, record in records]
+    assert log.errors == [] and None not in fast
+    assert fast == full
