@@ -353,7 +353,7 @@ def _parse_locomo_list(data: list, doc: JsonDocument, log: ErrorLog) -> list[Par
 TWIST_TYPES = {"contradicting", "aligned", "hard_negative"}
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedTwistItem:
     line: int
     external_id: str
