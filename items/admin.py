@@ -17,7 +17,7 @@ from django.utils.html import format_html
 from goldkey import roles
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.parsing import ImportFailed
-from items.services import Upload, upload_import
+from items.upload_services import Upload, upload_import
 
 
 def can_manage_items(user) -> bool:
