@@ -98,6 +98,10 @@ def _now_for_db():
     return now if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
 
 
+# Every column the raw inserts write; a new model field must be added here (a test checks), because
+# the database knows no Django defaults.
+TURN_COLUMNS = ("conversation", "session", "dia_id", "speaker", "text", "order", "image_caption")
+EVIDENCE_COLUMNS = ("item", "turn", "position")
 ITEM_COLUMNS = (
     "item_set", "kind", "external_id", "conversation", "recipient", "draft", "gold_type", "family",
     "contradicted_quote", "rationale", "history_turns", "batch", "request", "response", "key_fact",
@@ -195,7 +199,7 @@ def corpus_import_locomo(*, path: Path, dry_run: bool = False) -> ImportReport:
                 for t in s.turns:
                     rows.append((conversation.id, session_id, t.dia_id, t.speaker, t.text, order, t.image_caption))
                     order += 1
-        _insert_rows(Turn, ("conversation", "session", "dia_id", "speaker", "text", "order", "image_caption"), rows)
+        _insert_rows(Turn, TURN_COLUMNS, rows)
         report.created = len(fresh)
         return report
 
@@ -357,7 +361,7 @@ def items_import_twist(
             ids = _item_ids(item_set)
             _insert_rows(
                 Evidence,
-                ("item", "turn", "position"),
+                EVIDENCE_COLUMNS,
                 _evidence_rows(new_parsed, ids, conversations, turns),
             )
         report.created = len(new_rows)

@@ -437,3 +437,14 @@ def test_text_with_tabs_newlines_backslashes_quotes_and_unicode_is_stored_unchan
     items_import_lapse(path=lapse, item_set_name="l")
     stored = Item.objects.get(external_id="g1")
     assert (stored.request, stored.response, stored.hidden) == (awkward, awkward, {"meta": {"note": awkward, "n": 1.5, "none": None}})
+
+
+@pytest.mark.parametrize(
+    "model, columns",
+    [(Item, "ITEM_COLUMNS"), (Turn, "TURN_COLUMNS"), (Evidence, "EVIDENCE_COLUMNS")],
+)
+def test_the_raw_inserts_write_every_column_of_their_table(model, columns):
+    import items.services as services
+
+    fields = {f.name for f in model._meta.concrete_fields if not f.primary_key}
+    assert set(getattr(services, columns)) == fields
