@@ -5,7 +5,10 @@ from items.services import corpus_import_locomo
 
 
 class Command(GoldkeyCommand):
-    help = "Import LoCoMo conversations: a folder of 26.json-style files (26.json → conv-26) or one locomo10.json list."
+    help = (
+        "Import LoCoMo conversations: a folder of 26.json-style files (26.json → conv-26), one such file, "
+        "or one locomo10.json list. All or nothing; re-importing the same content changes nothing."
+    )
     dry_run_option = True
 
     def add_command_arguments(self, parser):

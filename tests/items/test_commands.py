@@ -1,0 +1,129 @@
+"""The import commands and goldkey_status: same services, human summary, --json, --dry-run."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from items.models import Conversation, Item, ItemSet
+from tests.items.conftest import REJECTS, V0, V1, table_counts, twist_record
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_goldkey_status_json_reports_the_released_data_in_the_issue_shape(shared_data):
+    run("import_locomo", str(shared_data("locomo10")))
+    run("import_twist", str(shared_data("twist-v1", V1)), "--item-set", "TWIST Track B v1 candidates",
+        "--rejects", str(shared_data("twist-v1", REJECTS)))
+    run("import_twist", str(shared_data("twist-v1", V0)), "--item-set", "TWIST Track B v0 pilot")
+    run("import_lapse", str(shared_data("lapse-gold", "gold_battery.jsonl")), "--item-set", "Lapse scorer battery")
+
+    status = json.loads(run("goldkey_status", "--json"))
+
+    assert set(status) == {"conversations", "turns", "items", "items_by_type", "item_sets"}
+    assert status["conversations"] == 10
+    assert status["turns"] == sum(
+        len(v)
+        for f in shared_data("locomo10").glob("*.json")
+        for k, v in json.loads(f.read_text()).items()
+        if k.startswith("session_") and isinstance(v, list)
+    )
+    assert status["items"] == {"twist": 200 + 153, "lapse": 388}
+    v0_types = [json.loads(line)["type"] for line in shared_data("twist-v1", V0).read_text().splitlines() if line.strip()]
+    assert status["items_by_type"] == {
+        "aligned": 62 + v0_types.count("aligned"),
+        "contradicting": 74 + v0_types.count("contradicting"),
+        "hard_negative": 64 + v0_types.count("hard_negative"),
+    }
+    assert status["item_sets"] == {
+        "Lapse scorer battery": 388,
+        "TWIST Track B v0 pilot": 153,
+        "TWIST Track B v1 candidates": 200,
+    }
+
+
+def test_goldkey_status_on_an_empty_database_reports_zeros():
+    status = json.loads(run("goldkey_status", "--json"))
+    assert status == {"conversations": 0, "turns": 0, "items": {"twist": 0, "lapse": 0}, "items_by_type": {}, "item_sets": {}}
+
+
+def test_goldkey_status_prints_a_human_summary(small_corpus, twist_file):
+    run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "demo")
+    text = run("goldkey_status")
+    assert "2 conversations, 16 turns" in text
+    assert "items: 1 TWIST, 0 Lapse" in text
+    assert "item set 'demo': 1" in text
+
+
+def test_import_commands_print_what_they_did(locomo_dir, twist_file):
+    assert run("import_locomo", str(locomo_dir)) == "Imported 2 conversation(s); 0 already present.\n"
+    assert run("import_locomo", str(locomo_dir)) == "Imported 0 conversation(s); 2 already present.\n"
+    path = twist_file([twist_record(1), twist_record(2)])
+    assert run("import_twist", str(path)) == "Imported 2 item(s) into 'TWIST track_b_test'; 0 already present.\n"
+
+
+def test_import_twist_json_reports_counts_for_scripts(small_corpus, twist_file):
+    result = json.loads(run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "s", "--json"))
+    assert result == {"created": 1, "unchanged": 0, "rejects_created": 0, "rejects_unchanged": 0, "item_set": "s", "dry_run": False}
+
+
+def test_import_twist_dry_run_writes_nothing(small_corpus, twist_file):
+    before = table_counts()
+    text = run("import_twist", str(twist_file([twist_record(1), twist_record(2)])), "--item-set", "s", "--dry-run")
+    assert text.startswith("Dry run: would import 2 item(s) into 's'")
+    assert table_counts() == before
+    assert not ItemSet.objects.exists()
+
+
+def test_import_locomo_dry_run_writes_nothing(db, locomo_dir):
+    before = table_counts()
+    assert run("import_locomo", str(locomo_dir), "--dry-run").startswith("Dry run: would import 2 conversation(s)")
+    assert table_counts() == before
+
+
+def test_import_lapse_dry_run_writes_nothing(db, tmp_path):
+    path = tmp_path / "lapse.jsonl"
+    path.write_text(json.dumps({"gid": "g1", "query": "q", "response": "r", "witness": "w"}) + "\n")
+    before = table_counts()
+    result = json.loads(run("import_lapse", str(path), "--dry-run", "--json"))
+    assert (result["created"], result["dry_run"], result["item_set"]) == (1, True, "Lapse lapse")
+    assert table_counts() == before
+
+
+def test_a_refused_import_fails_the_command_with_every_file_line_error(small_corpus, twist_file):
+    path = twist_file([twist_record(1, conv="conv-99"), twist_record(2, evidence=["D9:9"])])
+    before = table_counts()
+    with pytest.raises(CommandError) as caught:
+        run("import_twist", str(path))
+    message = str(caught.value)
+    assert "track_b_test.jsonl:1: field 'conv': unknown conversation 'conv-99'" in message
+    assert "track_b_test.jsonl:2: field 'evidence': 'D9:9' is not a turn of conv-1" in message
+    assert table_counts() == before
+
+
+def test_import_twist_keeps_the_rejects_given_with_the_item_set(small_corpus, twist_file, tmp_path):
+    rejects = tmp_path / "rejects.jsonl"
+    rejects.write_text(json.dumps(twist_record(9, _verdict="contradicts=True claim_stated=False", _dropped_by="verify")) + "\n")
+    text = run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "s", "--rejects", str(rejects))
+    assert "Rejects: 1 new, 0 already present." in text
+    assert ItemSet.objects.get(name="s").rejects.get().verdict == "contradicts=True claim_stated=False"
+    assert Item.objects.count() == 1
+
+
+def test_a_missing_path_is_refused_naming_it(tmp_path):
+    with pytest.raises(CommandError, match="nowhere.json: cannot be read"):
+        run("import_locomo", str(tmp_path / "nowhere.json"))
+    with pytest.raises(CommandError, match="nowhere.jsonl: cannot be read"):
+        run("import_twist", str(tmp_path / "nowhere.jsonl"))
+
+
+def test_a_single_conversation_file_imports_as_its_numbered_conversation(locomo_dir):
+    assert run("import_locomo", str(locomo_dir / "2.json")).startswith("Imported 1 conversation(s)")
+    assert list(Conversation.objects.values_list("external_id", "speaker_a")) == [("conv-2", "Cy")]
