@@ -36,7 +36,7 @@ class ErratumSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "status", "filed_at", "decided_at", "decision_note"]
 
 
-class DecisionSerializer(serializers.Serializer):
+class ErratumDecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["accept", "reject"])
     note = serializers.CharField()
 
@@ -92,9 +92,9 @@ class KeyErrataApi(APIView):
 class ErratumDecisionApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=DecisionSerializer, responses=ErratumSerializer)
+    @extend_schema(request=ErratumDecisionSerializer, responses=ErratumSerializer)
     def post(self, request, pk: int):
-        payload = DecisionSerializer(data=request.data)
+        payload = ErratumDecisionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         erratum = key_services.erratum_decide(
             erratum=key_services.erratum_get(pk),
