@@ -19,7 +19,6 @@ class AssignmentSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     campaign = serializers.CharField(source="enrollment.campaign.slug")
     position = serializers.SerializerMethodField()
-    item_id = serializers.CharField(source="item.external_id")
     crisis = serializers.BooleanField()
     phase1_done = serializers.SerializerMethodField()
     phase2_done = serializers.SerializerMethodField()

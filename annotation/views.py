@@ -119,6 +119,9 @@ def submit(request, slug):
 def export(request, slug):
     """The annotator's own answers in the released format (only their own: nothing else is reachable)."""
     enrollment = access.get_enrollment_for_user(request.user, slug)
+    if not enrollment.phase1_completed_at:
+        # The file is keyed by item ids, and an id can name its generation batch: not while verdicts can change.
+        raise NotAllowed("Your answer file can be downloaded once Phase 1 is complete.")
     name, text = answers_export_text(enrollment=enrollment)
     content_type = "application/json" if name.endswith(".json") else "application/x-ndjson"
     response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")

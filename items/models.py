@@ -130,14 +130,16 @@ class Item(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     # The only fields an annotator may ever see, per kind. Everything else is gold or hidden.
+    # Not the external id: TWIST ids name the generation batch ("v1c", "v1d" were contradicting-only
+    # top-ups) and Lapse battery ids name the constructed label, so an id can reveal gold.
     BLIND_FIELDS = {
-        ItemKind.TWIST: ("external_id", "recipient", "draft"),
-        ItemKind.LAPSE: ("external_id", "request", "response", "key_fact", "text_released"),
+        ItemKind.TWIST: ("recipient", "draft"),
+        ItemKind.LAPSE: ("request", "response", "key_fact", "text_released"),
     }
     # Fields that hold gold, generator output or hidden conditions (for audits and blindness tests).
     HIDDEN_FIELDS = {
-        ItemKind.TWIST: ("gold_type", "family", "contradicted_quote", "rationale", "batch", "history_turns"),
-        ItemKind.LAPSE: ("hidden",),
+        ItemKind.TWIST: ("external_id", "gold_type", "family", "contradicted_quote", "rationale", "batch", "history_turns"),
+        ItemKind.LAPSE: ("external_id", "hidden"),
     }
 
     class Meta:

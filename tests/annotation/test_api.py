@@ -47,7 +47,7 @@ def test_my_assignments_of_a_campaign_i_do_not_annotate_is_403_and_missing_is_40
 def test_blind_item_view_has_only_whitelisted_fields_and_excerpts(twist_campaign, annotator_a):
     pk = _pk(twist_campaign, annotator_a, item__gold_type="contradicting")
     data = _token(annotator_a).get(f"/api/annotation/assignments/{pk}/").json()
-    assert set(data["item"]) == {"external_id", "recipient", "draft"}
+    assert set(data["item"]) == {"recipient", "draft"}
     assert set(data["excerpts"][0]) == {"dia_id", "date", "speaker", "text"}
     assert "phase2" not in data and "SECRET" not in str(data)
 

@@ -37,7 +37,7 @@ def test_an_output_id_does_not_spell_its_conditions(stimuli, tmp_path):
     lapse_outputs_import(path=write(tmp_path, [{"case_id": CASE, "model": "secret-model", "response": "x"}]))
     seen = json.dumps(blind_view(Item.objects.get(item_set__name="Lapse outputs")))
     assert "secret-model" not in seen and "stale" not in seen and "prog" not in seen
-    assert output_external_id(CASE, "secret-model") in seen
+    assert output_external_id(CASE, "secret-model") not in seen  # no id at all in the blind view
 
 
 def test_an_unknown_case_refuses_the_whole_file_with_its_line(stimuli, tmp_path):
@@ -76,4 +76,4 @@ def test_stimuli_keep_the_rendered_prompt_hidden(stimuli):
     stimulus = Item.objects.get(external_id=CASE)
     assert stimulus.hidden["history"].startswith("[Session dated 2025-12-23]")
     assert "Today's date: 2026-08-25" in stimulus.hidden["system"]
-    assert set(blind_view(stimulus)) == {"external_id", "request", "response", "key_fact", "text_released"}
+    assert set(blind_view(stimulus)) == {"request", "response", "key_fact", "text_released"}
