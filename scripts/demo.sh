@@ -19,13 +19,21 @@ stop() {
     trap - INT TERM EXIT
     if ((${#pids[@]})); then
         echo
-        echo "Stopping the web server and the worker…"
+        echo "Stopping the web server, the worker and the local LLM server…"
         kill -TERM "${pids[@]}" 2>/dev/null || true
         wait "${pids[@]}" 2>/dev/null || true
     fi
 }
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
+
+# The council's members point at a local OpenAI-compatible server, so the council works offline.
+LLM_PORT=${LLM_PORT:-8765}
+"$PY" manage.py fake_llm_server --port "$LLM_PORT" --latency-ms 50 >"$VAR/demo-llm.log" 2>&1 &
+pids+=($!)
+"$PY" manage.py council_member_add demo-gpt --base-url "http://127.0.0.1:$LLM_PORT/v1" --model fake-ok-gpt --generator --rpm 1200 --concurrency 2
+"$PY" manage.py council_member_add demo-claude --base-url "http://127.0.0.1:$LLM_PORT/v1" --model fake-ok-claude --rpm 1200 --concurrency 2
+"$PY" manage.py council_member_add demo-flaky --base-url "http://127.0.0.1:$LLM_PORT/v1" --model fake-429-once --rpm 1200 --concurrency 2
 
 "$PY" -m celery -A goldkey worker --concurrency=2 --loglevel=INFO --hostname "demo@%h" >"$VAR/demo-worker.log" 2>&1 &
 pids+=($!)
@@ -40,7 +48,10 @@ cat <<BANNER
   Goldkey demo is running at http://$HOST:$PORT/
   Log in as author / author-demo (author, admin), ann1 / ann1-demo or ann2 / ann2-demo (annotators).
   Admin: http://$HOST:$PORT/admin/   API docs: http://$HOST:$PORT/api/docs/
-  Logs: $VAR/demo-web.log, $VAR/demo-worker.log.   Ctrl-C stops the web server and the worker.
+  Council: three members (demo-gpt, demo-claude, demo-flaky) answer from a local OpenAI-compatible
+  server on 127.0.0.1:$LLM_PORT; start a run on the Council page or with
+  .venv/bin/python manage.py council_run demo-twist --members demo-gpt,demo-claude,demo-flaky --wait
+  Logs: $VAR/demo-web.log, $VAR/demo-worker.log, $VAR/demo-llm.log.   Ctrl-C stops all three.
 
 BANNER
 
