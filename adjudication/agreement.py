@@ -10,7 +10,13 @@ from django.conf import settings
 
 from adjudication import queue as q
 from adjudication.models import Action
-from adjudication.selectors import CampaignData, campaign_data, queue_from_data, retained_from_data
+from adjudication.selectors import (
+    CampaignData,
+    blocking_ids,
+    campaign_data,
+    queue_from_data,
+    retained_from_data,
+)
 from annotation import statistics as st
 from annotation.models import Campaign, Protocol
 from annotation.protocols import LAPSE_LABELS, TWIST_Q1
@@ -107,7 +113,8 @@ def _queue_summary(entries) -> dict:
         "by_reason": dict(sorted(by_reason.items())),
         "by_suggestion": dict(sorted(Counter(e.suggestion for e in entries).items())),
         "decided": len(decided),
-        "undecided": len(entries) - len(decided),
+        "undecided": sum(1 for e in entries if e.needs_decision),
+        "triage_only_undecided": sum(1 for e in entries if e.decision is None and not e.blocking),
         "by_action": dict(sorted(Counter(e.decision.action for e in decided).items())),
     }
 
@@ -226,7 +233,7 @@ def twist_agreement(data: CampaignData) -> dict:
 
 
 def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None) -> dict:
-    undecided = sum(1 for e in entries if e.decision is None)
+    undecided = sum(1 for e in entries if e.needs_decision)
     bar = kappa_bar()
     result = {
         "complete": undecided == 0,
@@ -247,7 +254,7 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None)
     }
     if undecided:
         return result
-    retained = retained_from_data(data, queued={e.item.id for e in entries})
+    retained = retained_from_data(data, queued=blocking_ids(entries))
     q1_pairs = q1_pairs or _pairs(data, "q1")["q1"]
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
     types = {i.id: i.gold_type for i in data.items}
@@ -306,7 +313,7 @@ def lapse_agreement(data: CampaignData) -> dict:
     human = _lapse_pair_stats(a, b, seed)
     human["five_way"].update(_many_rater_stats(data, "label", a, b))
     entries = queue_from_data(data)
-    retained = retained_from_data(data, queued={e.item.id for e in entries})
+    retained = retained_from_data(data, queued=blocking_ids(entries))
     gold = {item.id: label for item, label, _ in retained}
     judges: dict[str, dict[int, str]] = defaultdict(dict)
     for item_id, ballots in data.council.items():
@@ -318,7 +325,7 @@ def lapse_agreement(data: CampaignData) -> dict:
         ids = [i.id for i in items if i.id in gold and i.id in labels]
         stats = _lapse_pair_stats([gold[i] for i in ids], [labels[i] for i in ids], seed)
         by_judge[name] = {"judge": name, "items": len(ids), **stats}
-    undecided = sum(1 for e in entries if e.decision is None)
+    undecided = sum(1 for e in entries if e.needs_decision)
     result = {
         "campaign": data.campaign.slug,
         "protocol": Protocol.LAPSE.value,

@@ -43,10 +43,10 @@ def get_key_for_user(version: str, user) -> GoldKey:
 
 
 def key_campaign_data(campaign: Campaign) -> CampaignData:
-    """The campaign as a key sees it: the human adjudication queue of PROTOCOL.md §3. Council votes are
-    triage reviewed before the human pass (§4), never a substitute, so a council-only flag does not
-    hold a key back (the released TWIST decisions cover exactly the human queue)."""
-    return campaign_data(campaign, with_council=False)
+    """The campaign as a key sees it: the whole queue, council flags included (they are recorded in the
+    bundle's queue), while only human reasons hold a key back (QueueEntry.needs_decision: the council
+    is triage reviewed before the human pass, PROTOCOL.md §4)."""
+    return campaign_data(campaign)
 
 
 def key_get(version: str) -> GoldKey:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from adjudication.key_canonical import entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry, Provenance
 from adjudication.key_selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
-from adjudication.selectors import queue_from_data, retained_from_data
+from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
 from annotation.models import Campaign
 from annotation.protocols import LAPSE_LABELS
 from goldkey import roles
@@ -44,7 +44,7 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
     # The adjudication contract (undecided_items / retained_items) on light item rows, the queue built
     # once: the full-Item variants would load every item of a 100,000-item campaign as a model.
     queue = queue_from_data(data)
-    undecided = [entry.item for entry in queue if entry.decision is None]
+    undecided = [entry.item for entry in queue if entry.needs_decision]
     if undecided:
         ids = sorted(i.external_id for i in undecided)
         raise ApplicationError(
@@ -52,7 +52,7 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
             + ", ".join(ids),
             extra={"undecided": ids},
         )
-    retained = retained_from_data(data, queued={entry.item.id for entry in queue})
+    retained = retained_from_data(data, queued=blocking_ids(queue))
     item_ids = [item.id for item, _, _ in retained]
     evidence: dict[int, list[str]] = {}
     # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).

@@ -42,7 +42,7 @@ def queue_page_view(campaign: Campaign) -> dict:
     return {
         "entries": entries,
         "decided": decided,
-        "undecided": len(entries) - decided,
+        "undecided": sum(1 for e in entries if e.needs_decision),
         "n_items": len(data.items),
         "retained": retained,
         "frozen": campaign_is_frozen(campaign),

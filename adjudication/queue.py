@@ -29,6 +29,13 @@ TWIST_REASONS = (
     COUNCIL_MAJORITY_AGAINST,
 )
 LAPSE_REASONS = (LABEL_DISAGREEMENT, MISSING_ANSWERS)
+# The council is triage, reviewed before the human pass (PROTOCOL §4): its flag is shown in the queue,
+# but only a human reason makes an item wait for a decision before a key can be finalized.
+TRIAGE_ONLY_REASONS = frozenset({COUNCIL_MAJORITY_AGAINST})
+
+
+def blocks_finalizing(reasons: Sequence[str]) -> bool:
+    return any(reason not in TRIAGE_ONLY_REASONS for reason in reasons)
 
 REASON_HELP = {
     Q1_DISAGREEMENT: "the two q1 verdicts differ",

@@ -111,6 +111,20 @@ class QueueEntry:
     answers: dict[str, dict] = field(default_factory=dict)  # pseudonym -> values (full in campaign_queue)
     council: list[CouncilBallot] = field(default_factory=list)
 
+    @property
+    def blocking(self) -> bool:
+        """Queued for a human reason (a council-only flag is triage and does not hold a key back)."""
+        return q.blocks_finalizing(self.reasons)
+
+    @property
+    def needs_decision(self) -> bool:
+        """The one rule for "undecided": finalizing (retained statistics, freezing a key) waits for these."""
+        return self.decision is None and self.blocking
+
+
+def blocking_ids(entries) -> set[int]:
+    return {e.item.id for e in entries if e.blocking}
+
 
 def campaign_is_frozen(campaign: Campaign) -> bool:
     """True once a gold key has been frozen from this campaign: decisions are then read-only.
@@ -261,8 +275,8 @@ def full_answers(campaign: Campaign, item_id: int | None = None, *, item_ids: se
 
 
 def undecided_items(campaign: Campaign, *, data: CampaignData | None = None) -> list[Item]:
-    """Queued items without a decision: finalizing (freezing a key) needs this to be empty."""
-    rows = [e.item for e in queue_from_data(data or campaign_data(campaign)) if e.decision is None]
+    """Queued items that still need a decision: finalizing (freezing a key) needs this to be empty."""
+    rows = [e.item for e in queue_from_data(data or campaign_data(campaign)) if e.needs_decision]
     items = _full_items(campaign, (row.id for row in rows))
     return [items[row.id] for row in rows]
 
@@ -284,7 +298,7 @@ def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) ->
         else:
             base = item.gold_type
         if decision is None:
-            if (item.id in queued) if queued is not None else _reasons(data, item):
+            if (item.id in queued) if queued is not None else q.blocks_finalizing(_reasons(data, item)):
                 continue  # queued and undecided: not (yet) retained
             if base:
                 retained.append((item, base, KEPT_UNANIMOUS))

@@ -14,6 +14,7 @@ from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from goldkey.errors import ApplicationError
 from items.models import GoldType, Item, ItemSet
+from items.services import TWIST_V0_SCHEMA
 from items.selectors import excerpts_for, items_with_excerpts
 
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
@@ -21,6 +22,7 @@ SENTENCE_END = ".!?…"
 STRUCTURAL = ("recipient_speaker", "verbatim_quote", "evidence_ids")
 WARNINGS = ("addressee",)
 VERIFICATION = "verification"
+NOT_APPLICABLE = "not applicable: "
 
 
 def _normalize(text: str) -> str:
@@ -38,6 +40,8 @@ def gate_recipient_speaker(item: Item) -> tuple[bool, str]:
 def gate_verbatim_quote(item: Item) -> tuple[bool, str]:
     if item.gold_type != GoldType.CONTRADICTING:
         return True, "not a contradicting item"
+    if item.item_set.schema == TWIST_V0_SCHEMA:
+        return True, NOT_APPLICABLE + "the v0 pilot schema carries no contradicted quotes"
     quote = _normalize(item.contradicted_quote)
     if not quote:
         return False, "contradicting item without a contradicted_quote (absence-based?)"
@@ -170,15 +174,20 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
     The LLM gate runs only on items that passed the blocking structural gates (as in generation)."""
     item_set = ItemSet.objects.get(pk=item_set_id)
     member = CouncilMember.objects.get(pk=llm_member_id) if llm_member_id else None
-    items = list(items_with_excerpts(Item.objects.filter(item_set=item_set)).prefetch_related("evidence__turn"))
+    items = list(
+        items_with_excerpts(Item.objects.filter(item_set=item_set).select_related("item_set")).prefetch_related("evidence__turn")
+    )
     verdicts: list[GateVerdict] = []
     rejected_by_gate = {gate: 0 for gate in (*STRUCTURAL, *((VERIFICATION,) if member else ()))}
     warnings = {gate: 0 for gate in WARNINGS}
+    not_applicable = {gate: 0 for gate in STRUCTURAL}
     passed_items = 0
     for item in items:
         blocking_failed = False
         for gate, check in STRUCTURAL_GATES.items():
             ok, detail = check(item)
+            if detail.startswith(NOT_APPLICABLE):
+                not_applicable[gate] += 1
             blocking = gate not in WARNINGS
             verdicts.append(GateVerdict(item_set=item_set, item=item, gate=gate, passed=ok, blocking=blocking, detail=detail))
             if not ok and blocking:
@@ -199,6 +208,7 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
     return {
         "item_set": item_set.name, "checked": len(items), "passed": passed_items,
         "rejected_by_gate": rejected_by_gate, "warnings": warnings, "llm": member.name if member else None,
+        "not_applicable": {gate: n for gate, n in not_applicable.items() if n},
     }
 
 

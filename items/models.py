@@ -37,6 +37,9 @@ class ItemSet(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="item_sets")
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    # The released file schema the items came in: "twist-v1" carries family, contradicted quote and
+    # history length; "twist-v0" (the pilot) carries none of them, so a gate on quotes cannot apply.
+    schema = models.CharField(max_length=20, blank=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

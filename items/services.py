@@ -55,6 +55,10 @@ class ImportReport:
         return dict(self.__dict__)
 
 
+TWIST_V1_SCHEMA = "twist-v1"
+TWIST_V0_SCHEMA = "twist-v0"
+
+
 def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
     bench_slug, bench_name, track_slug, track_name = BENCHMARKS[kind]
     benchmark, _ = Benchmark.objects.get_or_create(slug=bench_slug, defaults={"name": bench_name})
@@ -253,7 +257,9 @@ def items_import_twist(
     parsed: list[ParsedTwistItem] = []
     seen: dict[str, int] = {}
     source = path.name
+    carries_quotes = False
     for line, record in read_jsonl(path, log):
+        carries_quotes = carries_quotes or "contradicted_quote" in record
         item = parse_twist_record(record, source, line, log)
         if item is None:
             continue
@@ -297,6 +303,11 @@ def items_import_twist(
 
     def write() -> ImportReport:
         item_set = _item_set_locked(item_set_name, ItemKind.TWIST)
+        schema = TWIST_V1_SCHEMA if carries_quotes else TWIST_V0_SCHEMA
+        if item_set.schema and item_set.schema != schema:
+            raise ImportFailed([f"{path.name}:1: item set '{item_set.name}' holds {item_set.schema} items; this file is {schema}"])
+        if not item_set.schema:
+            ItemSet.objects.filter(pk=item_set.pk).update(schema=schema)
         report = ImportReport(item_set=item_set.name)
         existing = {
             row["external_id"]: row

@@ -61,10 +61,21 @@ def test_on_the_v0_pilot_the_recipient_gate_rejects_exactly_the_role_flips(twist
         )
     )
     assert rejected == flips
-    assert result["rejected_by_gate"]["recipient_speaker"] == len(flips)
-    # The pilot predates contradicted_quote, so its contradicting items are absence-based by rule (ii).
-    no_quote = GateVerdict.objects.filter(item_set=item_set, gate="verbatim_quote", passed=False).count()
-    assert no_quote == Item.objects.filter(item_set=item_set, gold_type="contradicting").count()
+    # Exactly the role flips: no other gate rejects a pilot item.
+    assert result["rejected_by_gate"] == {"recipient_speaker": len(flips), "verbatim_quote": 0, "evidence_ids": 0}
+    assert result["passed"] == 153 - len(flips)
+    # The pilot schema predates contradicted_quote: the quote gate does not apply there, and says so.
+    contradicting = Item.objects.filter(item_set=item_set, gold_type="contradicting").count()
+    assert result["not_applicable"] == {"verbatim_quote": contradicting}
+
+
+@pytest.mark.django_db
+def test_a_v1_item_without_a_quote_is_still_rejected_by_the_quote_gate(small_twist):
+    item = _item(small_twist, "conv-x:1")
+    assert item.item_set.schema != "twist-v0"
+    item.contradicted_quote = ""
+    passed, detail = gate_verbatim_quote(item)
+    assert passed is False and "without a contradicted_quote" in detail
 
 
 @pytest.mark.django_db

@@ -398,6 +398,27 @@ def test_v0_items_get_their_batch_from_the_id_and_history_from_the_conversation(
     assert Item.objects.get(external_id="conv-1:v1c7").history_turns == 8
 
 
+def test_an_item_set_records_the_schema_its_file_came_in(small_corpus, twist_file):
+    v0 = twist_record(0, id="conv-1:b0")
+    for key in ("family", "contradicted_quote", "history_turns"):
+        del v0[key]
+    items_import_twist(path=twist_file([v0], name="v0.jsonl"), item_set_name="pilot")
+    items_import_twist(path=twist_file([twist_record(1)], name="v1.jsonl"), item_set_name="candidates")
+    assert dict(ItemSet.objects.values_list("name", "schema")) == {"pilot": "twist-v0", "candidates": "twist-v1"}
+
+
+def test_a_v1_file_cannot_join_a_v0_item_set(small_corpus, twist_file):
+    v0 = twist_record(0, id="conv-1:b0")
+    for key in ("family", "contradicted_quote", "history_turns"):
+        del v0[key]
+    items_import_twist(path=twist_file([v0], name="v0.jsonl"), item_set_name="pilot")
+    before = table_counts()
+    with pytest.raises(ImportFailed) as refused:
+        items_import_twist(path=twist_file([twist_record(1)], name="v1.jsonl"), item_set_name="pilot")
+    assert "v1.jsonl:1" in str(refused.value) and "twist-v0" in str(refused.value)
+    assert table_counts() == before
+
+
 # --- constant queries --------------------------------------------------------------------------
 
 
