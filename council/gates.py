@@ -14,8 +14,8 @@ from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from goldkey.errors import ApplicationError
 from items.models import GoldType, Item, ItemSet
-from items.services import TWIST_V0_SCHEMA
 from items.selectors import excerpts_for, items_with_excerpts
+from items.services import TWIST_V0_SCHEMA
 
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 SENTENCE_END = ".!?…"
