@@ -1,6 +1,5 @@
 """Fixtures for agreement, adjudication and gold keys: the released TWIST trail as a campaign (decided\nwith the council and the released decisions for keys), and small synthetic keys."""
 
-import json
 
 import pytest
 from django.db import connection
@@ -10,23 +9,16 @@ from adjudication.models import Decision
 from adjudication.services import decisions_import
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
-from council.models import CouncilMember, CouncilVote
+from council.services import council_votes_import
 from items.models import Item
 
 
 def _council_import(campaign, folder) -> None:
-    """The released council answer files as votes (the council engineer's importer, once merged,
-    replaces this); GPT-4o generated the items (TWIST paper), so it is marked as the generator."""
-    items = {i.external_id: i for i in Item.objects.filter(item_set=campaign.item_set)}
+    """The released council answer files as votes, through the council's own importer; GPT-4o generated
+    the items (TWIST paper), so it is marked as the generator."""
     for path in sorted(folder.glob("twist_v1_answers_*.json")):
-        data = json.loads(path.read_text())
-        member, _ = CouncilMember.objects.get_or_create(
-            name=data["annotator"], defaults={"is_generator": "gpt-4o" in data["annotator"]}
-        )
-        CouncilVote.objects.bulk_create(
-            CouncilVote(campaign=campaign, member=member, item=items[item_id], prompt_version="imported", values=values)
-            for item_id, values in data["answers"].items()
-        )
+        member = path.stem.removeprefix("twist_v1_answers_")
+        council_votes_import(campaign=campaign, path=path, member_name=member, is_generator="gpt-4o" in member)
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ from django.db import transaction
 from sklearn.metrics import cohen_kappa_score
 
 from adjudication.agreement import campaign_agreement
+from adjudication.selectors import campaign_queue, undecided_items
 from adjudication.services import decisions_export, decisions_import, lapse_gold_import
 from annotation.models import Campaign
 from annotation.services import campaign_create
@@ -142,6 +143,20 @@ def test_twist_adjudication_drops_39_keeps_161_and_retained_kappa_is_the_publish
     for pseudonym, answers in (("A", a), ("B", b)):
         expected = sum(answers[i]["q1"] == GOLD_VERDICT[items[i]["type"]] for i in kept)
         assert retained["gold_agreement"][pseudonym] == expected
+
+
+def test_council_flags_outside_the_human_queue_do_not_hold_back_the_retained_set(twist_decided, shared_data):
+    from tests.adjudication.conftest import _council_import
+
+    _council_import(twist_decided, shared_data("twist-v1", "annotation", "council"))
+    agreement = campaign_agreement(twist_decided)
+    triage_only = [e for e in campaign_queue(twist_decided) if e.reasons == ["council_majority_against"]]
+    assert triage_only and all(e.decision is None for e in triage_only)  # shown in the queue, undecided
+    assert agreement["queue"]["undecided"] == 0
+    assert agreement["queue"]["triage_only_undecided"] == len(triage_only)
+    assert undecided_items(twist_decided) == []
+    retained = agreement["retained"]
+    assert retained["complete"] is True and retained["n"] == 161 and round(retained["kappa"], 3) == 0.851
 
 
 def test_twist_decisions_export_reproduces_the_released_file(twist_decided, shared_data):
