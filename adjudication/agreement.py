@@ -39,17 +39,6 @@ def kappa_bar() -> float:
     return float(getattr(settings, "GOLDKEY_KAPPA_BAR", 0.8))
 
 
-def _clean(value):
-    """JSON has no NaN: undefined figures become null."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _summary(a: list, b: list, *, seed: int, categories=None, full: bool = True) -> dict:
     result = st.kappa_summary(a, b, categories=categories, seed=seed)
     if not full:
@@ -229,7 +218,7 @@ def twist_agreement(data: CampaignData) -> dict:
         "queue": _queue_summary(entries),
         "retained": twist_retained(data, entries, q1_pairs=pairs),
     }
-    return _clean(result)
+    return st.json_safe(result)
 
 
 def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None) -> dict:
@@ -345,7 +334,7 @@ def lapse_agreement(data: CampaignData) -> dict:
         "judge_gold": next(iter(by_judge.values()), None),
         "judge_gold_by_judge": by_judge,
     }
-    return _clean(result)
+    return st.json_safe(result)
 
 
 def campaign_agreement(campaign: Campaign, *, data: CampaignData | None = None) -> dict:

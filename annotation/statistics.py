@@ -358,3 +358,14 @@ def kappa_summary_from_pairs(
         "per_category": _per_category(table, cats),
         "confusion": {"categories": cats, "counts": table.astype(int).tolist()},
     }
+
+
+def json_safe(value):
+    """JSON has no NaN: an undefined figure (kappa with no variation, an empty set) becomes None."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

@@ -5,7 +5,6 @@ computed by the one statistics module. The adjudication agreement page shows `sc
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 from annotation import statistics as st
@@ -17,14 +16,6 @@ from items.models import Item, ItemKind
 BINARY = {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}
 
 
-def _clean(value):
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
 
 
 def scoring_summary(*, item_set_name: str) -> dict:
@@ -108,4 +99,4 @@ def scorer_validation(campaign: Campaign) -> dict:
         "disagree": sum(1 for i in both if cascade[i] != judge[i]),
         "auto_label_coverage": (sum(1 for i in gold_ids if agreed[i]) / len(gold_ids)) if gold_ids else None,
     }
-    return _clean(report)
+    return st.json_safe(report)

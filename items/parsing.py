@@ -77,16 +77,8 @@ def read_jsonl(path: Path, log: ErrorLog) -> Iterator[tuple[int, dict]]:
 
 
 def read_json(path: Path) -> object:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFailed([f"{path.name}:1: not UTF-8 text ({exc.reason})"]) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFailed([f"{path.name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from exc
+    """A whole JSON document; errors name the file and the line."""
+    return read_json_document(path)[1]
 
 
 def require_str(record: dict, key: str, where: str, log: ErrorLog, *, allow_empty: bool = False) -> str | None:

@@ -224,3 +224,12 @@ def test_kappa_summary_from_summed_pair_tables_equals_the_summary_of_the_union()
     a2, b2 = random_pairs(rng)
     summed = st.pair_counts(a1, b1) + st.pair_counts(a2, b2)
     assert st.kappa_summary_from_pairs(summed, seed=4) == st.kappa_summary(a1 + a2, b1 + b2, seed=4)
+
+
+def test_json_safe_turns_undefined_figures_into_null_at_any_depth():
+    assert st.json_safe({"kappa": float("nan"), "ci": [float("nan"), 0.5], "n": 3, "sub": ({"k": 1.0},)}) == {
+        "kappa": None,
+        "ci": [None, 0.5],
+        "n": 3,
+        "sub": [{"k": 1.0}],
+    }

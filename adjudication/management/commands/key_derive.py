@@ -1,9 +1,7 @@
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from adjudication import key_selectors, key_services
-from adjudication.management.commands.key_freeze import user_named
-from goldkey.errors import ApplicationError
+from adjudication.management.commands.key_freeze import acting_user
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -24,12 +22,7 @@ class Command(GoldkeyCommand):
     def run(self, **options) -> dict:
         parent = key_selectors.key_get(options["parent"])
         version = options["version"] or key_services.next_version(parent.version)
-        if options["by"]:
-            user = user_named(options["by"])
-        else:
-            user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
-            if user is None:
-                raise ApplicationError("give --by USERNAME (no admin user exists)")
+        user = acting_user(options["by"])
         with transaction.atomic():
             key = key_services.key_derive(parent=parent, version=version, user=user, notes=options["notes"])
             result = {

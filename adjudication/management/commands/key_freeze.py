@@ -14,6 +14,16 @@ def user_named(username: str | None):
     return user
 
 
+def acting_user(username: str | None):
+    """--by USERNAME, or the first admin when the option is left out (recorded on the key either way)."""
+    if username:
+        return user_named(username)
+    user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
+    if user is None:
+        raise ApplicationError("give --by USERNAME (no admin user exists)")
+    return user
+
+
 class Command(GoldkeyCommand):
     help = (
         "Freeze a gold key from a campaign whose adjudication queue is fully decided (refuses and lists "
@@ -36,12 +46,7 @@ class Command(GoldkeyCommand):
         from django.db import transaction
 
         campaign = key_services.campaign_get(options["campaign"])
-        if options["by"]:
-            user = user_named(options["by"])
-        else:
-            user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
-            if user is None:
-                raise ApplicationError("give --by USERNAME (no admin user exists)")
+        user = acting_user(options["by"])
         service = key_services.key_build if options["draft"] else key_services.key_freeze
         with transaction.atomic():
             key = service(campaign=campaign, version=options["version"], user=user, notes=options["notes"])
