@@ -133,8 +133,10 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: a file-system broker by default (no server; a real separate worker process),
 # Redis when CELERY_BROKER_URL is set.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
-if CELERY_BROKER_URL == "filesystem://":
+# The file-system transport ignores the host; naming one keeps kombu from warning that none was given.
+FILESYSTEM_BROKER_URL = "filesystem://localhost//"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or FILESYSTEM_BROKER_URL
+if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = Path(env_str("GOLDKEY_BROKER_DIR", str(VAR_DIR / "broker")))
     for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)

@@ -93,7 +93,7 @@ class WorkerProcess:
 
 def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
     """(environment for the worker, transport options for this process or None to keep the settings')."""
-    if settings.CELERY_BROKER_URL != "filesystem://":
+    if not settings.CELERY_BROKER_URL.startswith("filesystem://"):
         return {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}, None
     folder = tmp_path / "broker"
     for sub in ("queue", "processed", "control"):
@@ -105,7 +105,7 @@ def _worker_broker(tmp_path: Path) -> tuple[dict, dict | None]:
         "control_folder": str(folder / "control"),
         "store_processed": False,
     }
-    return {"CELERY_BROKER_URL": "filesystem://", "GOLDKEY_BROKER_DIR": str(folder)}, options
+    return {"CELERY_BROKER_URL": settings.FILESYSTEM_BROKER_URL, "GOLDKEY_BROKER_DIR": str(folder)}, options
 
 
 def _drop_pooled_connections() -> None:
