@@ -14,6 +14,7 @@ from adjudication.selectors import (
     CampaignData,
     blocking_ids,
     campaign_data,
+    collector_paused,
     queue_from_data,
     retained_from_data,
 )
@@ -123,17 +124,40 @@ def _marginal(cells: Counter, position: int, value=None) -> Counter:
     return out
 
 
+def _twist_cells(data: CampaignData, q1_pairs: dict[int, tuple]):
+    """Per item, its cell key (see twist_agreement); fills q1_pairs (item id -> q1 pair) on the way.
+    The pairs are built once per distinct pair of answer dicts (campaign_data shares one dict per value
+    combination), so 100,000 items cost a few hundred tuples."""
+    empty: dict = {}
+    pseudonyms = data.pseudonyms
+    two = len(pseudonyms) == 2
+    memo: dict[tuple[int, int], tuple] = {}
+    for item in data.items:
+        per_item = data.answers.get(item.id, empty)
+        if two and len(per_item) == 2:
+            a, b = per_item.get(pseudonyms[0], empty), per_item.get(pseudonyms[1], empty)
+        else:
+            raters = [per_item[p] for p in pseudonyms if p in per_item] + [empty, empty]
+            a, b = raters[0], raters[1]
+        found = memo.get((id(a), id(b)))
+        if found is None:
+            found = memo[(id(a), id(b))] = (
+                (a.get("q1"), b.get("q1")), (a.get("q2"), b.get("q2")), (a.get("q2quote"), b.get("q2quote"))
+            )
+        q1, q2, quote = found
+        q1_pairs[item.id] = q1
+        yield (q1, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch, q2, quote)
+
+
 def twist_agreement(data: CampaignData) -> dict:
     seed = data.campaign.seed
     items = data.items
-    all_pairs = _pairs(data, "q1", "q2", "q2quote")
-    pairs, q2_pairs, quote_pairs = all_pairs["q1"], all_pairs["q2"], all_pairs["q2quote"]
-    # One pass over the items into a small table: (q1 pair, gold type, history bucket, family, batch)
-    # -> count. Every stratum below is a sum over this table, not another pass over 100,000 items.
-    cells = Counter(
-        (pairs[i.id], i.gold_type, _history_bucket(i.history_turns), i.family or "(none)", i.batch) for i in items
-    )
-    GOLD, HISTORY, FAMILY, BATCH = 1, 2, 3, 4
+    # One pass over the items into a small table: (q1 pair, gold type, history bucket, family, batch,
+    # q2 pair, q2quote pair) -> count. Every figure below is a sum over this table, not another pass
+    # over 100,000 items. The q1 pair per item is kept for the retained set.
+    pairs: dict[int, tuple] = {}
+    cells = Counter(_twist_cells(data, pairs))
+    GOLD, HISTORY, FAMILY, BATCH, Q2, Q2QUOTE = 1, 2, 3, 4, 5, 6
 
     def summary(sub: Counter, *, full: bool = False, categories=None) -> dict:
         result = st.kappa_summary_from_pairs(sub, categories=categories, seed=seed)
@@ -168,17 +192,22 @@ def twist_agreement(data: CampaignData) -> dict:
         }
     q1["by_gold_type"] = by_type
 
-    contradicting = [i.id for i in items if i.gold_type == "contradicting"]
+    contradicting = {key: n for key, n in cells.items() if key[GOLD] == "contradicting"}
     evidence = {}
-    for key, key_pairs in (("q2", q2_pairs), ("q2quote", quote_pairs)):
-        table = Counter(key_pairs[i] for i in contradicting)
+    for key, position in (("q2", Q2), ("q2quote", Q2QUOTE)):
+        table: Counter = Counter()
+        for cell, n in contradicting.items():
+            table[cell[position]] += n
         stats = summary(table)
         evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": stats["kappa"], "both_no": table.get(("no", "no"), 0)}
 
     batch_items: dict[str, Counter] = defaultdict(Counter)
     for key, n in cells.items():
         batch_items[key[BATCH]][key[GOLD]] += n
-    not_self_contained = Counter(i.batch for i in items if i.gold_type == "contradicting" and q2_pairs[i.id] == ("no", "no"))
+    not_self_contained: Counter = Counter()
+    for cell, n in contradicting.items():
+        if cell[Q2] == ("no", "no"):
+            not_self_contained[cell[BATCH]] += n
     by_batch = {
         batch: {
             "both_not_self_contained": not_self_contained.get(batch, 0),
@@ -339,6 +368,7 @@ def lapse_agreement(data: CampaignData) -> dict:
 
 def campaign_agreement(campaign: Campaign, *, data: CampaignData | None = None) -> dict:
     data = data or campaign_data(campaign)
-    if campaign.protocol == Protocol.LAPSE:
-        return lapse_agreement(data)
-    return twist_agreement(data)
+    with collector_paused():  # per-item tables for 100,000 items: see collector_paused
+        if campaign.protocol == Protocol.LAPSE:
+            return lapse_agreement(data)
+        return twist_agreement(data)

@@ -5,7 +5,9 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 `annotation.statistics`).
 """
 
+import gc
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.db import connections
@@ -145,19 +147,45 @@ def _raw_rows(queryset):
             yield from chunk
 
 
+@contextmanager
+def collector_paused():
+    """Pause Python's cyclic garbage collector while a large campaign is loaded or summarised.
+
+    A 100,000-item campaign creates some 500,000 long-lived objects (item rows, per-item answer dicts,
+    queue entries); each time their number grows by a quarter the collector walks the whole heap,
+    which cost 0.5 s of a 1.9 s load. None of these objects form reference cycles, so pausing costs no
+    memory; the collector is re-enabled (if it was on) when the block ends and works as before."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignData:
     """Load a campaign's items, answers, council ballots and decisions in six queries."""
+    with collector_paused():
+        return _campaign_data(campaign, with_council=with_council)
+
+
+def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
     keys = QUEUE_KEYS[campaign.protocol]
     answers: dict[int, dict[str, dict]] = {}
     assignments = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
-    slots: dict[int, tuple[dict, str]] = {}
+    slot_item: dict[int, dict] = {}  # assignment id -> its item's dict (no per-row tuple: fewer objects)
+    slot_pseudonym: dict[int, str] = {}
     empty: dict = {}
     for assignment_id, item_id, pseudonym in _raw_rows(assignments.values_list("id", "item_id", "enrollment__pseudonym")):
-        per_item = answers.setdefault(item_id, {})
+        per_item = answers.get(item_id)
+        if per_item is None:
+            per_item = answers[item_id] = {}
         per_item[pseudonym] = empty
-        slots[assignment_id] = (per_item, pseudonym)
+        slot_item[assignment_id] = per_item
+        slot_pseudonym[assignment_id] = pseudonym
     # ...then the answers, read from the answer table's side: a LEFT JOIN from the assignments visits
     # the answers in item order, a random walk through the table that cost SQLite twice this query.
     answer_rows = (
@@ -174,8 +202,7 @@ def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignD
         value_dict = shared.get(values)
         if value_dict is None:
             value_dict = shared[values] = {k: v for k, v in zip(keys, values, strict=True) if v}
-        per_item, pseudonym = slots[assignment_id]
-        per_item[pseudonym] = value_dict
+        slot_item[assignment_id][slot_pseudonym[assignment_id]] = value_dict
     items = sorted(
         (
             ItemRow(*row[:-1], bool(row[-1]))  # SQLite hands booleans back as 0/1
@@ -216,7 +243,8 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
     """The queue of the loaded campaign, built once per CampaignData (agreement and the pages share it).
     Callers get a new list; treat its entries as read-only (campaign_queue copies before filling in)."""
     if data.queue_cache is None:
-        data.queue_cache = _build_queue(data)
+        with collector_paused():
+            data.queue_cache = _build_queue(data)
     return list(data.queue_cache)
 
 
