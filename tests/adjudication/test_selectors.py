@@ -95,3 +95,35 @@ def test_agreement_pairs_each_items_own_two_annotators_when_three_rotate(annotat
     assert result["q1"]["n"] == 6 and result["q1"]["agree"] == 6 and result["q1"]["left_out"] == 0
     assert result["queue"]["n"] == 0
     assert sum(result["retained"]["gold_agreement_detail"][p]["n"] for p in ("A", "B", "C")) == 12
+
+
+def test_items_with_identical_answers_are_queued_by_their_own_gold_and_council_votes(annotator_a, annotator_b):
+    # campaign_data shares one dict per answer combination and the queue memoises on it: the gold type
+    # and the council's votes must still tell the items apart.
+    items = ["conv-1:v1b1", "conv-1:v1b2", "conv-1:v1b3", "conv-1:v1b4"]
+    campaign = make_twist_campaign(
+        [annotator_a, annotator_b], dict.fromkeys(items, AGREE), slug="shared", gold={"conv-1:v1b2": "aligned"}
+    )
+    members = [CouncilMember.objects.create(name=name) for name in ("gpt", "claude")]
+    for member in members:
+        CouncilVote.objects.create(campaign=campaign, member=member, item=Item.objects.get(external_id="conv-1:v1b3"),
+                                   prompt_version="v1", values={"q1": "consistent"})
+        CouncilVote.objects.create(campaign=campaign, member=member, item=Item.objects.get(external_id="conv-1:v1b4"),
+                                   prompt_version="v1", values={"q1": "contradicts"})
+    entries = {e.item.external_id: e.reasons for e in selectors.campaign_queue(campaign)}
+    assert entries == {"conv-1:v1b2": ["q1_agreed_against_gold"], "conv-1:v1b3": ["council_majority_against"]}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_loading_and_summarising_a_campaign_leave_the_garbage_collector_as_they_found_it(small_campaign, enabled):
+    import gc
+
+    from adjudication.agreement import campaign_agreement
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        campaign_agreement(small_campaign)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
