@@ -154,8 +154,9 @@ def collector_paused():
     A 100,000-item campaign creates some 500,000 long-lived objects (item rows, per-item answer dicts,
     queue entries); each time their number grows by a quarter the collector walks the whole heap,
     which cost 0.5 s of a 1.9 s load. None of these objects form reference cycles, so pausing costs no
-    memory; the collector is re-enabled (if it was on) when the block ends and works as before, and
-    its deferred pass runs then (it is inside the bench's timings). The switch is per process: in a
+    memory; the collector is re-enabled (if it was on) when the block ends and works as before (its
+    next young-generation pass runs at once; the one full pass over these objects comes later, as it
+    would have anyway; the bench prints its cost). The switch is per process: in a
     threaded server another thread's collections wait for the block too, and nested or concurrent
     blocks leave it on once the block that turned it off ends."""
     was_enabled = gc.isenabled()
