@@ -156,22 +156,26 @@ def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
 
 # Run members never change after council_run_start (the tasks are enqueued once they are set), so a
 # worker process reads them once per run instead of joining them into every vote's completion count.
-_run_member_ids: dict[int, tuple[int, ...]] = {}
+# Keyed by (id, created_at): an id alone can come back (SQLite reuses rolled-back ids; a flushed database).
+_run_member_ids: dict[tuple, tuple[int, ...]] = {}
 
 
-def _members_of_run(run_id: int) -> tuple[int, ...]:
-    ids = _run_member_ids.get(run_id)
+def _members_of_run(run: CouncilRun) -> tuple[int, ...]:
+    key = (run.pk, run.created_at)
+    ids = _run_member_ids.get(key)
     if ids is None:
         if len(_run_member_ids) > 256:  # a long-lived worker sees many runs; keep the memo small
             _run_member_ids.clear()
-        ids = _run_member_ids[run_id] = tuple(CouncilRun.members.through.objects.filter(councilrun_id=run_id).values_list("councilmember_id", flat=True))
+        ids = _run_member_ids[key] = tuple(
+            CouncilRun.members.through.objects.filter(councilrun_id=run.pk).values_list("councilmember_id", flat=True)
+        )
     return ids
 
 
 def _run_finish_if_complete(run: CouncilRun) -> None:
     """One count: the run is finished when every (member, item) has its row (vote or error)."""
     have = CouncilVote.objects.filter(
-        campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member_id__in=_members_of_run(run.pk)
+        campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member_id__in=_members_of_run(run)
     ).count()
     if have >= run.total_items * run.members_count:
         CouncilRun.objects.filter(pk=run.pk, status=CouncilRun.Status.RUNNING).update(
