@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--members", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
     args = parser.parse_args()
 
     import django
@@ -106,7 +107,7 @@ def main() -> None:
             sys.exit("the run did not finish")
         if args.profile:
             out = io.StringIO()
-            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
+            pstats.Stats(profiler, stream=out).sort_stats(args.sort).print_stats(40)
             print(out.getvalue())
             by_sql: dict[str, int] = {}
             for sql in statements:
