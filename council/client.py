@@ -8,6 +8,7 @@ import logging
 import os
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from goldkey.errors import ApplicationError
 
@@ -58,11 +59,19 @@ def chat(member, messages: list[dict]) -> str:
     """One completion; the reply text. Raises TransientCallError or PermanentCallError."""
     client = client_for(member)
     try:
-        response = client.chat.completions.create(
-            model=member.model,
-            messages=messages,
-            temperature=member.temperature,
-            max_tokens=member.max_tokens,
+        # The SDK's generic `post` (its documented way to call an endpoint directly) with the same request
+        # body `chat.completions.create` would send: same transport, timeout, error classes and response
+        # model, without re-validating our own plain-dict body against the typed parameters on every call
+        # (~1 ms of CPU per call, a third of the SDK's cost here).
+        response = client.post(
+            "/chat/completions",
+            body={
+                "model": member.model,
+                "messages": messages,
+                "temperature": member.temperature,
+                "max_tokens": member.max_tokens,
+            },
+            cast_to=ChatCompletion,
         )
     except openai.RateLimitError as exc:
         raise TransientCallError(f"429 rate limited: {exc.message}", _retry_after(exc)) from exc

@@ -4,7 +4,7 @@ import random
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -154,10 +154,28 @@ def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
     return run
 
 
+# Run members never change after council_run_start (the tasks are enqueued once they are set), so a
+# worker process reads them once per run instead of joining them into every vote's completion count.
+# Keyed by (id, created_at): an id alone can come back (SQLite reuses rolled-back ids; a flushed database).
+_run_member_ids: dict[tuple, tuple[int, ...]] = {}
+
+
+def _members_of_run(run: CouncilRun) -> tuple[int, ...]:
+    key = (run.pk, run.created_at)
+    ids = _run_member_ids.get(key)
+    if ids is None:
+        if len(_run_member_ids) > 256:  # a long-lived worker sees many runs; keep the memo small
+            _run_member_ids.clear()
+        ids = _run_member_ids[key] = tuple(
+            CouncilRun.members.through.objects.filter(councilrun_id=run.pk).values_list("councilmember_id", flat=True)
+        )
+    return ids
+
+
 def _run_finish_if_complete(run: CouncilRun) -> None:
     """One count: the run is finished when every (member, item) has its row (vote or error)."""
     have = CouncilVote.objects.filter(
-        campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member__runs=run.pk
+        campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member_id__in=_members_of_run(run)
     ).count()
     if have >= run.total_items * run.members_count:
         CouncilRun.objects.filter(pk=run.pk, status=CouncilRun.Status.RUNNING).update(
@@ -165,8 +183,13 @@ def _run_finish_if_complete(run: CouncilRun) -> None:
         )
 
 
-def _vote_record(*, run: CouncilRun, member_id: int, item_id: int, status: str, values: dict, error: str, attempts: int) -> CouncilVote:
-    """Insert the one vote of (campaign, member, item, prompt); a duplicate delivery finds the existing row."""
+def _vote_record(
+    *, run: CouncilRun, member_id: int, item_id: int, status: str, values: dict, error: str, attempts: int,
+    answers: list[ResponseCache] = (),
+) -> CouncilVote:
+    """Insert the one vote of (campaign, member, item, prompt), with the replies it was built from stored in
+    the response cache in the same transaction (one commit per vote); a duplicate delivery finds the
+    existing row."""
     try:
         with transaction.atomic():
             vote = CouncilVote.objects.create(
@@ -174,7 +197,9 @@ def _vote_record(*, run: CouncilRun, member_id: int, item_id: int, status: str, 
                 prompt_version=run.prompt_version.name, status=status, values=values, error=error[:2000],
                 run=run, attempts=attempts,
             )
+            _cache_store(answers)
     except IntegrityError:
+        _cache_store(answers)
         vote = CouncilVote.objects.get(
             campaign_id=run.campaign_id, member_id=member_id, item_id=item_id, prompt_version=run.prompt_version.name
         )
@@ -196,40 +221,61 @@ def _item_steps(item: Item, prompt: PromptVersion):
     return build_steps(prompt, prompt.protocol, view, excerpts, phase2)
 
 
-def _complete_cached(member: CouncilMember, messages: list[dict], holder: str, calls: list[int]) -> tuple[str, str, bool]:
-    """The reply for these exact messages: from the cache, else from the endpoint (one call)."""
-    key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
-    cached = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
-    if cached is not None:
-        return cached, key, True
-    slot = slot_acquire(member, holder, lease_seconds=conf.hard_time_limit())
-    try:
+class _Caller:
+    """A vote's calls to its member: answers from the cache when present, else through one of the member's
+    concurrency slots. The slot is leased at the first real call and kept until `release()` (the end of the
+    vote): one lease per vote instead of one per call, and Phase 2 never queues behind other tasks."""
+
+    def __init__(self, member: CouncilMember, holder: str):
+        self.member, self.holder = member, holder
+        self.slot: int | None = None
+        self.calls = 0
+
+    def complete(self, messages: list[dict]) -> tuple[str, str, bool]:
+        """The reply for these exact messages: from the cache, else from the endpoint (one call)."""
+        member = self.member
+        key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
+        cached = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
+        if cached is not None:
+            return cached, key, True
+        if self.slot is None:
+            self.slot = slot_acquire(member, self.holder, lease_seconds=conf.hard_time_limit())
         pace_reserve(member)
-        calls[0] += 1
+        self.calls += 1
         return chat(member, messages), key, False
-    finally:
-        slot_release(slot, holder)
+
+    def release(self) -> None:
+        if self.slot is not None:
+            slot_release(self.slot, self.holder)
+            self.slot = None
 
 
-def _cache_store(model: str, key: str, content: str) -> None:
-    ResponseCache.objects.bulk_create([ResponseCache(model=model, prompt_hash=key, content=content)], ignore_conflicts=True)
+def _cache_store(answers: list[ResponseCache]) -> None:
+    if answers:
+        ResponseCache.objects.bulk_create(answers, ignore_conflicts=True)
 
 
 def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: str, attempt: int = 0) -> CouncilVote | None:
     """Ask one member about one item (Phase 1, then Phase 2 in the same chat) and record exactly one
     vote. Returns None when there is nothing to do (cancelled run, vote already recorded).
 
-    Raises TransientCallError / Throttled for the task to retry later. A malformed reply is asked again
-    once with a correction; a second malformed reply is recorded as an error row, never as a vote."""
-    run = CouncilRun.objects.select_related("prompt_version", "campaign").filter(pk=run_id).first()
+    Raises TransientCallError / Throttled for the task to retry later (replies already received are cached
+    first, so the retry does not ask again). A malformed reply is asked again once with a correction; a
+    second malformed reply is recorded as an error row, never as a vote."""
+    already_voted = CouncilVote.objects.filter(
+        campaign_id=OuterRef("campaign_id"), member_id=member_id, item_id=item_id,
+        prompt_version=OuterRef("prompt_version__name"),
+    )
+    # One query: the run, its prompt, and whether this vote exists (re-read every time: cancel must be seen).
+    run = (
+        CouncilRun.objects.select_related("prompt_version").annotate(already_voted=Exists(already_voted))
+        .filter(pk=run_id).first()
+    )
     if run is None or run.cancelled:  # a stale message for a run that is gone, or a cancelled run
         return None
-    prompt = run.prompt_version
-    existing = CouncilVote.objects.filter(
-        campaign_id=run.campaign_id, member_id=member_id, item_id=item_id, prompt_version=prompt.name
-    ).first()
-    if existing is not None:
+    if run.already_voted:
         return None
+    prompt = run.prompt_version
     member = CouncilMember.objects.get(pk=member_id)
     item = (
         Item.objects.select_related("conversation")
@@ -238,11 +284,20 @@ def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: s
     )
     messages = [{"role": "system", "content": prompt.system}]
     values: dict = {}
-    calls = [0]
+    caller = _Caller(member, holder)
+    answers: list[ResponseCache] = []  # valid replies to cache, written with the vote
+
+    def record(status: str, error: str = "") -> CouncilVote:
+        caller.release()  # the call is over: free the member's slot before the writes
+        return _vote_record(
+            run=run, member_id=member_id, item_id=item_id, status=status, values=values, error=error,
+            attempts=attempt + caller.calls, answers=answers,
+        )
+
     try:
         for step in _item_steps(item, prompt):
             messages.append({"role": "user", "content": step.user})
-            content, key, from_cache = _complete_cached(member, messages, holder, calls)
+            content, key, from_cache = caller.complete(messages)
             answer, problems = parse_answer(content, prompt.protocol, step.keys, item.gold_type)
             if problems and not from_cache:
                 retry_messages = messages + [
@@ -250,26 +305,26 @@ def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: s
                     {"role": "user", "content": "Your reply was not valid: " + "; ".join(problems)
                      + ". Reply again with ONLY the JSON object."},
                 ]
-                content, _, _ = _complete_cached(member, retry_messages, holder, calls)
+                content, _, _ = caller.complete(retry_messages)
                 answer, problems = parse_answer(content, prompt.protocol, step.keys, item.gold_type)
             if problems:
-                return _vote_record(
-                    run=run, member_id=member_id, item_id=item_id, status=CouncilVote.Status.ERROR, values=values,
-                    error=f"phase {step.phase}: malformed answer after one retry: {'; '.join(problems)}",
-                    attempts=attempt + calls[0],
+                return record(
+                    CouncilVote.Status.ERROR, f"phase {step.phase}: malformed answer after one retry: {'; '.join(problems)}"
                 )
-            _cache_store(member.model, key, content)
+            if not from_cache:
+                answers.append(ResponseCache(model=member.model, prompt_hash=key, content=content))
             values.update(answer)
             messages.append({"role": "assistant", "content": content})
     except PermanentCallError as exc:
-        return _vote_record(
-            run=run, member_id=member_id, item_id=item_id, status=CouncilVote.Status.ERROR, values=values,
-            error=str(exc), attempts=attempt + calls[0],
-        )
-    return _vote_record(
-        run=run, member_id=member_id, item_id=item_id, status=CouncilVote.Status.OK, values=values, error="",
-        attempts=attempt + calls[0],
-    )
+        return record(CouncilVote.Status.ERROR, str(exc))
+    except BaseException:
+        # Transient error, throttling, soft time limit: keep what was answered so the retry does not ask again.
+        caller.release()
+        _cache_store(answers)
+        raise
+    finally:
+        caller.release()
+    return record(CouncilVote.Status.OK)
 
 
 def council_vote_give_up(*, run_id: int, member_id: int, item_id: int, error: str, attempts: int) -> CouncilVote:

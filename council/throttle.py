@@ -58,10 +58,12 @@ def pace_reserve(member: CouncilMember, max_sleep: float = 1.0) -> None:
     interval = 60.0 / member.requests_per_minute if member.requests_per_minute else 0.0
     if interval == 0:
         return
-    MemberPace.objects.get_or_create(member=member)
     while True:
         now = time.time()
-        current = MemberPace.objects.filter(member=member).values_list("next_at", flat=True).get()
+        current = MemberPace.objects.filter(member=member).values_list("next_at", flat=True).first()
+        if current is None:  # the member's first request ever: create its row (once, not on every call)
+            MemberPace.objects.get_or_create(member=member)
+            continue
         start = max(now, current)
         if start - now > max_sleep:
             raise Throttled(start - now - max_sleep / 2)

@@ -212,3 +212,78 @@ def test_a_council_file_with_an_invalid_value_is_refused(small_campaign, tmp_pat
     path.write_text(json.dumps({"annotator": "m", "answers": {"conv-x:1": {"q1": "maybe"}}}))
     with pytest.raises(ApplicationError, match="maybe"):
         council_votes_import(campaign=small_campaign, path=path, member_name="m")
+
+
+def _queries_per_vote(run, member, items) -> list[int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for item in items:
+        with CaptureQueriesContext(connection) as queries:
+            assert _produce(run, member, item).status == "ok"
+        counts.append(len(queries))
+    return counts
+
+
+@pytest.mark.django_db
+def test_the_queries_per_vote_stay_the_same_whatever_the_size_of_the_run(small_campaign, fake_llm, annotator_a, annotator_b):
+    from annotation.services import campaign_create
+    from items.models import Evidence
+
+    small_member = _member(fake_llm, model="fake-ok-small")
+    small_run = _run(small_campaign, small_member)
+    small = _queries_per_vote(small_run, small_member, Item.objects.filter(item_set=small_campaign.item_set))
+
+    template = list(Item.objects.filter(item_set=small_campaign.item_set).prefetch_related("evidence"))
+    for n in range(27):  # the same three kinds of item, ten times as many
+        source = template[n % 3]
+        evidence = list(source.evidence.all())
+        source.pk, source.external_id, source.draft = None, f"conv-x:{n + 4}", f"{source.draft} ({n})"
+        source.save()
+        Evidence.objects.bulk_create(Evidence(item=source, turn_id=e.turn_id, position=e.position) for e in evidence)
+    large_campaign = campaign_create(slug="large", item_set=small_campaign.item_set, annotators=[annotator_a, annotator_b], seed=2)
+    large_member = _member(fake_llm, model="fake-ok-large")
+    large_run = _run(large_campaign, large_member)
+    CouncilRun.objects.filter(pk=large_run.pk).update(total_items=30)
+    large_run.refresh_from_db()
+    large = _queries_per_vote(large_run, large_member, Item.objects.filter(item_set=small_campaign.item_set))
+
+    assert max(large) == max(small)  # the first vote of a member also creates its slot rows and reads the run's members
+    # A fresh two-call vote: run (+ "already voted"), member, item, evidence, recipient turns, two cache
+    # look-ups, slot lease (2) and release, vote + cached replies in one transaction (a savepoint here, inside
+    # the test's transaction), completion count, and the finishing update on the last vote.
+    assert max(large[1:]) <= 16
+    assert max(large[1:]) == max(small[1:])
+    large_run.refresh_from_db()
+    assert large_run.status == "finished"
+
+
+@pytest.mark.django_db
+def test_a_transient_error_in_phase_two_keeps_phase_ones_reply_in_the_cache_and_frees_the_slot(
+    small_campaign, fake_llm, monkeypatch
+):
+    from council import services
+    from council.models import MemberSlot
+
+    member = _member(fake_llm)
+    run = _run(small_campaign, member)
+    real_chat, calls = services.chat, []
+
+    def chat_failing_the_second_call(member, messages):
+        calls.append(1)
+        if len(calls) == 2:
+            raise TransientCallError("503 server error")
+        return real_chat(member, messages)
+
+    monkeypatch.setattr(services, "chat", chat_failing_the_second_call)
+    item = Item.objects.get(external_id="conv-x:3")
+    with pytest.raises(TransientCallError):
+        _produce(run, member, item)
+    assert ResponseCache.objects.filter(model="fake-ok").count() == 1
+    assert not MemberSlot.objects.filter(member=member).exclude(holder="").exists()
+
+    monkeypatch.setattr(services, "chat", real_chat)
+    requests = fake_llm.state.requests
+    assert _produce(run, member, item).status == "ok"
+    assert fake_llm.state.requests == requests + 1  # only Phase 2 is asked again
