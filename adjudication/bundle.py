@@ -21,9 +21,7 @@ def _json(value) -> bytes:
     files of a 100,000-item key); _indented writes the same text with one join per container and falls
     back to json.dumps for anything it does not handle (non-string keys, other types)."""
     try:
-        parts: list[str] = []
-        _indented(value, "\n", parts)
-        text = "".join(parts)
+        text = _indented(value, "\n")
     except _Unhandled:
         text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
     return (text + "\n").encode("utf-8")
@@ -34,6 +32,8 @@ class _Unhandled(Exception):
 
 
 _encode_str = json.encoder.encode_basestring  # what ensure_ascii=False uses (the C function if present)
+_CONTAINERS = (dict, list, tuple)
+_INF = float("inf")
 
 
 def _scalar(value) -> str:
@@ -51,52 +51,38 @@ def _scalar(value) -> str:
         # json.encoder's floatstr with allow_nan=True
         if value != value:
             return "NaN"
-        if value == float("inf"):
+        if value == _INF:
             return "Infinity"
-        if value == -float("inf"):
+        if value == -_INF:
             return "-Infinity"
         return float.__repr__(value)
     raise _Unhandled
 
 
-def _indented(value, newline: str, out: list[str]) -> None:
-    """Append the indent=1 text of `value` to `out`; `newline` is a newline plus the current indent."""
+def _indented(value, newline: str) -> str:
+    """The indent=1 text of `value`; `newline` is a newline plus the current indent."""
     if isinstance(value, dict):
         if not value:
-            out.append("{}")
-            return
+            return "{}"
         inner = newline + " "
-        for key in value:
-            if not isinstance(key, str):
-                raise _Unhandled
-        out.append("{")
-        first = True
-        for key in sorted(value):
+        parts = []
+        for key in sorted(value) if all(type(k) is str for k in value) else _unhandled():
             item = value[key]
-            out.append((inner if first else "," + inner) + _encode_str(key) + ": ")
-            first = False
-            if isinstance(item, (dict, list, tuple)):
-                _indented(item, inner, out)
-            else:
-                out.append(_scalar(item))
-        out.append(newline + "}")
-    elif isinstance(value, (list, tuple)):
+            parts.append(
+                _encode_str(key) + ": " + (_indented(item, inner) if isinstance(item, _CONTAINERS) else _scalar(item))
+            )
+        return "{" + inner + ("," + inner).join(parts) + newline + "}"
+    if isinstance(value, (list, tuple)):
         if not value:
-            out.append("[]")
-            return
+            return "[]"
         inner = newline + " "
-        out.append("[")
-        first = True
-        for item in value:
-            out.append(inner if first else "," + inner)
-            first = False
-            if isinstance(item, (dict, list, tuple)):
-                _indented(item, inner, out)
-            else:
-                out.append(_scalar(item))
-        out.append(newline + "]")
-    else:
-        out.append(_scalar(value))
+        parts = [_indented(item, inner) if isinstance(item, _CONTAINERS) else _scalar(item) for item in value]
+        return "[" + inner + ("," + inner).join(parts) + newline + "]"
+    return _scalar(value)
+
+
+def _unhandled():
+    raise _Unhandled
 
 
 def _jsonl(records) -> bytes:

@@ -355,6 +355,8 @@ def bundle_data(key: GoldKey) -> dict:
         .order_by()
     )
     answers: dict[str, dict] = defaultdict(dict)
+    decoded: dict = {}
+    missing = object()
     # The JSON as text, decoded here: the JSONField converter costs more than the decoding itself.
     for pseudonym, item_id, raw in (
         Answer.objects.filter(assignment__enrollment__campaign=campaign)
@@ -362,7 +364,10 @@ def bundle_data(key: GoldKey) -> dict:
         .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "raw")
         .iterator(chunk_size=20000)
     ):
-        values = json.loads(raw) if raw else None
+        # Most answers repeat a few JSON texts: decode each text once (the records are read-only data).
+        values = decoded.get(raw, missing)
+        if values is missing:
+            values = decoded[raw] = json.loads(raw) if raw else None
         if values:
             answers[pseudonym][by_id[item_id].external_id] = values
     data["answers"] = {
