@@ -22,9 +22,23 @@ def dumps(value) -> str:
     return _CANONICAL.encode(value)
 
 
+def _line_encoder():
+    """The C encoder behind _CANONICAL.encode, made once (encode() makes one per call), else encode."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return _CANONICAL.encode
+    # The arguments JSONEncoder.iterencode passes for these options; markers=None only skips the
+    # circular-reference check (records are trees), the text is the same.
+    encoder = make(None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda value: "".join(encoder(value, 0))
+
+
+_encode_line = _line_encoder()
+
+
 def jsonl_bytes(records: Iterable) -> bytes:
     """One canonical JSON text a line, UTF-8 (empty input gives empty bytes)."""
-    lines = list(map(_CANONICAL.encode, records))
+    lines = list(map(_encode_line, records))
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 

@@ -12,7 +12,7 @@ from adjudication.agreement import campaign_agreement
 from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
-from adjudication.selectors import CampaignData, campaign_data, queue_from_data
+from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
 from annotation import statistics
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
@@ -74,7 +74,7 @@ def key_entries(key: GoldKey) -> list[EntryRow]:
     loads = json.loads
     entries = [
         EntryRow(item_id, external_id, gold, loads(evidence) if evidence is not None else None, quote, family, history, how)
-        for item_id, external_id, gold, evidence, quote, family, history, how in rows.iterator(chunk_size=20000)
+        for item_id, external_id, gold, evidence, quote, family, history, how in _raw_rows(rows)
     ]
     entries.sort(key=attrgetter("external_id"))
     return entries
@@ -326,12 +326,12 @@ def bundle_data(key: GoldKey) -> dict:
         return data
     fields = ITEM_EXPORT_FIELDS[root.kind]
     row_type = namedtuple("ItemRow", ("pk", "kind", *fields))
-    items = list(
-        map(row_type._make, Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields).iterator(chunk_size=20000))
-    )
+    item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields)
+    # TWIST rows are plain text and integers: straight from the cursor. Lapse rows carry JSON (hidden).
+    items = list(map(row_type._make, _raw_rows(item_rows) if root.kind == ItemKind.TWIST else item_rows.iterator(chunk_size=20000)))
     evidence: dict[int, list[str]] = defaultdict(list)
-    for item_id, dia_id in Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list(
-        "item_id", "turn__dia_id"
+    for item_id, dia_id in _raw_rows(
+        Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
     ):
         evidence[item_id].append(dia_id)
     by_id = {i.pk: i for i in items}
@@ -358,11 +358,10 @@ def bundle_data(key: GoldKey) -> dict:
     decoded: dict = {}
     missing = object()
     # The JSON as text, decoded here: the JSONField converter costs more than the decoding itself.
-    for pseudonym, item_id, raw in (
+    for pseudonym, item_id, raw in _raw_rows(
         Answer.objects.filter(assignment__enrollment__campaign=campaign)
         .annotate(raw=Cast("values", TextField()))
         .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "raw")
-        .iterator(chunk_size=20000)
     ):
         # Most answers repeat a few JSON texts: decode each text once (the records are read-only data).
         values = decoded.get(raw, missing)
