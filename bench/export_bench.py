@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--queries", action="store_true", help="print the slowest queries of freeze and export")
     parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="goldkey-bench-"))
@@ -76,6 +77,20 @@ def main() -> None:
     setup = time.perf_counter() - t0
 
     import cProfile
+    from contextlib import ExitStack
+
+    slow: list[tuple[float, str]] = []
+
+    def timed(execute, sql, params, many, context):
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            slow.append((time.perf_counter() - start, sql[:150]))
+
+    stack = ExitStack()
+    if args.queries:
+        stack.enter_context(django.db.connection.execute_wrapper(timed))
 
     profiler = cProfile.Profile() if args.profile else None
     t1, c1 = time.perf_counter(), time.process_time()
@@ -97,6 +112,9 @@ def main() -> None:
         profiler.dump_stats(f"{args.profile}.export")
     archive = bundle.zip_bytes(files, key.version)
     t4 = time.perf_counter()
+    stack.close()
+    for seconds, sql in sorted(slow, reverse=True)[:12]:
+        print(f"  {seconds:6.2f} s  {sql}")
 
     size = sum(len(b) for b in files.values())
     print(f"database: {django.db.connection.vendor}; items: {args.items:,}; setup (untimed): {setup:.1f} s")
