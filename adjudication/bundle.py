@@ -21,7 +21,7 @@ def _json(value) -> bytes:
     files of a 100,000-item key); _indented writes the same text with one join per container and falls
     back to json.dumps for anything it does not handle (non-string keys, other types)."""
     try:
-        text = _indented(value, "\n")
+        text = _indented(value, "\n", {})
     except _Unhandled:
         text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
     return (text + "\n").encode("utf-8")
@@ -59,8 +59,10 @@ def _scalar(value) -> str:
     raise _Unhandled
 
 
-def _indented(value, newline: str) -> str:
-    """The indent=1 text of `value`; `newline` is a newline plus the current indent."""
+def _indented(value, newline: str, seen: dict) -> str:
+    """The indent=1 text of `value`; `newline` is a newline plus the current indent. `seen` holds the
+    text of containers met before at the same depth, by identity (bundle_data shares one decoded dict
+    among the answers with the same JSON text): valid for one call of _json, while they all live."""
     if isinstance(value, dict):
         if not value:
             return "{}"
@@ -68,17 +70,23 @@ def _indented(value, newline: str) -> str:
         parts = []
         for key in sorted(value) if all(type(k) is str for k in value) else _unhandled():
             item = value[key]
-            parts.append(
-                _encode_str(key) + ": " + (_indented(item, inner) if isinstance(item, _CONTAINERS) else _scalar(item))
-            )
+            parts.append(_encode_str(key) + ": " + (_child(item, inner, seen) if isinstance(item, _CONTAINERS) else _scalar(item)))
         return "{" + inner + ("," + inner).join(parts) + newline + "}"
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
         inner = newline + " "
-        parts = [_indented(item, inner) if isinstance(item, _CONTAINERS) else _scalar(item) for item in value]
+        parts = [_child(item, inner, seen) if isinstance(item, _CONTAINERS) else _scalar(item) for item in value]
         return "[" + inner + ("," + inner).join(parts) + newline + "]"
     return _scalar(value)
+
+
+def _child(value, newline: str, seen: dict) -> str:
+    memo = (id(value), newline)
+    text = seen.get(memo)
+    if text is None:
+        text = seen[memo] = _indented(value, newline, seen)
+    return text
 
 
 def _unhandled():
