@@ -8,13 +8,38 @@ entries therefore always give the same bytes, on any database and any machine.
 import hashlib
 import json
 from collections.abc import Iterable
+from operator import itemgetter
 
 from items.models import GOLD_VERDICT, ItemKind
+
+# One encoder for every canonical value: json.dumps with these arguments builds a new JSONEncoder per
+# call, which costs as much as encoding a small record. Same class, same options, same bytes.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def dumps(value) -> str:
     """Canonical JSON text for one value."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL.encode(value)
+
+
+def _line_encoder():
+    """The C encoder behind _CANONICAL.encode, made once (encode() makes one per call), else encode."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return _CANONICAL.encode
+    # The arguments JSONEncoder.iterencode passes for these options; markers=None only skips the
+    # circular-reference check (records are trees), the text is the same.
+    encoder = make(None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda value: "".join(encoder(value, 0))
+
+
+_encode_line = _line_encoder()
+
+
+def jsonl_bytes(records: Iterable) -> bytes:
+    """One canonical JSON text a line, UTF-8 (empty input gives empty bytes)."""
+    lines = list(map(_encode_line, records))
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
 def entry_content(kind: str, entry) -> dict:
@@ -39,8 +64,7 @@ def entry_record(kind: str, version: str, entry) -> dict:
 
 
 def canonical_jsonl(records: Iterable[dict]) -> bytes:
-    ordered = sorted(records, key=lambda r: r["id"])
-    return "".join(dumps(r) + "\n" for r in ordered).encode("utf-8")
+    return jsonl_bytes(sorted(records, key=itemgetter("id")))
 
 
 def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:

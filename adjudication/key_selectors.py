@@ -1,9 +1,9 @@
 """Reads for gold keys: visibility, entries, agreement figures and the plain data of a release bundle."""
 
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from itertools import combinations
-from types import SimpleNamespace
+from operator import attrgetter
 
 from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
@@ -12,7 +12,7 @@ from adjudication.agreement import campaign_agreement
 from adjudication.key_canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from adjudication.key_models import Erratum, GoldKey, KeyEntry
 from adjudication.models import Decision
-from adjudication.selectors import CampaignData, campaign_data, queue_from_data
+from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
 from annotation import statistics
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from annotation.protocols import PRIMARY_KEY
@@ -59,11 +59,25 @@ def key_get(version: str) -> GoldKey:
 ENTRY_FIELDS = ("item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance")
 
 
-def key_entries(key: GoldKey) -> list[SimpleNamespace]:
-    """The entries as light read-only records (no model instances: 100,000 of them are read per export)."""
-    rows = KeyEntry.objects.filter(key=key).values_list(*ENTRY_FIELDS)
-    return sorted((SimpleNamespace(**dict(zip(ENTRY_FIELDS, row, strict=True))) for row in rows.iterator(chunk_size=5000)),
-                  key=lambda e: e.external_id)
+EntryRow = namedtuple("EntryRow", ENTRY_FIELDS)
+
+
+def key_entries(key: GoldKey) -> list[EntryRow]:
+    """The entries as light read-only records (no model instances: 100,000 of them are read per export).
+    The evidence JSON comes as text and is decoded here: the JSONField converter costs more than the
+    decoding itself."""
+    rows = (
+        KeyEntry.objects.filter(key=key)
+        .annotate(evidence_raw=Cast("evidence", TextField()))
+        .values_list(*(f if f != "evidence" else "evidence_raw" for f in ENTRY_FIELDS))
+    )
+    loads = json.loads
+    entries = [
+        EntryRow(item_id, external_id, gold, loads(evidence) if evidence is not None else None, quote, family, history, how)
+        for item_id, external_id, gold, evidence, quote, family, history, how in _raw_rows(rows)
+    ]
+    entries.sort(key=attrgetter("external_id"))
+    return entries
 
 
 def key_counts(key: GoldKey) -> dict:
@@ -311,13 +325,13 @@ def bundle_data(key: GoldKey) -> dict:
     if campaign is None:
         return data
     fields = ITEM_EXPORT_FIELDS[root.kind]
-    items = [
-        SimpleNamespace(**dict(zip(("pk", "kind", *fields), row, strict=True)))
-        for row in Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields).iterator(chunk_size=5000)
-    ]
+    row_type = namedtuple("ItemRow", ("pk", "kind", *fields))
+    item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields)
+    # TWIST rows are plain text and integers: straight from the cursor. Lapse rows carry JSON (hidden).
+    items = list(map(row_type._make, _raw_rows(item_rows) if root.kind == ItemKind.TWIST else item_rows.iterator(chunk_size=20000)))
     evidence: dict[int, list[str]] = defaultdict(list)
-    for item_id, dia_id in Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list(
-        "item_id", "turn__dia_id"
+    for item_id, dia_id in _raw_rows(
+        Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
     ):
         evidence[item_id].append(dia_id)
     by_id = {i.pk: i for i in items}
@@ -341,14 +355,18 @@ def bundle_data(key: GoldKey) -> dict:
         .order_by()
     )
     answers: dict[str, dict] = defaultdict(dict)
+    decoded: dict = {}
+    missing = object()
     # The JSON as text, decoded here: the JSONField converter costs more than the decoding itself.
-    for pseudonym, item_id, raw in (
+    for pseudonym, item_id, raw in _raw_rows(
         Answer.objects.filter(assignment__enrollment__campaign=campaign)
         .annotate(raw=Cast("values", TextField()))
         .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "raw")
-        .iterator(chunk_size=20000)
     ):
-        values = json.loads(raw) if raw else None
+        # Most answers repeat a few JSON texts: decode each text once (the records are read-only data).
+        values = decoded.get(raw, missing)
+        if values is missing:
+            values = decoded[raw] = json.loads(raw) if raw else None
         if values:
             answers[pseudonym][by_id[item_id].external_id] = values
     data["answers"] = {

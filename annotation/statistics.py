@@ -249,7 +249,7 @@ def gwet_ac1(a: Sequence, b: Sequence, n_categories: int | None = None) -> float
 
 
 def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
-    """Fleiss' kappa for any number of raters (statsmodels' inter_rater). `ratings` holds one label list
+    """Fleiss' kappa for any number of raters (as statsmodels' inter_rater computes it). `ratings` holds one label list
     per item; items with a missing label (None) are left out, since every item needs the same number
     of ratings. Returns (kappa, items used)."""
 
@@ -267,9 +267,24 @@ def fleiss_kappa_from_pairs(pairs: Counter) -> tuple[float, int]:
     return _fleiss_from_compositions(compositions)
 
 
-def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+def _fleiss_table(table: np.ndarray) -> float:
+    """statsmodels.stats.inter_rater.fleiss_kappa(table, method="fleiss"), the same numpy operations in
+    the same order (so the same float, bit for bit; tests compare the two): importing statsmodels pulls
+    in scipy.stats, a second of CPU at the first freeze or agreement page of a process."""
+    table = 1.0 * np.asarray(table)
+    n_sub, _ = table.shape
+    n_total = table.sum()
+    n_rat = table.sum(1).max()
+    if n_total != n_sub * n_rat:
+        raise ValueError("every item needs the same number of ratings")
+    p_cat = table.sum(0) / n_total
+    p_rat = ((table * table).sum(1) - n_rat) / (n_rat * (n_rat - 1.0))
+    p_mean = p_rat.mean()
+    p_mean_exp = (p_cat * p_cat).sum()
+    return (p_mean - p_mean_exp) / (1 - p_mean_exp)
 
+
+def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
     used = sum(compositions.values())
     if not compositions or len({len(c) for c in compositions}) != 1:
         return (float("nan"), used)
@@ -282,7 +297,7 @@ def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
         for label in composition:
             rows[n, index[label]] += 1
     table = np.repeat(rows, list(compositions.values()), axis=0)
-    return (float(sm_fleiss(table, method="fleiss")), used)
+    return (float(_fleiss_table(table)), used)
 
 
 def krippendorff_alpha_from_pairs(pairs: Counter) -> float:

@@ -233,3 +233,15 @@ def test_json_safe_turns_undefined_figures_into_null_at_any_depth():
         "n": 3,
         "sub": [{"k": 1.0}],
     }
+
+
+def test_fleiss_kappa_table_is_bit_for_bit_the_statsmodels_value():
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    rng = np.random.default_rng(7)
+    for raters, cats, items in ((2, 2, 10), (2, 3, 200), (3, 4, 57), (5, 3, 1000), (2, 3, 100_000)):
+        table = np.zeros((items, cats), dtype=np.int64)
+        for row, labels in enumerate(rng.integers(0, cats, (items, raters))):
+            for label in labels:
+                table[row, label] += 1
+        assert st._fleiss_table(table) == sm_fleiss(table, method="fleiss")
