@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/export_bench.py [--items 100000]
 
-Runs on a throw-away SQLite database in a temporary folder (or on DATABASE_URL if set — use a
-scratch database). The setup (items, a two-annotator campaign, 200,000 answers) is not timed; the
+Runs on a throw-away SQLite database in a temporary folder, or, with DATABASE_URL set, in a throw-away
+test database (`test_<name>`) on that server, dropped at the end — never the project's own. The setup (items, a two-annotator campaign, 200,000 answers) is not timed; the
 freeze (queue check, entries, canonical JSONL, SHA-256, manifest with agreement figures) and the
 export of the full release bundle (written to disk, then zipped) are. Target: under 12 s in total.
 """
@@ -31,10 +31,25 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.db import connection
 
-    call_command("migrate", verbosity=0)
+    throwaway_server_db = connection.vendor != "sqlite"
+    project_db = connection.settings_dict["NAME"]
+    if throwaway_server_db:
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    else:
+        call_command("migrate", verbosity=0)
+    try:
+        run(args, scratch)
+    finally:
+        if throwaway_server_db:
+            connection.creation.destroy_test_db(project_db, verbosity=0)
+
+
+def run(args, scratch: Path) -> None:
+    import django
+    from django.contrib.auth import get_user_model
 
     from adjudication import bundle
     from adjudication.key_selectors import bundle_data
