@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -12,10 +12,7 @@ from goldkey.errors import ApplicationError, NotAllowed, NotFound
 
 
 def _key_or_404(version: str, user):
-    try:
-        return key_selectors.get_key_for_user(version, user)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    return key_selectors.get_key_for_user(version, user)  # NotFound → 404 through the one HTML error path
 
 
 @require_GET
@@ -87,10 +84,8 @@ def erratum_decide(request, pk: int):
             erratum=erratum, accept=request.POST.get("decision") == "accept", note=request.POST.get("note", ""),
             user=request.user,
         )
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotAllowed as exc:
-        return HttpResponseForbidden(exc.message)
+    except (NotFound, NotAllowed):
+        raise  # 404 / 403 pages through the one HTML error path
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("keys:list")

@@ -17,7 +17,7 @@ from adjudication.services import decision_save
 from annotation.access import require_unblinded
 from annotation.models import Campaign
 from goldkey import roles
-from goldkey.errors import ApplicationError, NotAllowed
+from goldkey.errors import ApplicationError
 
 
 def campaign_page(view):
@@ -27,10 +27,7 @@ def campaign_page(view):
     @wraps(view)
     def wrapper(request, slug, *args, **kwargs):
         campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
-        try:
-            require_unblinded(request.user, campaign)
-        except NotAllowed as exc:
-            raise PermissionDenied(exc.message) from exc
+        require_unblinded(request.user, campaign)  # NotAllowed → 403 through the one HTML error path
         return view(request, campaign, *args, **kwargs)
 
     return wrapper

@@ -1,11 +1,9 @@
 """The annotator's pages and the author's campaign overview. Views parse, authorize through
 annotation.access, call one service or selector, and render."""
 
-import functools
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -13,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import access, selectors, services
 from annotation.transfer import answers_export_text
 from goldkey import roles
-from goldkey.errors import ApplicationError, NotAllowed, NotFound
+from goldkey.errors import NotAllowed
 
 # Shown in the header of the crisis block (PROTOCOL §8). Override per deployment/region in settings.
 DEFAULT_CRISIS_CONTACTS = [
@@ -27,25 +25,8 @@ def crisis_contacts() -> list[str]:
     return getattr(settings, "GOLDKEY_CRISIS_CONTACTS", DEFAULT_CRISIS_CONTACTS)
 
 
-def html_errors(view):
-    """The HTML side of the one error path: ApplicationError becomes a 403/404/400 page."""
-
-    @functools.wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from exc
-        except NotAllowed as exc:
-            raise PermissionDenied(exc.message) from exc
-        except ApplicationError as exc:
-            return HttpResponseBadRequest(exc.message, content_type="text/plain; charset=utf-8")
-
-    return wrapper
-
-
 def annotator_view(view):
-    return login_required(html_errors(view))
+    return login_required(view)
 
 
 @require_GET

@@ -1,11 +1,9 @@
 """Council pages for authors: members and runs, a run's live progress and cancel, triage."""
 
-from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -16,21 +14,6 @@ from council.models import CouncilMember, CouncilRun
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import GoldType, ItemSet
-
-
-def html_errors(view):
-    """The one HTML error path for these pages: NotFound → 404, NotAllowed → 403, others → message."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from exc
-        except NotAllowed as exc:
-            raise PermissionDenied(exc.message) from exc
-
-    return wrapper
 
 
 def _require_author(user) -> None:
@@ -57,7 +40,6 @@ def get_run_for_user(user, run_id: int) -> CouncilRun:
 
 
 @login_required
-@html_errors
 @require_GET
 def index(request):
     _require_author(request.user)
@@ -70,7 +52,6 @@ def index(request):
 
 
 @login_required
-@html_errors
 @require_POST
 def gates_start(request, item_set_id: int):
     _require_author(request.user)
@@ -84,7 +65,6 @@ def gates_start(request, item_set_id: int):
 
 
 @login_required
-@html_errors
 @require_POST
 def run_start(request, slug: str):
     campaign = get_campaign_for_user(request.user, slug)
@@ -102,7 +82,6 @@ def run_start(request, slug: str):
 
 
 @login_required
-@html_errors
 @require_GET
 def run_detail(request, run_id: int):
     run = get_run_for_user(request.user, run_id)
@@ -110,7 +89,6 @@ def run_detail(request, run_id: int):
 
 
 @login_required
-@html_errors
 @require_GET
 def run_progress(request, run_id: int):
     run = get_run_for_user(request.user, run_id)
@@ -118,7 +96,6 @@ def run_progress(request, run_id: int):
 
 
 @login_required
-@html_errors
 @require_POST
 def run_cancel(request, run_id: int):
     run = services.council_run_cancel(run=get_run_for_user(request.user, run_id))
@@ -127,7 +104,6 @@ def run_cancel(request, run_id: int):
 
 
 @login_required
-@html_errors
 @require_GET
 def triage(request, slug: str):
     campaign = get_campaign_for_user(request.user, slug)

@@ -1,5 +1,7 @@
 """The one application error type, and the one place that turns it into a response."""
 
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseBadRequest
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -29,3 +31,25 @@ def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response({"detail": exc.message, **exc.extra}, status=exc.status_code)
     return exception_handler(exc, context)
+
+
+class ApplicationErrorMiddleware:
+    """The one HTML error path: a service's NotFound becomes the 404 page, NotAllowed the 403 page, and any
+    other ApplicationError a 400 carrying its message. (DRF views answer through api_exception_handler
+    before this is reached.) Django's own error pages render the first two, so DEBUG-off pages never
+    show more than the message."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, NotFound):
+            raise Http404(exception.message) from exception
+        if isinstance(exception, NotAllowed):
+            raise PermissionDenied(exception.message) from exception
+        if isinstance(exception, ApplicationError):
+            return HttpResponseBadRequest(exception.message, content_type="text/plain; charset=utf-8")
+        return None
