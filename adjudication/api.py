@@ -10,18 +10,8 @@ from adjudication import selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Action
 from adjudication.services import decision_save
-from annotation.access import require_unblinded
-from annotation.models import Campaign
+from annotation.access import get_unblinded_campaign
 from goldkey.errors import NotFound
-
-
-def campaign_for(user, slug: str) -> Campaign:
-    """The campaign, if it exists (404) and the user may see its unblinded material (403)."""
-    campaign = Campaign.objects.filter(slug=slug).select_related("item_set").first()
-    if campaign is None:
-        raise NotFound(f"no campaign '{slug}'")
-    require_unblinded(user, campaign)
-    return campaign
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -46,13 +36,13 @@ def decision_json(decision) -> dict | None:
 class AgreementView(APIView):
     @extend_schema(responses=dict, summary="Agreement figures of a campaign (as `manage.py agreement --json`)")
     def get(self, request, slug):
-        return Response(campaign_agreement(campaign_for(request.user, slug)))
+        return Response(campaign_agreement(get_unblinded_campaign(request.user, slug)))
 
 
 class QueueView(APIView):
     @extend_schema(responses=dict, summary="The adjudication queue: reasons, suggestion and decision per item")
     def get(self, request, slug):
-        campaign = campaign_for(request.user, slug)
+        campaign = get_unblinded_campaign(request.user, slug)
         entries = selectors.queue_from_data(selectors.campaign_data(campaign))
         return Response(
             {
@@ -75,7 +65,7 @@ class QueueView(APIView):
 class DecisionView(APIView):
     @extend_schema(request=DecisionSerializer, responses=dict, summary="Record or change the decision on one item")
     def put(self, request, slug, item_id: int):
-        campaign = campaign_for(request.user, slug)
+        campaign = get_unblinded_campaign(request.user, slug)
         item = selectors.campaign_item(campaign, item_id)
         if item is None:
             raise NotFound(f"no item {item_id} in campaign '{slug}'")

@@ -32,11 +32,6 @@ def _valid_gold(kind: str) -> tuple[str, ...]:
     return tuple(GoldType.values) if kind == ItemKind.TWIST else LAPSE_LABELS
 
 
-def campaign_get(slug: str) -> Campaign:
-    campaign = Campaign.objects.select_related("item_set__track__benchmark").filter(slug=slug).first()
-    if campaign is None:
-        raise NotFound(f"no campaign '{slug}'")
-    return campaign
 
 
 def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[SimpleNamespace]:

@@ -7,15 +7,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from adjudication import charts, pages, selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.services import decision_save
-from annotation.access import require_unblinded
-from annotation.models import Campaign
+from annotation.access import get_unblinded_campaign
 from goldkey import roles
 from goldkey.errors import ApplicationError
 
@@ -26,8 +25,7 @@ def campaign_page(view):
     @login_required
     @wraps(view)
     def wrapper(request, slug, *args, **kwargs):
-        campaign = get_object_or_404(Campaign.objects.select_related("item_set"), slug=slug)
-        require_unblinded(request.user, campaign)  # NotAllowed → 403 through the one HTML error path
+        campaign = get_unblinded_campaign(request.user, slug)  # 404 / 403 through the one HTML error path
         return view(request, campaign, *args, **kwargs)
 
     return wrapper

@@ -28,9 +28,19 @@ def require_unblinded(user, campaign: Campaign) -> None:
 
 
 def get_campaign(slug: str) -> Campaign:
-    campaign = Campaign.objects.filter(slug=slug).select_related("item_set").first()
+    """The campaign by slug (NotFound → 404 on pages, a clear error in commands). Every page, API view and
+    command looks a campaign up through here."""
+    campaign = Campaign.objects.filter(slug=slug).select_related("item_set__track__benchmark").first()
     if campaign is None:
-        raise NotFound(f"no campaign '{slug}'")
+        known = ", ".join(Campaign.objects.order_by("slug").values_list("slug", flat=True)[:20]) or "none"
+        raise NotFound(f"no campaign '{slug}' (campaigns: {known})")
+    return campaign
+
+
+def get_unblinded_campaign(user, slug: str) -> Campaign:
+    """The campaign, if it exists (404) and this user may see its unblinded material (403)."""
+    campaign = get_campaign(slug)
+    require_unblinded(user, campaign)
     return campaign
 
 

@@ -14,7 +14,7 @@ from council.client import PermanentCallError, chat
 from council.models import CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps, parse_answer, prompt_hash
 from council.throttle import pace_reserve, slot_acquire, slot_release
-from goldkey.errors import ApplicationError, NotFound
+from goldkey.errors import ApplicationError
 from items.models import Evidence, Item, ItemKind
 from items.parsing import ErrorLog, read_json
 from items.selectors import blind_view, excerpts_for, recipient_turns
@@ -71,11 +71,6 @@ def members_by_names(names: list[str]) -> list[CouncilMember]:
     return [found[n] for n in names]
 
 
-def campaign_by_slug(slug: str) -> Campaign:
-    try:
-        return Campaign.objects.select_related("item_set").get(slug=slug)
-    except Campaign.DoesNotExist as exc:
-        raise NotFound(f"no campaign '{slug}'") from exc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import require_unblinded
+from annotation.access import get_unblinded_campaign, require_unblinded
 from annotation.models import Campaign
 from council import selectors, services
 from council.models import CouncilMember, CouncilRun
@@ -21,14 +21,6 @@ def _require_author(user) -> None:
         raise NotAllowed("Only authors may open the council pages.")
 
 
-def get_campaign_for_user(user, slug: str) -> Campaign:
-    """The campaign, if this user may see its unblinded material (council votes are unblinded)."""
-    try:
-        campaign = Campaign.objects.select_related("item_set").get(slug=slug)
-    except Campaign.DoesNotExist as exc:
-        raise NotFound(f"no campaign '{slug}'") from exc
-    require_unblinded(user, campaign)
-    return campaign
 
 
 def get_run_for_user(user, run_id: int) -> CouncilRun:
@@ -67,7 +59,7 @@ def gates_start(request, item_set_id: int):
 @login_required
 @require_POST
 def run_start(request, slug: str):
-    campaign = get_campaign_for_user(request.user, slug)
+    campaign = get_unblinded_campaign(request.user, slug)
     names = request.POST.getlist("members")
     try:
         run = services.council_run_start(
@@ -106,7 +98,7 @@ def run_cancel(request, run_id: int):
 @login_required
 @require_GET
 def triage(request, slug: str):
-    campaign = get_campaign_for_user(request.user, slug)
+    campaign = get_unblinded_campaign(request.user, slug)
     band = request.GET.get("band", "")
     gold_type = request.GET.get("type", "")
     data = selectors.triage(campaign)

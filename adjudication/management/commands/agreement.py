@@ -1,5 +1,5 @@
 from adjudication.agreement import campaign_agreement
-from adjudication.management.commands._campaign import campaign_by_slug
+from annotation.access import get_campaign
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -18,7 +18,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("campaign", help="campaign slug")
 
     def run(self, *, campaign, **_):
-        return campaign_agreement(campaign_by_slug(campaign))
+        return campaign_agreement(get_campaign(campaign))
 
     def summary(self, r):
         lines = [f"Campaign '{r['campaign']}' ({r['protocol']}), {r['n_items']} items, annotators {', '.join(r['annotators'])}"]

@@ -1,8 +1,8 @@
 import json
 from pathlib import Path
 
-from adjudication.management.commands._campaign import campaign_by_slug
 from adjudication.services import decisions_export
+from annotation.access import get_campaign
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -16,7 +16,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--exported", help="the 'exported' timestamp to write (default: now, ISO-8601 UTC)")
 
     def run(self, *, campaign, output=None, exported=None, **_):
-        payload = decisions_export(campaign=campaign_by_slug(campaign), exported=exported)
+        payload = decisions_export(campaign=get_campaign(campaign), exported=exported)
         text = json.dumps(payload, indent=1, ensure_ascii=False) + "\n"
         if output:
             Path(output).write_text(text, encoding="utf-8")

@@ -1,5 +1,5 @@
-from adjudication.management.commands._campaign import campaign_by_slug
 from adjudication.services import judge_import
+from annotation.access import get_campaign
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -12,7 +12,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("path", help="judged-items JSONL file")
 
     def run(self, *, campaign, path, dry_run=False, **_):
-        return judge_import(campaign=campaign_by_slug(campaign), path=path, dry_run=dry_run)
+        return judge_import(campaign=get_campaign(campaign), path=path, dry_run=dry_run)
 
     def summary(self, r):
         what = "Would import" if r["dry_run"] else "Imported"

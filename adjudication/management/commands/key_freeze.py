@@ -1,6 +1,7 @@
 from django.contrib.auth import get_user_model
 
 from adjudication import key_services
+from annotation.access import get_campaign
 from goldkey.errors import ApplicationError
 from items.management.commands._base import GoldkeyCommand
 
@@ -45,7 +46,7 @@ class Command(GoldkeyCommand):
     def run(self, **options) -> dict:
         from django.db import transaction
 
-        campaign = key_services.campaign_get(options["campaign"])
+        campaign = get_campaign(options["campaign"])
         user = acting_user(options["by"])
         service = key_services.key_build if options["draft"] else key_services.key_freeze
         with transaction.atomic():

@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from annotation.models import Campaign
+from annotation.access import get_campaign
 from annotation.transfer import answers_export
-from goldkey.errors import ApplicationError
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -18,10 +17,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--out", required=True, type=Path, help="file to write (or a folder)")
 
     def run(self, *, campaign, annotator, out, **_):
-        try:
-            obj = Campaign.objects.get(slug=campaign)
-        except Campaign.DoesNotExist as exc:
-            raise ApplicationError(f"no campaign '{campaign}'") from exc
+        obj = get_campaign(campaign)
         return answers_export(campaign=obj, annotator=annotator, out=out)
 
     def summary(self, r):

@@ -1,8 +1,7 @@
 from pathlib import Path
 
-from annotation.models import Campaign
+from annotation.access import get_campaign
 from annotation.transfer import answers_import
-from goldkey.errors import ApplicationError
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -16,10 +15,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--annotator", required=True, help="pseudonym (A, B, …) or username")
 
     def run(self, *, campaign, path, annotator, dry_run=False, **_):
-        try:
-            obj = Campaign.objects.get(slug=campaign)
-        except Campaign.DoesNotExist as exc:
-            raise ApplicationError(f"no campaign '{campaign}'") from exc
+        obj = get_campaign(campaign)
         return answers_import(campaign=obj, path=path, annotator=annotator, dry_run=dry_run)
 
     def summary(self, r):

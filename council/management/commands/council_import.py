@@ -1,6 +1,7 @@
 from pathlib import Path
 
-from council.services import campaign_by_slug, council_votes_import
+from annotation.access import get_campaign
+from council.services import council_votes_import
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -17,7 +18,7 @@ class Command(GoldkeyCommand):
     def run(self, **o) -> dict:
         from django.db import transaction
 
-        campaign = campaign_by_slug(o["campaign"])
+        campaign = get_campaign(o["campaign"])
         with transaction.atomic():
             result = council_votes_import(
                 campaign=campaign, path=o["path"], member_name=o["member"], is_generator=True if o["generator"] else None

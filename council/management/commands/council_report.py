@@ -1,5 +1,5 @@
+from annotation.access import get_campaign
 from council.selectors import council_report
-from council.services import campaign_by_slug
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -11,7 +11,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--prompt-version", default=None, help="only votes under this prompt version")
 
     def run(self, **o) -> dict:
-        return council_report(campaign_by_slug(o["campaign"]), o["prompt_version"])
+        return council_report(get_campaign(o["campaign"]), o["prompt_version"])
 
     def summary(self, r: dict) -> str:
         lines = [f"council on {r['campaign']}: " + ", ".join(f"{k} {v}" for k, v in r["bands"].items())]

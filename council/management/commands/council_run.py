@@ -1,8 +1,9 @@
 import time
 
+from annotation.access import get_campaign
 from council.models import CouncilRun, PromptVersion
 from council.selectors import council_report, run_progress
-from council.services import campaign_by_slug, council_run_resume, council_run_start, members_by_names
+from council.services import council_run_resume, council_run_start, members_by_names
 from goldkey.errors import ApplicationError
 from items.management.commands._base import GoldkeyCommand
 
@@ -20,7 +21,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds --wait waits at most")
 
     def run(self, **o) -> dict:
-        campaign = campaign_by_slug(o["campaign"])
+        campaign = get_campaign(o["campaign"])
         if o["resume"] is not None:
             run = CouncilRun.objects.select_related("prompt_version", "campaign").filter(pk=o["resume"], campaign=campaign).first()
             if run is None:

@@ -1,5 +1,5 @@
+from annotation.access import get_campaign
 from council.leakage import leakage_audit
-from council.services import campaign_by_slug
 from items.management.commands._base import GoldkeyCommand
 
 
@@ -11,7 +11,7 @@ class Command(GoldkeyCommand):
         parser.add_argument("--top", type=int, default=10, help="how many predictive tokens per side")
 
     def run(self, **o) -> dict:
-        return leakage_audit(campaign=campaign_by_slug(o["campaign"]), top=o["top"])
+        return leakage_audit(campaign=get_campaign(o["campaign"]), top=o["top"])
 
     def summary(self, r: dict) -> str:
         return (
