@@ -2,7 +2,7 @@
 
 Every function loads a campaign's answers, council votes and decisions in a fixed number of queries
 (whatever the campaign size) and hands plain dicts to the pure modules (`adjudication.queue`,
-`annotation.statistics`).
+`goldkey.lib.statistics`).
 """
 
 import gc
@@ -132,7 +132,7 @@ def campaign_is_frozen(campaign: Campaign) -> bool:
     """True once a gold key has been frozen from this campaign: decisions are then read-only.
 
     Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from adjudication.key_models import GoldKey
+    from keys.models import GoldKey
 
     return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
 

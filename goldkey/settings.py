@@ -39,6 +39,8 @@ INSTALLED_APPS = [
     "annotation",
     "council",
     "adjudication",
+    "keys",
+    "lapse",
 ]
 
 MIDDLEWARE = [

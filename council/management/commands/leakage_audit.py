@@ -1,6 +1,6 @@
 from annotation.access import get_campaign
 from council.leakage import leakage_audit
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -15,7 +15,7 @@ from annotation.models import Campaign
 from annotation.services import campaign_create
 from goldkey import roles
 from goldkey.errors import ApplicationError
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 from items.models import ItemSet
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
 
