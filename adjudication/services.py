@@ -11,10 +11,10 @@ from django.db import transaction
 from adjudication.models import Action, Decision, DecisionRevision
 from adjudication.selectors import campaign_is_frozen
 from annotation.models import Answer, Campaign, Protocol
-from annotation.protocols import LAPSE_LABELS
 from goldkey.errors import ApplicationError
 from items.models import GoldType, Item
 from items.parsing import ErrorLog, ImportFailed, read_json
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 
 @dataclass

@@ -8,11 +8,11 @@ from operator import attrgetter
 from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
 
+import protocols
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
-from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
@@ -129,7 +129,7 @@ def agreement_figures(campaign: Campaign, *, data: CampaignData | None = None, k
         }
     kept = _pick(full.get("retained"))
     if kept_item_ids is not None:
-        key = PRIMARY_KEY[campaign.protocol]
+        key = protocols.get(campaign.protocol).primary_key
         ids = [i.id for i in data.items if i.id in kept_item_ids]
         a = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
         b = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
@@ -157,7 +157,7 @@ def _round(value: float):
 
 
 def council_pairwise(campaign: Campaign) -> list[dict]:
-    key = PRIMARY_KEY[campaign.protocol]
+    key = protocols.get(campaign.protocol).primary_key
     votes: dict[str, dict[int, str]] = defaultdict(dict)
     for member, item_id, values in CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK).order_by(
         "created_at", "id"

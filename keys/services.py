@@ -13,13 +13,13 @@ from django.utils import timezone
 
 from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
 from annotation.models import Campaign
-from annotation.protocols import LAPSE_LABELS
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import Evidence, GoldType, Item, ItemKind, Turn
 from keys.canonical import entry_content, key_bytes, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, Provenance
 from keys.selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 HOW = {p.value: p.value for p in Provenance}
 # Accept the adjudication engineer's spellings of "how the label was reached" as well as ours.

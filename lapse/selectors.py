@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 
 from annotation.models import Campaign, Protocol
-from annotation.protocols import LAPSE_LABELS
 from goldkey.lib import statistics as st
 from items.models import Item, ItemKind
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 # PROTOCOL §9 binary outcome: PROCEED vs withholding; caveat and confabulation are excluded.
 BINARY = {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}

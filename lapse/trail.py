@@ -12,7 +12,6 @@ from django.db import transaction
 from adjudication.models import Action
 from adjudication.services import _items_by_id, decision_save
 from annotation.models import Answer, Campaign, Protocol
-from annotation.protocols import LAPSE_LABELS
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
 from council.models import CouncilMember, CouncilVote
@@ -21,6 +20,7 @@ from goldkey.errors import ApplicationError
 from items.models import Item, ItemSet
 from items.parsing import ErrorLog, ImportFailed, ParsedLapseItem, read_json, read_jsonl
 from items.services import lapse_items_create
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 JUDGE_LABELS = (*LAPSE_LABELS, "RESIDUAL")
 

@@ -13,13 +13,13 @@ from adjudication.agreement import campaign_agreement
 from adjudication.selectors import campaign_queue
 from adjudication.services import decision_save
 from annotation.models import Assignment, Campaign
-from annotation.protocols import LAPSE_LABELS
 from annotation.services import answer_save
 from council.models import CouncilVote
 from council.services import council_member_add
 from items.models import Item
-from items.selectors import blind_view
 from lapse.selectors import scorer_validation, scoring_summary
+from protocols import blind_view
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 DEMO_OUTPUTS = Path(settings.BASE_DIR) / "demo" / "lapse" / "outputs.jsonl"
 

@@ -17,9 +17,9 @@ from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
 from adjudication.templatetags.adjudication_tags import fmt3
 from annotation.models import Answer, Assignment, Campaign
-from annotation.protocols import LAPSE_LABELS
 from council.services import council_member_add
 from lapse.selectors import scorer_validation
+from protocols.lapse import LABELS as LAPSE_LABELS
 from tests.conftest import browser_login
 
 pytestmark = pytest.mark.browser
