@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "adjudication",
     "keys",
     "lapse",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Assignment, Campaign, Enrollment
-from items.management.commands.load_demo import ACCOUNTS, LAPSE_SET, TWIST_SET, demo_dir
+from demo.management.commands.load_demo import ACCOUNTS, LAPSE_SET, TWIST_SET, demo_dir
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemKind, Turn
 
 FAMILIES = {
