@@ -122,8 +122,13 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     tab = context.new_page()
+    # Every browser test also proves the Content-Security-Policy blocks nothing the page needs.
+    # A test that expects a refusal takes it out of page.csp_refusals.
+    refused = tab.csp_refusals = []
+    tab.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     yield tab
     context.close()
+    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
 def browser_login(page, user) -> None:
