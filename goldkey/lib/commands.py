@@ -27,7 +27,8 @@ class GoldkeyCommand(BaseCommand):
         try:
             result = self.run(**options)
         except ApplicationError as exc:
-            raise CommandError(exc.message) from exc
+            hint = f" ({exc.operator_hint})" if exc.operator_hint else ""
+            raise CommandError(exc.message + hint) from exc
         if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str))
         else:
