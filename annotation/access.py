@@ -13,8 +13,8 @@ from goldkey.errors import NotAllowed, NotFound
 def can_view_unblinded(user, campaign: Campaign) -> bool:
     if not roles.is_author(user):
         return False
-    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at").first()
-    return enrollment is None or enrollment.submitted_at is not None
+    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at", "ended_at").first()
+    return enrollment is None or enrollment.submitted_at is not None or enrollment.ended_at is not None
 
 
 def require_unblinded(user, campaign: Campaign) -> None:

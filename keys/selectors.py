@@ -97,6 +97,24 @@ def key_lineage(key: GoldKey) -> list[GoldKey]:
     return list(reversed(chain))
 
 
+def errata_feed(key: GoldKey) -> list[dict]:
+    """Every erratum of the key line (all versions from the root down), as the line's public feed."""
+    root = key_lineage(key)[0]
+    versions, frontier = {root.pk}, [root.pk]
+    while frontier:
+        frontier = list(GoldKey.objects.filter(parent_id__in=frontier).values_list("pk", flat=True))
+        versions.update(frontier)
+    return [
+        {
+            "id": e.pk, "key_version": e.key.version, "item": e.item_external_id, "kind": e.kind, "value": e.value,
+            "description": e.description, "status": e.status, "filed_at": _iso(e.filed_at),
+            "decided_at": _iso(e.decided_at), "decision_note": e.decision_note,
+            "applied_in": e.applied_in.version if e.applied_in_id else None,
+        }
+        for e in Erratum.objects.filter(key_id__in=versions).select_related("key", "applied_in").order_by("id")
+    ]
+
+
 def errata_for_key(key: GoldKey):
     return Erratum.objects.filter(key=key).select_related("applied_in", "key").order_by("id")
 
@@ -310,7 +328,9 @@ def bundle_data(key: GoldKey) -> dict:
                 "decision_note": e.decision_note,
                 "applied_in": e.applied_in.version if e.applied_in_id else None,
             }
-            for e in Erratum.objects.filter(key__in=lineage).select_related("key", "applied_in").order_by("id")
+            # Only the errata this release's lineage applied: errata filed later belong to the key line's
+            # feed, not to a release sealed before them.
+            for e in Erratum.objects.filter(applied_in__in=lineage).select_related("key", "applied_in").order_by("id")
         ],
         "candidates": [],
         "rejects": [],

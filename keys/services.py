@@ -18,7 +18,8 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import Evidence, GoldType, Item, ItemKind, Turn
 from keys.canonical import entry_content, key_bytes, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release
+from keys.releases import release_drift, release_seal
 from keys.selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
 from protocols.lapse import LABELS as LAPSE_LABELS
 
@@ -192,20 +193,34 @@ def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> Go
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
     key = _freeze(key, user, sha256=key.sha256)
     campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
     return key
 
 
 def key_verify(*, version: str) -> dict:
-    """Recompute the key's hash from its entries and compare with the recorded one."""
+    """Recompute the key's hash from its entries and compare it with the recorded one; for a frozen key
+    also check its sealed release against its manifest, and the live rows it was rendered from (items,
+    answers, decisions, council votes) against the sealed copy. `drift` names everything that moved."""
     key = key_get(version)
     computed = sha256_hex(key_canonical_bytes(key))
+    hash_ok = bool(key.sha256) and computed == key.sha256
+    drift = [] if hash_ok else [f"entries: key.jsonl: the entries hash to {computed}, not the recorded {key.sha256 or '-'}"]
+    release = None
+    if key.is_frozen:
+        release = Release.objects.filter(key=key).first()
+        if release is None:
+            drift.append("release: the key has no sealed release")
+        else:
+            drift += [str(d) for d in release_drift(key=key) if not (d.where == "entries" and not hash_ok)]
     return {
         "version": key.version,
         "status": key.status,
         "recorded": key.sha256,
         "computed": computed,
         "entries": key.entries.count(),
-        "ok": bool(key.sha256) and computed == key.sha256,
+        "release_sha256": release.sha256 if release else None,
+        "drift": drift,
+        "ok": hash_ok and not drift,
     }
 
 
@@ -373,6 +388,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
+    release_seal(key=key)  # after the errata point at it: the release lists what it applied
     return key
 
 

@@ -13,12 +13,17 @@ import importlib
 
 _keys = importlib.import_module("adjudication.migrations.0003_keys_immutability")
 _sealed = importlib.import_module("keys.migrations.0002_sealed_campaign_triggers")
+_releases = importlib.import_module("keys.migrations.0003_releases")
 KEY, ENTRY, MESSAGE = _keys.KEY, _keys.ENTRY, _keys.MESSAGE
 SEALED_MESSAGE = _sealed.MESSAGE
-# Both migrations' triggers, installed in migration order and removed in reverse.
+RELEASE_MESSAGE = _releases.MESSAGE
+_MIGRATIONS = (_keys, _sealed, _releases)
+# Every migration's triggers, installed in migration order and removed in reverse.
 STATEMENTS = {
-    vendor: (_keys.STATEMENTS[vendor][0] + _sealed.STATEMENTS[vendor][0],
-             _sealed.STATEMENTS[vendor][1] + _keys.STATEMENTS[vendor][1])
+    vendor: (
+        [sql for m in _MIGRATIONS for sql in m.STATEMENTS[vendor][0]],
+        [sql for m in reversed(_MIGRATIONS) for sql in m.STATEMENTS[vendor][1]],
+    )
     for vendor in _keys.STATEMENTS
 }
 
