@@ -17,6 +17,16 @@ def can_view_unblinded(user, campaign: Campaign) -> bool:
     return enrollment is None or enrollment.submitted_at is not None or enrollment.ended_at is not None
 
 
+def blind_campaigns(user):
+    """The campaigns `user` is still blind to: they annotate in them and have neither handed in nor been
+    ended. Admin lists and draft keys filter on it (a subquery of campaign ids)."""
+    if not user.is_authenticated:
+        return Campaign.objects.none().values("pk")
+    return Campaign.objects.filter(
+        enrollments__annotator=user, enrollments__submitted_at__isnull=True, enrollments__ended_at__isnull=True
+    ).values("pk")
+
+
 def require_unblinded(user, campaign: Campaign) -> None:
     if not can_view_unblinded(user, campaign):
         if roles.is_author(user):

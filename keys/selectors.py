@@ -12,6 +12,7 @@ import protocols
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
+from annotation import access
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
@@ -32,12 +33,17 @@ def keys_for_user(user):
     qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
     if not roles.is_author(user):
         qs = qs.filter(status=GoldKey.Status.FROZEN)
+    else:
+        qs = qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=access.blind_campaigns(user))
     return qs.order_by("benchmark__name", "version")
 
 
 def get_key_for_user(version: str, user) -> GoldKey:
+    """Frozen keys are public; a draft is for authors who are not blind to its campaign."""
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
     if key is None or (not key.is_frozen and not roles.is_author(user)):
+        raise NotFound(f"no gold key '{version}'")
+    if not key.is_frozen and key.campaign_id and access.blind_campaigns(user).filter(pk=key.campaign_id).exists():
         raise NotFound(f"no gold key '{version}'")
     return key
 

@@ -132,6 +132,12 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
     if existing is not None and existing.is_frozen:
         raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
     campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="build a key")
+    # One key line per campaign: its first version is built from it; later versions derive from that.
+    other = GoldKey.objects.filter(campaign=campaign, parent__isnull=True).exclude(version=version).first()
+    if other is not None:
+        raise ApplicationError(
+            f"campaign '{campaign.slug}' already has key line '{other.version}': rebuild that draft, or derive from it"
+        )
     if existing is not None:
         if existing.campaign_id != campaign.pk:
             raise ApplicationError(f"draft key '{version}' belongs to another campaign")
@@ -192,6 +198,27 @@ def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> Go
     _require_author(user)
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
     key = _freeze(key, user, sha256=key.sha256)
+    campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
+    return key
+
+
+@transaction.atomic
+def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
+    """Freeze a draft exactly as it was built and reviewed (the admin's action): refused when the
+    campaign's decisions changed since, so that what is frozen is what the author looked at."""
+    _require_author(user)
+    if key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is already frozen")
+    if key.campaign_id is None:
+        raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
+    campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
+    current = _entries_from_campaign(campaign, key, key_campaign_data(campaign))
+    if sha256_hex(key_bytes(key.kind, key.version, current)) != key.sha256:
+        raise ApplicationError(
+            f"the decisions of '{campaign.slug}' changed since draft '{key.version}' was built: rebuild it and review it again"
+        )
+    key = _freeze(key, user)
     campaign_mark_frozen(campaign=campaign)
     release_seal(key=key)
     return key
