@@ -27,6 +27,11 @@ def blind_campaigns(user):
     ).values("pk")
 
 
+def blind_item_sets(user):
+    """The item sets of `blind_campaigns(user)`: their gate verdicts and audits stay hidden too."""
+    return Campaign.objects.filter(pk__in=blind_campaigns(user)).values("item_set")
+
+
 def require_unblinded(user, campaign: Campaign) -> None:
     if not can_view_unblinded(user, campaign):
         if roles.is_author(user):

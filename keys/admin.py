@@ -38,6 +38,9 @@ class GoldKeyAdmin(admin.ModelAdmin):
         qs = super().get_queryset(request)
         return qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=blind_campaigns(request.user))
 
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []  # entries come from the campaign, not a form
+
     def get_fields(self, request, obj=None):
         if obj is None:  # a key is made from a campaign: benchmark, kind and entries follow from it
             return ["campaign", "version", "notes"]

@@ -98,3 +98,21 @@ def test_a_blind_superuser_author_sees_no_draft_of_their_campaign_in_the_admin(c
     assert draft.version not in client.get("/admin/keys/goldkey/").content.decode()
     assert client.get(f"/admin/keys/goldkey/{draft.pk}/change/").status_code in (302, 404)
     assert client.get(f"/keys/{draft.version}/").status_code == 404
+
+
+def test_a_blind_superuser_sees_no_council_vote_or_gate_verdict_of_their_campaign(client, key_campaign):
+    from annotation.models import Enrollment
+    from council.models import CouncilMember, CouncilVote, GateVerdict
+    from items.models import Item
+    from tests.conftest import _user
+
+    item = Item.objects.filter(item_set=key_campaign.item_set).first()
+    member = CouncilMember.objects.create(name="m-secret", model="m")
+    CouncilVote.objects.create(campaign=key_campaign, member=member, item=item, prompt_version="p", values={"q1": "contradicts"})
+    GateVerdict.objects.create(item_set=key_campaign.item_set, item=item, gate="recipient_speaker", passed=False, blocking=True, detail="SECRET-VERDICT")
+    boss = _user("boss", "author", is_staff=True, is_superuser=True)
+    Enrollment.objects.create(campaign=key_campaign, annotator=boss, pseudonym="C", order_seed=1)
+    client.force_login(boss)
+    assert "m-secret" not in client.get("/admin/council/councilvote/").content.decode()
+    assert "SECRET-VERDICT" not in client.get("/admin/council/gateverdict/").content.decode()
+    assert client.get("/admin/council/councilvote/add/").status_code == 403
