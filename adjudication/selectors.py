@@ -155,13 +155,14 @@ def blocking_ids(entries) -> set[int]:
     return {e.item.id for e in entries if e.blocking}
 
 
+KEY_FROZEN = "frozen"  # keys.models.GoldKey.Status.FROZEN: the keys app sits above adjudication
+
+
 def campaign_is_frozen(campaign: Campaign) -> bool:
-    """True once a gold key has been frozen from this campaign: decisions are then read-only.
-
-    Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from keys.models import GoldKey
-
-    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
+    """True once a gold key has been frozen from this campaign: decisions are then read-only. Read
+    through the campaign's reverse relation (`gold_keys`), so adjudication never imports the keys app
+    that builds on it (tests/keys/test_services.py checks it against a frozen key)."""
+    return campaign.gold_keys.filter(status=KEY_FROZEN).exists()
 
 
 def _raw_rows(queryset):
@@ -293,7 +294,7 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     # ballots the reasons and suggestion computed once per (gold type, answers). The answers are the
     # read-only mappings campaign_data shares per value combination and `data` keeps alive, so equal
     # ids are the same unchanged values; a few hundred combinations cover a campaign. Items with
-    # ballots are computed one by one (tests/adjudication/test_selectors.py compares both paths).
+    # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
     protocol = data.protocol

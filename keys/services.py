@@ -22,7 +22,7 @@ from keys.models import Erratum, GoldKey, KeyEntry, Provenance
 from keys.selectors import agreement_figures, campaign_manifest, key_canonical_bytes, key_get
 
 HOW = {p.value: p.value for p in Provenance}
-# Accept the adjudication engineer's spellings of "how the label was reached" as well as ours.
+# Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
 HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS, "not_queued": Provenance.KEPT_UNANIMOUS,
             "kept": Provenance.KEPT_AFTER_ADJUDICATION, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION,
             "relabel": Provenance.RELABELLED, "relabeled": Provenance.RELABELLED})
