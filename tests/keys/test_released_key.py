@@ -22,7 +22,9 @@ CLOCK = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 # The bundle of TWIST-v1.0 frozen from the released trail under CLOCK, file by file.
 BUNDLE_SHA256 = {
     "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
-    "MANIFEST.sha256": "f075c53341660bfdd5c695b1f864a3a4efcf498c95595c9412590d51e47c6a9e",
+    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version),
+    # and MANIFEST.sha256 lists stats.json's hash: those two changed on purpose, nothing else did.
+    "MANIFEST.sha256": "9632b083498e0f99a82507e5b59d3705dea5a560fcb57830034dcefabd86fbd5",
     "annotation/adjudication_decisions.json": "61a0f634431bbc363cdfb0a06c2e3436472e04f94cf873fa2d3e2b725924123a",
     "annotation/adjudication_queue.jsonl": "2c37c813138ee12f412e98e2b03ac7e4cd2c1ea99a8398be0711c7f4f5cf1920",
     "annotation/answers_A.json": "843a31fd9d55060ddb658c31a677a244728f9c0b9ad36910b7631e0fbc97566d",
@@ -37,7 +39,7 @@ BUNDLE_SHA256 = {
     "hf/README.md": "2535b9248121024561078314ffd8f2a3e1982aeb711bc56b61f953f916f5c2d8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
-    "stats.json": "d650eea60ff957977340e7c61944b3b5173774a429f3b8b0566a39717cb4c181",
+    "stats.json": "96659663a6c9904f554f2648ef895f6d7b6b9a3056035be1779f870c03cf9fe2",
 }
 
 

@@ -245,9 +245,3 @@ def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_onc
         key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
     assert (load.call_count, queue.call_count, figures.call_count) == (1, 1, 1)
     assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2
-
-
-def test_adjudication_names_the_frozen_status_the_keys_app_uses():
-    from adjudication.selectors import KEY_FROZEN
-
-    assert KEY_FROZEN == GoldKey.Status.FROZEN
