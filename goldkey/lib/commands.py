@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from goldkey.errors import ApplicationError
+from goldkey.lib.error_records import error_records
 
 
 class GoldkeyCommand(BaseCommand):
@@ -27,6 +28,11 @@ class GoldkeyCommand(BaseCommand):
         try:
             result = self.run(**options)
         except ApplicationError as exc:
+            if options.get("json"):
+                # A script reads stdout: every problem as a record (an import lists them all in extra["errors"]),
+                # while the exit status and stderr still say the command failed.
+                messages = exc.extra.get("errors") or [exc.message]
+                self.stdout.write(json.dumps({"errors": error_records(messages)}, indent=2))
             raise CommandError(exc.message) from exc
         if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str))
