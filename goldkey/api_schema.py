@@ -30,12 +30,14 @@ VALIDATION_ERROR = OpenApiResponse(
     response=dict[str, list[str]], description="The request body is invalid: field name → messages"
 )
 REFUSED = OpenApiResponse(response=ErrorSerializer, description="Refused by a service (the message says why)")
-NOT_AUTHENTICATED = OpenApiResponse(response=ErrorSerializer, description="No valid session or token")
-FORBIDDEN = OpenApiResponse(response=ErrorSerializer, description="The user's role or access rule does not allow this")
+# No 401: session authentication comes first, and DRF then answers missing or wrong credentials with 403.
+FORBIDDEN = OpenApiResponse(
+    response=ErrorSerializer, description="No valid session or token, or the user's role or access rule does not allow this"
+)
 NOT_FOUND = OpenApiResponse(response=ErrorSerializer, description="No such object")
 
 # Reads: who may, and whether it exists. Writes add 400 (REFUSED or VALIDATION_ERROR, see WRITE_ERRORS).
-ERRORS = {401: NOT_AUTHENTICATED, 403: FORBIDDEN, 404: NOT_FOUND}
+ERRORS = {403: FORBIDDEN, 404: NOT_FOUND}
 WRITE_ERRORS = {
     **ERRORS,
     400: OpenApiResponse(
