@@ -59,3 +59,9 @@ def test_no_command_overrides_a_django_flag():
         version = next(a for a in parser._actions if "--version" in a.option_strings)
         assert isinstance(version, argparse._VersionAction), f"{name} redefines --version"
         assert parser.conflict_handler == "error", f"{name} resolves option conflicts by overriding"
+
+
+def test_a_command_error_raised_by_a_command_is_a_record_under_json_too():
+    printed, message = failing("lapse_build", "--eval-date", "someday", "--json")
+    assert printed == {"errors": [{"file": None, "line": None, "field": None, "message": message}]}
+    assert "--eval-date must be YYYY-MM-DD" in message

@@ -34,6 +34,10 @@ class GoldkeyCommand(BaseCommand):
                 messages = exc.extra.get("errors") or [exc.message]
                 self.stdout.write(json.dumps({"errors": error_records(messages)}, indent=2))
             raise CommandError(exc.message) from exc
+        except CommandError as exc:
+            if options.get("json"):
+                self.stdout.write(json.dumps({"errors": error_records([str(exc)])}, indent=2))
+            raise
         if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str))
         else:
