@@ -16,19 +16,19 @@ from adjudication.serializers import (
 )
 from adjudication.services import decision_save
 from annotation.access import get_unblinded_campaign
-from goldkey.api_schema import ERRORS, WRITE_ERRORS
+from goldkey.api_schema import errors
 from goldkey.errors import NotFound
 
 
 class AgreementView(APIView):
-    @extend_schema(responses={200: AGREEMENT_SCHEMA, **ERRORS},
+    @extend_schema(responses={200: AGREEMENT_SCHEMA, **errors(403, 404)},
                    summary="Agreement figures of a campaign (as `manage.py agreement --json`)")
     def get(self, request, slug):
         return Response(agreement_data(campaign_agreement(get_unblinded_campaign(request.user, slug))))
 
 
 class QueueView(APIView):
-    @extend_schema(responses={200: QueueSerializer, **ERRORS},
+    @extend_schema(responses={200: QueueSerializer, **errors(403, 404)},
                    summary="The adjudication queue: reasons, suggestion and decision per item")
     def get(self, request, slug):
         campaign = get_unblinded_campaign(request.user, slug)
@@ -39,7 +39,7 @@ class QueueView(APIView):
 
 
 class DecisionView(APIView):
-    @extend_schema(request=DecisionInSerializer, responses={200: DecisionResultSerializer, **WRITE_ERRORS},
+    @extend_schema(request=DecisionInSerializer, responses={200: DecisionResultSerializer, **errors(400, 403, 404)},
                    summary="Record or change the decision on one item (the whole decision: fields left out are cleared)")
     def put(self, request, slug, item_id: int):
         campaign = get_unblinded_campaign(request.user, slug)

@@ -13,7 +13,7 @@ from annotation import access, selectors
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
-from goldkey.api_schema import ERRORS, WRITE_ERRORS
+from goldkey.api_schema import errors
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -138,7 +138,7 @@ class MyAssignmentsView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("campaign", str, description="campaign slug (default: all my campaigns)")],
-        responses={200: AssignmentSerializer(many=True), **ERRORS},
+        responses={200: AssignmentSerializer(many=True), **errors(403, 404)},
         summary="My assignments in a campaign, in my order (paginated: limit, offset)",
     )
     def get(self, request):
@@ -156,7 +156,7 @@ class MyAssignmentsView(APIView):
 class AssignmentItemView(APIView):
     permission_classes = [IsAuthenticated, IsAnnotator]
 
-    @extend_schema(responses={200: ItemViewSerializer, **ERRORS}, summary="The blind item view of one of my assignments")
+    @extend_schema(responses={200: ItemViewSerializer, **errors(403, 404)}, summary="The blind item view of one of my assignments")
     def get(self, request, pk: int):
         assignment = access.get_assignment_for_user(request.user, pk=pk)
         return Response(item_view_data(assignment))
@@ -167,7 +167,7 @@ class AnswerView(APIView):
 
     @extend_schema(
         request=AnswerInSerializer,
-        responses={200: AnswerOutSerializer, **WRITE_ERRORS},
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
         summary="Update my answer: merges the given fields (the same request twice changes nothing)",
     )
     def patch(self, request, pk: int):
@@ -175,7 +175,7 @@ class AnswerView(APIView):
 
     @extend_schema(
         request=AnswerInSerializer,
-        responses={200: AnswerOutSerializer, **WRITE_ERRORS},
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
         summary="Replace my answer: fields left out are cleared",
     )
     def put(self, request, pk: int):
@@ -183,7 +183,7 @@ class AnswerView(APIView):
 
     @extend_schema(
         request=AnswerInSerializer,
-        responses={200: AnswerOutSerializer, **WRITE_ERRORS},
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
         summary="Update my answer (as PATCH; what the item page's autosave sends)",
     )
     def post(self, request, pk: int):

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from annotation import access, selectors
 from annotation.permissions import IsAuthor
 from annotation.services import campaign_create_from_names
-from goldkey.api_schema import ERRORS, WRITE_ERRORS
+from goldkey.api_schema import errors
 
 
 class CampaignSerializer(serializers.Serializer):
@@ -78,13 +78,13 @@ class CampaignProgressSerializer(serializers.Serializer):
 class CampaignListApi(APIView):
     permission_classes = [IsAuthenticated, IsAuthor]
 
-    @extend_schema(responses={200: CampaignSerializer(many=True), **ERRORS}, summary="Every campaign, newest first")
+    @extend_schema(responses={200: CampaignSerializer(many=True), **errors(403)}, summary="Every campaign, newest first")
     def get(self, request):
         return Response(CampaignSerializer(selectors.campaigns_for_author(request.user), many=True).data)
 
     @extend_schema(
         request=CampaignCreateSerializer,
-        responses={201: CampaignCreatedSerializer, **WRITE_ERRORS},
+        responses={201: CampaignCreatedSerializer, **errors(400, 403)},
         summary="Create a campaign: every item of the item set to `per_item` distinct annotators, each in a seeded order",
     )
     def post(self, request):
@@ -103,7 +103,7 @@ class CampaignProgressApi(APIView):
     permission_classes = [IsAuthenticated, IsAuthor]
 
     @extend_schema(
-        responses={200: CampaignProgressSerializer, **ERRORS},
+        responses={200: CampaignProgressSerializer, **errors(403, 404)},
         summary="Per-annotator progress and pace (never answers: those belong to adjudication)",
     )
     def get(self, request, slug: str):

@@ -11,7 +11,7 @@ from annotation.access import get_unblinded_campaign
 from annotation.permissions import IsAuthor
 from council import selectors, services
 from council.access import get_run_for_user
-from goldkey.api_schema import ERRORS, WRITE_ERRORS
+from goldkey.api_schema import errors
 
 
 class MemberSerializer(serializers.Serializer):
@@ -70,13 +70,13 @@ class RunSerializer(serializers.Serializer):
 class MemberListApi(APIView):
     permission_classes = [IsAuthenticated, IsAuthor]
 
-    @extend_schema(responses={200: MemberSerializer(many=True), **ERRORS}, summary="Every council member")
+    @extend_schema(responses={200: MemberSerializer(many=True), **errors(403)}, summary="Every council member")
     def get(self, request):
         return Response(MemberSerializer(selectors.members_all(), many=True).data)
 
     @extend_schema(
         request=MemberSerializer,
-        responses={201: MemberSerializer, 200: MemberSerializer, **WRITE_ERRORS},
+        responses={201: MemberSerializer, 200: MemberSerializer, **errors(400, 403)},
         summary="Add a council member, or update the one of that name (200)",
     )
     def post(self, request):
@@ -91,7 +91,7 @@ class RunListApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("campaign", str, required=True, description="campaign slug")],
-        responses={200: RunSerializer(many=True), **ERRORS},
+        responses={200: RunSerializer(many=True), **errors(403, 404)},
         summary="The council runs of a campaign, newest first",
     )
     def get(self, request):
@@ -100,7 +100,7 @@ class RunListApi(APIView):
 
     @extend_schema(
         request=RunStartSerializer,
-        responses={201: RunProgressSerializer, **WRITE_ERRORS},
+        responses={201: RunProgressSerializer, **errors(400, 403, 404)},
         summary="Start a run: every member answers every item of the campaign (one task per member and item)",
     )
     def post(self, request):
@@ -116,7 +116,7 @@ class RunListApi(APIView):
 class RunProgressApi(APIView):
     permission_classes = [IsAuthenticated, IsAuthor]
 
-    @extend_schema(responses={200: RunProgressSerializer, **ERRORS}, summary="A run's progress per member")
+    @extend_schema(responses={200: RunProgressSerializer, **errors(403, 404)}, summary="A run's progress per member")
     def get(self, request, run_id: int):
         return Response(RunProgressSerializer(selectors.run_progress(get_run_for_user(request.user, run_id))).data)
 
@@ -126,7 +126,7 @@ class RunCancelApi(APIView):
 
     @extend_schema(
         request=None,
-        responses={200: RunProgressSerializer, **ERRORS},
+        responses={200: RunProgressSerializer, **errors(403, 404)},
         summary="Cancel a run: tasks not yet started stop; votes already recorded are kept",
     )
     def post(self, request, run_id: int):

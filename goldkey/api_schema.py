@@ -26,25 +26,22 @@ class ImportErrorSerializer(serializers.Serializer):
     errors = ErrorRecordSerializer(many=True, help_text="every problem as a record (as the commands print under --json)")
 
 
-VALIDATION_ERROR = OpenApiResponse(
-    response=dict[str, list[str]], description="The request body is invalid: field name → messages"
-)
-REFUSED = OpenApiResponse(response=ErrorSerializer, description="Refused by a service (the message says why)")
 # No 401: session authentication comes first, and DRF then answers missing or wrong credentials with 403.
 FORBIDDEN = OpenApiResponse(
     response=ErrorSerializer, description="No valid session or token, or the user's role or access rule does not allow this"
 )
 NOT_FOUND = OpenApiResponse(response=ErrorSerializer, description="No such object")
 
-# Reads: who may, and whether it exists. Writes add 400 (REFUSED or VALIDATION_ERROR, see WRITE_ERRORS).
-ERRORS = {403: FORBIDDEN, 404: NOT_FOUND}
-WRITE_ERRORS = {
-    **ERRORS,
-    400: OpenApiResponse(
-        response={"oneOf": [
-            {"$ref": "#/components/schemas/Error"},
-            {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-        ]},
-        description="Refused by a service ({detail, errors}) or an invalid body ({field: [messages]})",
-    ),
-}
+INVALID = OpenApiResponse(
+    response={"oneOf": [
+        {"$ref": "#/components/schemas/Error"},
+        {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    ]},
+    description="Refused by a service ({detail, errors}) or an invalid body ({field: [messages]})",
+)
+_BY_CODE = {400: INVALID, 403: FORBIDDEN, 404: NOT_FOUND}
+
+
+def errors(*codes: int) -> dict:
+    """The error responses an endpoint may answer with, for its extend_schema(responses=...)."""
+    return {code: _BY_CODE[code] for code in codes}

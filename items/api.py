@@ -8,7 +8,7 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from goldkey.api_schema import ERRORS, ImportErrorSerializer
+from goldkey.api_schema import ImportErrorSerializer, errors
 from goldkey.lib.error_records import error_records
 from items import selectors
 from items.admin import can_manage_items
@@ -57,7 +57,7 @@ class ImportReportSerializer(serializers.Serializer):
 class ItemSetListApi(APIView):
     permission_classes = [IsAuthenticated, CanManageItems]
 
-    @extend_schema(responses={200: ItemSetSerializer(many=True), **ERRORS}, summary="Every item set with its counts")
+    @extend_schema(responses={200: ItemSetSerializer(many=True), **errors(403)}, summary="Every item set with its counts")
     def get(self, request):
         return Response(ItemSetSerializer(selectors.item_sets_with_counts(), many=True).data)
 
@@ -68,7 +68,7 @@ class ItemImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": ImportInSerializer},
-        responses={200: ImportReportSerializer, 201: ImportReportSerializer, **ERRORS, 400: ImportErrorSerializer},
+        responses={200: ImportReportSerializer, 201: ImportReportSerializer, 400: ImportErrorSerializer, **errors(403)},
         summary="Import an uploaded file (all or nothing: a refused file writes nothing and lists every error)",
     )
     def post(self, request):
