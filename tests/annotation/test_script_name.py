@@ -25,8 +25,12 @@ class PrefixedHandler(ClientHandler):
 
 
 @pytest.fixture(autouse=True)
-def restore_script_prefix():
+def restore_script_prefix(settings):
     saved = get_script_prefix()
+    # The static files storage reads STATIC_URL (and with it the script prefix) once, when first used: in a
+    # deployment that is its first, prefixed request; in this test process earlier tests made it unprefixed.
+    # Setting STATIC_URL (to what it is) makes Django start a fresh storage now and again afterwards.
+    settings.STATIC_URL = "static/"
     yield
     set_script_prefix(saved)
 
