@@ -1,7 +1,7 @@
 """The annotation API: my assignments, the blind item view and the answer upsert — the same access
 helpers, selectors and services as the HTML pages."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import IsAuthenticated
@@ -13,6 +13,7 @@ from annotation import access, selectors
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
+from goldkey.api_schema import errors
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -77,7 +78,12 @@ class ItemViewSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     total = serializers.IntegerField()
     phase = serializers.IntegerField()
-    item = serializers.DictField(help_text="the blind fields of the item's protocol, nothing else")
+    item = PolymorphicProxySerializer(
+        component_name="BlindItem",
+        serializers=list(BLIND_ITEM_SERIALIZERS.values()),
+        resource_type_field_name=None,
+        help_text="the blind fields of the item's protocol, nothing else",
+    )
     excerpts = ExcerptSerializer(many=True, required=False)
     answer = serializers.DictField(child=serializers.CharField(allow_blank=True))
     phase2 = Phase2Serializer(required=False)
@@ -121,13 +127,19 @@ class AnswerOutSerializer(serializers.Serializer):
     progress_percent = serializers.IntegerField()
 
 
+class AssignmentPagination(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
 class MyAssignmentsView(APIView):
     permission_classes = [IsAuthenticated, IsAnnotator]
+    pagination_class = AssignmentPagination
 
     @extend_schema(
         parameters=[OpenApiParameter("campaign", str, description="campaign slug (default: all my campaigns)")],
-        responses=AssignmentSerializer(many=True),
-        summary="My assignments in a campaign, in my order",
+        responses={200: AssignmentSerializer(many=True), **errors(403, 404)},
+        summary="My assignments in a campaign, in my order (paginated: limit, offset)",
     )
     def get(self, request):
         slug = request.query_params.get("campaign")
@@ -136,8 +148,7 @@ class MyAssignmentsView(APIView):
         else:
             qs = Assignment.objects.filter(enrollment__annotator=request.user)
         qs = qs.select_related("enrollment__campaign", "item", "answer").order_by("enrollment_id", "position")
-        paginator = LimitOffsetPagination()
-        paginator.default_limit = 100
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(AssignmentSerializer(page, many=True).data)
 
@@ -145,7 +156,7 @@ class MyAssignmentsView(APIView):
 class AssignmentItemView(APIView):
     permission_classes = [IsAuthenticated, IsAnnotator]
 
-    @extend_schema(responses=ItemViewSerializer, summary="The blind item view of one of my assignments")
+    @extend_schema(responses={200: ItemViewSerializer, **errors(403, 404)}, summary="The blind item view of one of my assignments")
     def get(self, request, pk: int):
         assignment = access.get_assignment_for_user(request.user, pk=pk)
         return Response(item_view_data(assignment))
@@ -156,10 +167,29 @@ class AnswerView(APIView):
 
     @extend_schema(
         request=AnswerInSerializer,
-        responses=AnswerOutSerializer,
-        summary="Upsert my answer (merges the given fields; the same request twice changes nothing)",
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
+        summary="Update my answer: merges the given fields (the same request twice changes nothing)",
+    )
+    def patch(self, request, pk: int):
+        return self._save(request, pk, replace=False)
+
+    @extend_schema(
+        request=AnswerInSerializer,
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
+        summary="Replace my answer: fields left out are cleared",
+    )
+    def put(self, request, pk: int):
+        return self._save(request, pk, replace=True)
+
+    @extend_schema(
+        request=AnswerInSerializer,
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404)},
+        summary="Update my answer (as PATCH; what the item page's autosave sends)",
     )
     def post(self, request, pk: int):
+        return self._save(request, pk, replace=False)
+
+    def _save(self, request, pk: int, *, replace: bool):
         assignment = access.get_assignment_for_user(request.user, pk=pk)
         incoming = AnswerInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -169,6 +199,7 @@ class AnswerView(APIView):
             time_on_item_ms=incoming.validated_data["time_on_item_ms"],
             user=request.user,
             source="api" if request.auth is not None else "web",
+            replace=replace,
         )
         enrollment = assignment.enrollment
         progress = selectors.enrollment_progress(enrollment)
@@ -183,5 +214,3 @@ class AnswerView(APIView):
             "phase1_completed": result.phase1_completed,
             "progress_percent": bar.percent,
         })
-
-    put = post

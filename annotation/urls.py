@@ -4,7 +4,7 @@ from annotation import views
 
 app_name = "annotation"
 urlpatterns = [
-    path("", views.my_work, name="my_work"),
+    path("", views.my_work, name="my-work"),
     path("overview/<slug:slug>/", views.overview, name="overview"),
     path("overview/<slug:slug>/close/", views.campaign_close_view, name="close"),
     path("<slug:slug>/", views.campaign_resume, name="resume"),

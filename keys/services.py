@@ -346,7 +346,7 @@ def next_version(version: str) -> str:
     """TWIST-v1.0 -> TWIST-v1.1 (the minor number counts errata releases)."""
     match = re.fullmatch(r"(.*?)(\d+)", version)
     if match is None:
-        raise ApplicationError(f"cannot derive a next version from '{version}'; give --version")
+        raise ApplicationError(f"cannot derive a next version from '{version}'; give --key-version")
     return f"{match.group(1)}{int(match.group(2)) + 1}"
 
 
