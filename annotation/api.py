@@ -136,6 +136,9 @@ class AnswerOutSerializer(serializers.Serializer):
     phase1_ready = serializers.BooleanField(
         help_text="every item has its Phase 1 answer: Phase 1 can be finished from the review screen"
     )
+    phase_ready = serializers.BooleanField(
+        help_text="every item of the current phase is answered: the review screen can end the phase"
+    )
     progress_percent = serializers.IntegerField()
 
 
@@ -205,6 +208,7 @@ class AnswerView(AnnotatorAPIView):
             "phase1_done": answer.phase1_done,
             "phase2_done": answer.phase2_done,
             "phase1_ready": result.phase1_ready,
+            "phase_ready": bar.complete and not enrollment.submitted_at,
             "progress_percent": bar.percent,
         })
 

@@ -106,10 +106,11 @@ def item(request, slug, position):
     page = selectors.item_page(assignment)
     page["crisis_contacts"] = crisis_contacts() if assignment.crisis else None
     page["revision"] = getattr(getattr(assignment, "answer", None), "revision", 0)
-    page["phase1_ready"] = (
-        page["phase"] == 1 and not enrollment.phase1_completed_at
-        and enrollment.phase1_done_count >= selectors.required_count(enrollment)
-    )
+    # Every item of the current phase is answered: the page points to the review, where the phase ends.
+    progress = page["progress"]
+    bar = progress["phase2"] if page["phase"] == 2 else progress["phase1"]
+    page["phase_ready"] = bar.complete and not enrollment.submitted_at
+    page["ready_action"] = "submit" if page["phase"] == 2 or progress["phase2"] is None else "finish_phase1"
     return render(request, protocols.get(enrollment.campaign.protocol).item_template, page)
 
 

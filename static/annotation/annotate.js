@@ -108,8 +108,8 @@
     forget(r.seq, r.writer);
     if (typeof data.revision === "number" && data.revision >= revision) revision = data.revision;
     if (data.values) show(data.values, false);
-    if (data.phase1_ready) {
-      const banner = document.getElementById("phase1-ready");
+    if (data.phase_ready) {
+      const banner = document.getElementById("phase-ready");
       if (banner) banner.hidden = false;
     }
     if (typeof data.progress_percent === "number") {

@@ -50,10 +50,11 @@ def test_annotator_answers_by_keyboard_resumes_after_reload_finishes_phase1_and_
     page.keyboard.type("typed in the browser")
     page.keyboard.press("Escape")
     _answer_with_key(page, "2")
-    expect(page.locator("#phase1-ready")).to_be_visible()
+    expect(page.locator("#phase-ready")).to_be_visible()
+    expect(page.locator("#phase-ready")).to_contain_text("review and finish Phase 1")
     assert page.locator('[data-question="q2"], [data-question="q3"]').count() == 0
     assert enrollment_of(campaign, annotator_a).phase1_completed_at is None
-    page.click("#phase1-ready a")
+    page.click("#phase-ready a")
     page.wait_for_url("**/annotate/small/review/")
     expect(page.locator("#review-answered")).to_contain_text("4 of 4 items answered")
     expect(page.locator('#review-counts [data-choice="cannot-tell"]')).to_have_text("1")

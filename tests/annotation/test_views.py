@@ -181,7 +181,15 @@ def test_finish_phase1_needs_the_confirmation_and_then_locks_phase1(client, twis
 def test_the_item_page_says_when_phase1_can_be_finished(client, twist_campaign, annotator_a):
     answer_all_phase1(enrollment_of(twist_campaign, annotator_a), finish=False)
     body = _login(client, annotator_a).get("/annotate/tw/item/1/").content.decode()
-    assert '<div id="phase1-ready" class="banner">' in body
+    assert '<div id="phase-ready" class="banner">' in body and "review and finish Phase 1" in body
+
+
+def test_the_lapse_item_page_says_when_the_annotation_can_be_submitted(client, lapse_campaign, annotator_a):
+    body = _login(client, annotator_a).get("/annotate/lp/item/1/").content.decode()
+    assert '<div id="phase-ready" class="banner" hidden>' in body
+    answer_all_phase1(enrollment_of(lapse_campaign, annotator_a), finish=False)
+    body = client.get("/annotate/lp/item/1/").content.decode()
+    assert '<div id="phase-ready" class="banner">' in body and "review and submit" in body
 
 
 def test_an_operator_error_on_an_annotator_page_shows_its_status_and_a_fixed_text(client, twist_campaign, annotator_a,
