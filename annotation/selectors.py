@@ -243,17 +243,20 @@ def phase_review(enrollment: Enrollment) -> dict:
 
 def export_keyed_by_id(enrollment: Enrollment) -> bool:
     """Whether the annotator's own answer file may name items by id: only once none of their answers
-    can change any more (submitted). Before that it names them by position — an id can name the
-    generation batch (TWIST) or the constructed label (Lapse), so a file keyed by id would hand the
-    annotator gold while their labels can still change. (The campaign lifecycle's "closed" state, once
-    it exists, implies every enrollment is submitted or ended, so it needs no separate case here.)"""
-    return enrollment.submitted_at is not None
+    can change any more (submitted, ended, or the campaign closed). Before that it names them by
+    position — an id can name the generation batch (TWIST) or the constructed label (Lapse), so a file
+    keyed by id would hand the annotator gold while their labels can still change."""
+    return (
+        enrollment.submitted_at is not None
+        or enrollment.ended_at is not None
+        or enrollment.campaign.status != Campaign.Status.ANNOTATING
+    )
 
 
 def order_disclosure(campaign: Campaign) -> dict | None:
     """The secret the annotators' orders were drawn from, for publication with the release — only once
-    no annotator of the campaign can still answer (every enrollment submitted, the closed campaign);
-    None before. An order given by an explicit seed is disclosed by that seed."""
-    if Enrollment.objects.filter(campaign=campaign, submitted_at__isnull=True).exists():
+    no annotator of the campaign can answer any more (the campaign is closed or frozen); None before.
+    An order given by an explicit seed is disclosed by that seed (order_secret None)."""
+    if campaign.status == Campaign.Status.ANNOTATING:
         return None
     return {"seed": campaign.seed, "order_secret": campaign.order_secret}

@@ -5,6 +5,7 @@ annotation.access, call one service or selector, and render."""
 from functools import wraps
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -14,7 +15,7 @@ import protocols
 from annotation import access, selectors, services
 from annotation.transfer import answers_export_text
 from goldkey import roles
-from goldkey.errors import AnnotatorError, ApplicationError
+from goldkey.errors import AnnotatorError, AnnotatorNotFound, ApplicationError
 
 # Shown in the header of the crisis block (PROTOCOL §8). Override per deployment/region in settings.
 DEFAULT_CRISIS_CONTACTS = [
@@ -150,7 +151,7 @@ def export(request, slug):
     keyed by item id once they are final and by position before (selectors.export_keyed_by_id)."""
     enrollment = access.get_enrollment_for_user(request.user, slug)
     if not enrollment.phase1_done_count and not enrollment.phase2_done_count:
-        raise AnnotatorError("nothing to download yet: answer an item first", status_code=404)
+        raise AnnotatorNotFound("nothing to download yet: answer an item first")
     name, text = answers_export_text(enrollment=enrollment, by_position=not selectors.export_keyed_by_id(enrollment))
     content_type = "application/json" if name.endswith(".json") else "application/x-ndjson"
     response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
@@ -168,4 +169,17 @@ def overview(request, slug):
         "campaign": campaign,
         "rows": selectors.campaign_overview(campaign),
         "unblinded": access.can_view_unblinded(request.user, campaign),
+        "open_count": services.open_enrollments(campaign).count(),
     })
+
+
+@require_POST
+@login_required
+def campaign_close_view(request, slug):
+    """Authors: close the campaign to annotation (the overview's button), ending open enrollments only
+    when the form says so explicitly."""
+    access.require_author(request.user)
+    campaign = access.get_campaign(slug)
+    services.campaign_close(campaign=campaign, user=request.user, end_open=request.POST.get("end_open") == "1")
+    messages.success(request, f"{campaign.name} is closed to annotation: its disagreements can now be decided.")
+    return redirect("annotation:overview", slug=slug)

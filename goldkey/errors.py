@@ -13,10 +13,15 @@ class ApplicationError(Exception):
 
     status_code = 400
 
-    def __init__(self, message: str, *, extra: dict | None = None, status_code: int | None = None):
+    def __init__(
+        self, message: str, *, extra: dict | None = None, status_code: int | None = None, operator_hint: str = ""
+    ):
         super().__init__(message)
         self.message = message
         self.extra = extra or {}
+        # Help for an operator at a shell (management commands print it); never part of a web response,
+        # where it could tell a signed-in stranger what exists.
+        self.operator_hint = operator_hint
         if status_code is not None:
             self.status_code = status_code
 
@@ -59,7 +64,7 @@ class AnnotatorError(ApplicationError):
         position: int | None = None,
         total: int | None = None,
         problems: Sequence[str] = (),
-        status_code: int = 400,
+        status_code: int | None = None,
         current: dict | None = None,
     ):
         parts = [reason] if reason else []
@@ -72,13 +77,29 @@ class AnnotatorError(ApplicationError):
             extra["current"] = current
         super().__init__(where + "; ".join(parts), extra=extra, status_code=status_code)
 
-    @classmethod
-    def blind(cls, exc: ApplicationError) -> "AnnotatorError":
+    @staticmethod
+    def blind(exc: ApplicationError) -> "AnnotatorError":
         """An annotator's view of any other application error: its status, never its text."""
         if isinstance(exc, AnnotatorError):
             return exc
         status = exc.status_code if exc.status_code in BLIND_MESSAGES else 400
-        return cls(BLIND_MESSAGES[status], status_code=status)
+        return ANNOTATOR_ERRORS.get(status, AnnotatorError)(BLIND_MESSAGES[status], status_code=status)
+
+
+# The same refusals as NotAllowed / NotFound / Conflict, so that code catching those catches these too.
+class AnnotatorNotAllowed(AnnotatorError, NotAllowed):
+    status_code = 403
+
+
+class AnnotatorNotFound(AnnotatorError, NotFound):
+    status_code = 404
+
+
+class AnnotatorConflict(AnnotatorError, Conflict):
+    status_code = 409
+
+
+ANNOTATOR_ERRORS = {403: AnnotatorNotAllowed, 404: AnnotatorNotFound, 409: AnnotatorConflict}
 
 
 def api_exception_handler(exc, context):

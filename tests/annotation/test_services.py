@@ -224,18 +224,21 @@ def test_without_an_explicit_seed_each_order_comes_from_a_secret_not_from_a_smal
 
 def test_an_explicit_seed_gives_the_orders_of_the_released_trails_unchanged(twist_set, annotator_a, annotator_b):
     campaign = campaign_create(slug="trail", item_set=twist_set, annotators=[annotator_a, annotator_b], seed=7)
-    assert campaign.order_secret == ""
+    assert campaign.order_secret is None
     assert _orders(campaign) == {"A": _old_order(campaign, 0), "B": _old_order(campaign, 1)}
 
 
-def test_the_order_secret_is_disclosed_only_once_every_enrollment_is_submitted(twist_set, annotator_a, annotator_b):
+def test_the_order_secret_is_disclosed_only_once_the_campaign_is_closed(twist_set, annotator_a, annotator_b, author):
+    from annotation.services import campaign_close
+
     campaign = campaign_create(slug="sec", item_set=twist_set, annotators=[annotator_a, annotator_b])
     for user in (annotator_a, annotator_b):
-        assert selectors.order_disclosure(campaign) is None
         enrollment = enrollment_of(campaign, user)
         answer_all_phase1(enrollment)
         answer_all_phase2(enrollment)
         enrollment_submit(enrollment=enrollment)
+    assert selectors.order_disclosure(campaign) is None  # every enrollment in, but not yet closed
+    campaign_close(campaign=campaign, user=author)
     assert selectors.order_disclosure(campaign) == {"seed": campaign.seed, "order_secret": campaign.order_secret}
 
 
