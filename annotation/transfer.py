@@ -10,7 +10,13 @@ from django.utils import timezone
 
 import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from annotation.services import answer_save, enrollment_close_phase1, enrollment_submit
+from annotation.services import (
+    answer_save,
+    enrollment_close_phase1,
+    enrollment_submit,
+    phase1_finish,
+    phase1_missing,
+)
 from goldkey.errors import ApplicationError
 from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
 
@@ -157,6 +163,10 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
                 changed += result.changed
                 created += result.answer.revision == 1 and result.changed
         enrollment.refresh_from_db()
+        if not enrollment.phase1_completed_at and raw and not phase1_missing(enrollment):
+            # A file that answers every verdict is a finished Phase 1: it ends as the annotator's own
+            # "Finish Phase 1" would end it.
+            enrollment = phase1_finish(enrollment=enrollment)
         submitted = False
         if submit and not enrollment.submitted_at and raw:
             # An exported answer file is finished work, handed in as it is: missing answers stay missing
@@ -177,22 +187,33 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
     }
 
 
-def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
-    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records."""
+def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) -> dict | list[dict]:
+    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records.
+
+    `by_position`: items named by their 1-based position in the annotator's work instead of their id
+    (the annotator's own copy while their answers can still change: an id can name gold)."""
     answers = (
         Answer.objects.filter(assignment__enrollment=enrollment)
         .select_related("assignment__item")
-        .order_by("assignment__item__external_id")
+        .order_by("assignment__position" if by_position else "assignment__item__external_id")
     )
+
+    def name(a: Answer) -> str:
+        return str(a.assignment.position + 1) if by_position else a.assignment.item.external_id
+
     if enrollment.campaign.protocol == Protocol.TWIST_B:
-        return {
+        document = {
             "annotator": enrollment.pseudonym,
             "exported": _format_ts(timezone.now()),
-            "answers": {a.assignment.item.external_id: dict(a.values) for a in answers if a.values},
+            "answers": {name(a): dict(a.values) for a in answers if a.values},
         }
+        if by_position:
+            document["keyed_by"] = "position"
+        return document
+    key = "position" if by_position else "gid"
     return [
         {
-            "gid": a.assignment.item.external_id,
+            key: name(a),
             "label": a.values.get("label", ""),
             "notes": a.values.get("notes", ""),
             "annotator": enrollment.pseudonym,
@@ -204,10 +225,12 @@ def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
     ]
 
 
-def answers_export_text(*, enrollment: Enrollment) -> tuple[str, str]:
+def answers_export_text(*, enrollment: Enrollment, by_position: bool = False) -> tuple[str, str]:
     """(file name, file text) of the export."""
-    data = answers_export_data(enrollment=enrollment)
+    data = answers_export_data(enrollment=enrollment, by_position=by_position)
     slug = enrollment.campaign.slug
+    if by_position:
+        slug = f"{slug}_by_position"
     if isinstance(data, dict):
         return f"{slug}_answers_{enrollment.pseudonym}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)

@@ -39,7 +39,11 @@ INVALID = OpenApiResponse(
     ]},
     description="Refused by a service ({detail, errors}) or an invalid body ({field: [messages]})",
 )
-_BY_CODE = {400: INVALID, 403: FORBIDDEN, 404: NOT_FOUND}
+STALE = OpenApiResponse(
+    response=ErrorSerializer,
+    description="The answer changed elsewhere (another tab or device) since the revision this write was based on",
+)
+_BY_CODE = {400: INVALID, 403: FORBIDDEN, 404: NOT_FOUND, 409: STALE}
 
 
 def errors(*codes: int) -> dict:
