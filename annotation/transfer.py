@@ -122,7 +122,7 @@ def answers_load(
     through `answer_save`, so the two-phase lock applies: every Phase 1 answer is written first, then
     Phase 1 is closed — a set of answers that carries Phase 2 answers is a finished, exported
     annotation, even where a verdict is missing (PROTOCOL's `missing_answers`) — then the Phase 2
-    answers. When every phase is complete the enrollment is marked submitted (`submit`)."""
+    answers. With `submit` the enrollment is handed in as the answers leave it (an exported file is finished work)."""
     enrollment = _enrollment(campaign, annotator)
     raw = {item_id: (None, values, {}) for item_id, values in answers.items()}
     return _load(enrollment, raw, ErrorLog(), "answers", user=user, submit=submit, dry_run=dry_run)
