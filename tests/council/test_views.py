@@ -123,7 +123,7 @@ def test_cancel_by_get_is_not_allowed(client, author, small_run):
 def test_an_author_starts_a_run_from_the_council_page(client, author, small_run, monkeypatch, django_capture_on_commit_callbacks):
     from council import tasks
 
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: None)
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: None)
     with django_capture_on_commit_callbacks(execute=True):
         response = _login(client, author).post(reverse("council:run_start", args=["small"]), {"members": ["m1"]})
     run = CouncilRun.objects.order_by("-pk").first()
