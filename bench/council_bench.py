@@ -1,19 +1,23 @@
 """Council benchmark: ITEMS items × MEMBERS members through a real Celery worker against the local
 OpenAI-compatible server at LATENCY ms per response.
 
-Prints the wall time, the throughput in (member, item) votes per second and its ratio to the ideal
-items × members × latency / total concurrency (total concurrency = members × per-member concurrency;
-the worker gets that many processes, or threads with --pool=threads). Each vote is two calls (Phase 1, then Phase 2), so the ideal is
-also given for 2 calls per vote.
+Prints the wall time, the throughput in (member, item) votes per second and its ratio to the latency-bound
+ideal items × members × latency / total concurrency (total concurrency = members × per-member
+concurrency), and the same ideal for the calls a vote really makes (Phase 1, then Phase 2 in the same
+chat: two calls one after the other, so no schedule can beat twice the one-call ideal). Also the worker's
+peak memory (resident set of all its processes, sampled every 0.1 s), its CPU ms per vote and the fake
+server's (from /proc), and the load average. The worker is ONE prefork worker with --processes processes
+(default: one per member): each runs a member's batch with the member's concurrency in flight.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench CELERY_BROKER_URL=redis://127.0.0.1:6379/6 \\
-        .venv/bin/python bench/council_bench.py
-    .venv/bin/python bench/council_bench.py --items 200     # SQLite and the file-system broker (slow)
+        .venv/bin/python bench/council_bench.py --items 200 --latency-ms 1000
+    .venv/bin/python bench/council_bench.py --items 200 --latency-ms 100 --json   # SQLite, file-system broker
 
 Runs in a throw-away test database (`test_<name>`), never the project's own.
 """
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -48,6 +52,24 @@ def group_cpu_seconds(pgid: int) -> float:
         if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ..., utime (12), stime (13)
             total += int(fields[11]) + int(fields[12])
     return total / ticks
+
+
+def group_rss_bytes(pgid: int) -> tuple[int, int]:
+    """(sum, processes) of the resident set sizes of the live processes in a process group."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
+            total += int((entry / "statm").read_text().split()[1]) * page
+            count += 1
+        except (OSError, IndexError, ValueError):
+            continue
+    return total, count
 
 
 def build_items(n: int):
@@ -88,9 +110,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="per member")
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--rpm", type=int, default=0, help="per-member rate limit (0: none)")
-    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads"], help="the worker's pool")
-    parser.add_argument("--processes", type=int, default=0,
-                        help="worker processes for --pool=threads (the total concurrency is split between them)")
+    parser.add_argument("--processes", type=int, default=0, help="worker pool processes (default: one per member)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the finally below stops the children
 
@@ -121,18 +142,15 @@ def main() -> None:
             [sys.executable, "manage.py", "fake_llm_server", "--port", str(port), "--latency-ms", str(args.latency_ms)],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
         ))
-        # prefork: one process per concurrent task. threads: `--processes` processes (default 1), each
-        # running its share of the total concurrency in threads (Django keeps one connection per thread).
-        workers = 1 if args.pool == "prefork" else max(1, args.processes)
-        for w in range(workers):
-            share = total_concurrency // workers + (1 if w < total_concurrency % workers else 0)
-            log = (workdir / f"worker{w}.log").open("wb")
-            processes.append(subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "goldkey", "worker", f"--pool={args.pool}",
-                 f"--concurrency={share}", "--loglevel=INFO", "--purge",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"bench-{port}-{w}@%h"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            ))
+        processes_n = args.processes or args.members
+        workers = 1
+        log = (workdir / "worker0.log").open("wb")
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "goldkey", "worker", "--pool=prefork",
+             f"--concurrency={processes_n}", "--loglevel=INFO", "--purge",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"bench-{port}@%h"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        ))
         members = [
             council_member_add(name=f"bench-{m}", base_url=f"http://127.0.0.1:{port}/v1", model=f"fake-ok-{m}",
                                concurrency=args.concurrency, requests_per_minute=args.rpm, timeout_seconds=30)[0]
@@ -150,15 +168,25 @@ def main() -> None:
 
         cpu_before = cpu_now()
         load_before = os.getloadavg()[0]
+        rss_idle, _ = group_rss_bytes(processes[1].pid)
+        peak_rss, peak_procs = rss_idle, 0
         run = council_run_start(campaign=campaign, members=members)
+        last_poll = 0.0
         while True:
-            run = CouncilRun.objects.select_related("prompt_version").get(pk=run.pk)
-            progress = run_progress(run)
-            if progress["finished"]:
-                break
+            rss, procs = group_rss_bytes(processes[1].pid)
+            if rss > peak_rss:
+                peak_rss, peak_procs = rss, procs
+            if time.monotonic() - last_poll >= 0.5:
+                last_poll = time.monotonic()
+                run = CouncilRun.objects.select_related("prompt_version").get(pk=run.pk)
+                progress = run_progress(run)
+                if progress["finished"]:
+                    break
+                if run.status == CouncilRun.Status.STALLED:
+                    sys.exit(f"the run stalled: {run.stalled_reason}")
             if any(p.poll() is not None for p in processes[1:]):
                 sys.exit("a worker died; see " + str(workdir))
-            time.sleep(0.5)
+            time.sleep(0.1)
         elapsed = time.monotonic() - started
         cpu = {name: seconds - cpu_before[name] for name, seconds in cpu_now().items()}
         load_after = os.getloadavg()[0]
@@ -166,15 +194,34 @@ def main() -> None:
         errors = sum(m["errors"] for m in progress["members"])
         latency = args.latency_ms / 1000
         ideal = votes * latency / total_concurrency
+        figures = {
+            "items": args.items, "members": args.members, "concurrency_per_member": args.concurrency,
+            "total_concurrency": total_concurrency, "latency_ms": args.latency_ms, "database": connection.vendor,
+            "broker": settings.CELERY_BROKER_URL.split("://")[0], "worker_processes": processes_n,
+            "wall_s": round(elapsed, 2), "errors": errors, "votes_per_s": round(votes / elapsed, 2),
+            "ideal_s": round(ideal, 2), "ratio": round(ideal / elapsed, 3),
+            "ideal_2_calls_s": round(2 * ideal, 2), "ratio_2_calls": round(2 * ideal / elapsed, 3),
+            "worker_peak_rss_mb": round(peak_rss / 2**20, 1), "worker_idle_rss_mb": round(rss_idle / 2**20, 1),
+            "worker_processes_at_peak": peak_procs,
+            "worker_cpu_ms_per_vote": round(1000 * cpu["worker"] / votes, 2),
+            "server_cpu_ms_per_vote": round(1000 * cpu["server"] / votes, 2),
+            "load_average_start": round(load_before, 2), "load_average_end": round(load_after, 2),
+            "cpus": os.cpu_count(),
+        }
+        if args.json:
+            print(json.dumps(figures))
+            return
+        f = figures
         print(f"council bench: {args.items} items × {args.members} members, {args.latency_ms:g} ms latency, "
-              f"concurrency {args.concurrency}/member ({total_concurrency} total), "
-              f"{connection.vendor}, broker {settings.CELERY_BROKER_URL.split('://')[0]}, "
-              f"pool {args.pool} × {workers} process(es)")
+              f"concurrency {args.concurrency}/member ({total_concurrency} total), {f['database']}, "
+              f"broker {f['broker']}, one prefork worker × {processes_n} processes")
         print(f"  wall time        {elapsed:8.1f} s   ({errors} errors)")
         print(f"  throughput       {votes / elapsed:8.1f} votes/s   ({2 * votes / elapsed:.1f} calls/s)")
-        print(f"  ideal (1 call)   {ideal:8.1f} s   ratio ideal/actual {ideal / elapsed:.2f}")
-        print(f"  ideal (2 calls)  {2 * ideal:8.1f} s   ratio ideal/actual {2 * ideal / elapsed:.2f}")
-        print(f"  worker CPU       {1000 * cpu['worker'] / votes:8.1f} ms/vote   (fake server {1000 * cpu['server'] / votes:.1f} ms/vote)")
+        print(f"  ideal (1 call)   {ideal:8.1f} s   ratio ideal/actual {f['ratio']:.2f}   (items × members × latency ÷ concurrency)")
+        print(f"  ideal (2 calls)  {2 * ideal:8.1f} s   ratio ideal/actual {f['ratio_2_calls']:.2f}   (each vote: Phase 1 then Phase 2)")
+        print(f"  worker memory    {f['worker_peak_rss_mb']:8.1f} MB peak RSS over {peak_procs} processes "
+              f"({f['worker_idle_rss_mb']:.1f} MB idle before the run)")
+        print(f"  worker CPU       {f['worker_cpu_ms_per_vote']:8.1f} ms/vote   (fake server {f['server_cpu_ms_per_vote']:.1f} ms/vote)")
         print(f"  load average     {load_before:8.2f} at start, {load_after:.2f} at end ({os.cpu_count()} CPUs)")
     finally:
         for process in processes:

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Prefetch, Q
+from django.db.models import Case, Count, F, PositiveIntegerField, Prefetch, Q, When
 from django.utils import timezone
 
 import protocols
@@ -244,15 +244,33 @@ def _item_steps(item: Item, prompt: PromptVersion):
 def council_batch_claim(*, batch_id: int, holder: str) -> CouncilBatch | None:
     """Take the batch for `holder` (a task id) until the lease ends; None when another live task holds it,
     it is finished, or its run is no longer running (cancelled, stalled, finished). A redelivered task
-    takes back its own claim at once."""
+    takes back its own claim at once — and that counts as a resend: the process that held it died under it
+    (worker-lost rejection, a restored Redis message), so a batch that kills its process every time stalls
+    the run instead of being delivered forever."""
     now = timezone.now()
     claimable = Q(holder="") | Q(holder=holder) | Q(lease_until__lt=now)
     taken = CouncilBatch.objects.filter(
         claimable, pk=batch_id, finished=False, run__status=CouncilRun.Status.RUNNING, run__cancelled=False
-    ).update(holder=holder, lease_until=now + timedelta(seconds=conf.lease_seconds()))
+    ).update(
+        holder=holder, lease_until=now + timedelta(seconds=conf.lease_seconds()),
+        resends=Case(When(holder=holder, then=F("resends") + 1), default=F("resends"), output_field=PositiveIntegerField()),
+    )
     if not taken:
         return None
-    return CouncilBatch.objects.select_related("run__prompt_version", "member").get(pk=batch_id)
+    batch = CouncilBatch.objects.select_related("run__prompt_version", "run__campaign", "member").get(pk=batch_id)
+    if batch.resends > conf.max_resends():
+        council_run_stall(run_id=batch.run_id, reason=_stall_reason(batch, len(council_batch_pending(batch=batch))))
+        CouncilBatch.objects.filter(pk=batch_id, holder=holder).update(holder="", lease_until=None)
+        return None
+    return batch
+
+
+def _stall_reason(batch: CouncilBatch, missing: int) -> str:
+    return (
+        f"member '{batch.member.name}': {missing} vote(s) still missing after their batch was sent again "
+        f"{batch.resends} times (its task keeps dying or no worker takes it; see the worker log). "
+        f"`manage.py council_run {batch.run.campaign.slug} --resume {batch.run_id}` tries again."
+    )
 
 
 def council_batch_pending(*, batch: CouncilBatch) -> list[int]:
@@ -351,12 +369,21 @@ def council_sweep() -> dict:
     recent = now - timedelta(seconds=conf.lease_seconds())
     result = {"runs": 0, "resent": 0, "finished": 0, "stalled": 0}
     resend: list[int] = []
-    for run in CouncilRun.objects.filter(status=CouncilRun.Status.RUNNING, cancelled=False).select_related("prompt_version"):
+    running = CouncilRun.objects.filter(status=CouncilRun.Status.RUNNING, cancelled=False)
+    for run in running.select_related("prompt_version", "campaign"):
         result["runs"] += 1
         if _run_finish_if_complete(run):
             result["finished"] += 1
             continue
-        open_batches = CouncilBatch.objects.filter(run=run, finished=False).select_related("member", "run__prompt_version")
+        open_batches = list(
+            CouncilBatch.objects.filter(run=run, finished=False).select_related("member", "run__prompt_version", "run__campaign")
+        )
+        if not open_batches:  # rows missing but no batch for them (a run started before batches existed)
+            pending = _pending_pairs(run)
+            if pending:
+                _batches_create_and_send(run, pending)
+                result["resent"] += sum(1 for _ in pending)
+            continue
         for batch in open_batches:
             if batch.holder and batch.lease_until and batch.lease_until > now:
                 continue  # in flight
@@ -367,11 +394,7 @@ def council_sweep() -> dict:
                 CouncilBatch.objects.filter(pk=batch.pk).update(finished=True, holder="", lease_until=None)
                 continue
             if batch.resends >= conf.max_resends():
-                council_run_stall(run_id=run.pk, reason=(
-                    f"member '{batch.member.name}': {len(pending)} vote(s) still missing after their batch was sent "
-                    f"again {batch.resends} times (its task keeps dying or no worker takes it; see the worker log). "
-                    f"`manage.py council_run {run.campaign_id} --resume {run.pk}` tries again."
-                ))
+                council_run_stall(run_id=run.pk, reason=_stall_reason(batch, len(pending)))
                 result["stalled"] += 1
                 break
             # Compare-and-set: of several sweeping workers, one sends it.
@@ -381,7 +404,7 @@ def council_sweep() -> dict:
                 resend.append(batch.pk)
     if resend:
         _batches_send(resend)
-        result["resent"] = len(resend)
+        result["resent"] += len(resend)
     return result
 
 

@@ -351,8 +351,9 @@ def test_the_queries_per_vote_do_not_grow_with_the_batch(small_campaign, fake_ll
 
     _grow(small_campaign.item_set, 27)
     small, large = queries_for(3, "fake-ok-small"), queries_for(30, "fake-ok-large")
-    # Per vote: the recipient's turns (Phase 2 index of non-contradicting items) and one cache look-up; the
-    # rest is per batch (claim, pending, items, slots, release) or per flush (one transaction every 0.25 s).
+    # Per vote: the recipient's turns (Phase 2 index of two items in three) and one cache look-up; the rest
+    # is per batch (claim, pending, items, slots, release), per flush (one transaction at most every 0.25 s,
+    # only when there is something to write) or per second (the cancel check) — bounded whatever the size.
     per_vote = (large - small) / 27
-    assert per_vote <= 2.5, (small, large)
+    assert per_vote <= 3.0, (small, large)
     assert small <= 40, small  # a 3-vote batch: ~31 (claim, slots, items, five queries a flush, release)

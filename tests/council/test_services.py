@@ -231,3 +231,30 @@ def test_a_run_is_refused_a_cancelled_runs_batch(small_campaign, sent, django_ca
     council_run_cancel(run=run)
     assert execution.batch_work(batch_id=run.batches.get().pk, holder="t") == {"batch": run.batches.get().pk, "skipped": True}
     assert CouncilRun.objects.get(pk=run.pk).status == "cancelled"
+
+
+@pytest.mark.django_db
+def test_a_batch_whose_process_dies_under_it_every_time_stalls_its_run(small_campaign, sent, settings, django_capture_on_commit_callbacks):
+    """Worker-lost rejection redelivers the same task (same id) at once: each such claim counts as a resend."""
+    settings.COUNCIL_MAX_RESENDS = 2
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    for _ in range(3):  # the first delivery, then two redeliveries after the process died
+        assert services.council_batch_claim(batch_id=batch.pk, holder="task-1") is not None
+    assert services.council_batch_claim(batch_id=batch.pk, holder="task-1") is None
+    run.refresh_from_db()
+    assert run.status == "stalled" and "sent again 3 times" in run.stalled_reason and "council_run small --resume" in run.stalled_reason
+
+
+@pytest.mark.django_db
+def test_a_running_run_without_batches_gets_them_from_the_sweep(small_campaign, sent, django_capture_on_commit_callbacks):
+    """A run started before batches existed (its per-vote messages are gone): the sweep gives it batches."""
+    from council.services import prompt_version_default
+
+    member = _members("m1")[0]
+    run = CouncilRun.objects.create(campaign=small_campaign, prompt_version=prompt_version_default(protocol="twist_b"),
+                                    status="running", total_items=3, members_count=1)
+    run.members.set([member])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert council_sweep()["resent"] == 1
+    assert [len(CouncilBatch.objects.get(pk=pk).item_ids) for pk in sent] == [3]

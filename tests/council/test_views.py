@@ -115,6 +115,18 @@ def test_an_annotator_cannot_cancel_a_run(client, annotator_a, small_run):
 
 
 @pytest.mark.django_db
+def test_a_stalled_run_says_why_on_its_page_and_in_its_progress(client, author, small_run):
+    from council.services import council_run_stall
+
+    council_run_stall(run_id=small_run.pk, reason="member 'm1': 2 vote(s) still missing after their batch was sent again 5 times")
+    _login(client, author)
+    data = client.get(reverse("council:run_progress", args=[small_run.pk])).json()
+    assert data["status"] == "stalled" and "sent again 5 times" in data["stalled_reason"]
+    page = client.get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "sent again 5 times" in page
+
+
+@pytest.mark.django_db
 def test_cancel_by_get_is_not_allowed(client, author, small_run):
     assert _login(client, author).get(reverse("council:run_cancel", args=[small_run.pk])).status_code == 405
 
