@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument("--rpm", type=int, default=0, help="per-member rate limit (0: none)")
     parser.add_argument("--processes", type=int, default=0, help="worker pool processes (default: one per member)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--verbose", action="store_true", help="print each member's progress every 5 s")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the finally below stops the children
 
@@ -162,7 +163,13 @@ def main() -> None:
             if time.monotonic() > deadline or any(p.poll() is not None for p in processes[1:]):
                 sys.exit("a worker did not start; see " + str(workdir))
             time.sleep(0.2)
+        # This process's first send connects to the broker (one-time, like any web process): not the council's.
+        from goldkey.celery import app as celery_app
+
+        with celery_app.producer_or_acquire() as producer:
+            producer.connection.ensure_connection()
         started = time.monotonic()
+
         def cpu_now() -> dict:
             return {"server": group_cpu_seconds(processes[0].pid), "worker": sum(group_cpu_seconds(p.pid) for p in processes[1:])}
 
@@ -180,6 +187,9 @@ def main() -> None:
                 last_poll = time.monotonic()
                 run = CouncilRun.objects.select_related("prompt_version").get(pk=run.pk)
                 progress = run_progress(run)
+                if args.verbose and int(last_poll - started) % 5 == 0:
+                    print(f"  {last_poll - started:6.1f} s  " + "  ".join(
+                        f"{m['member']} {m['done'] + m['errors']}" for m in progress["members"]), flush=True)
                 if progress["finished"]:
                     break
                 if run.status == CouncilRun.Status.STALLED:

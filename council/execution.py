@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.25  # results are written in one transaction about this often (and at the end)
 CANCEL_CHECK_SECONDS = 1.0  # how soon a cancelled run stops starting votes
 TOP_UP_SECONDS = 1.0  # how often a batch short of slots asks for more
+PREPARE_CHUNK = 16  # prompts built per trip to the task's thread
 
 
 @dataclass
@@ -132,7 +133,10 @@ class _BatchRunner:
         self.batch, self.run, self.member = batch, batch.run, batch.member
         self.prompt = batch.run.prompt_version
         self.holder = holder
-        self.queue = deque(pending)
+        self.queue = deque(pending)  # items whose vote has not started
+        self.to_prepare = deque(pending)  # items whose prompt is not built yet (same order, runs ahead)
+        self.ready: dict[int, tuple] = {}  # item id → (steps, Phase 1 key, cached Phase 1 reply) or an exception
+        self.preparing: asyncio.Future | None = None
         self.slots = list(slots)
         self.items: dict = {}
         self.started = started
@@ -261,7 +265,8 @@ class _BatchRunner:
                 if item is None:
                     continue  # deleted meanwhile
                 try:
-                    outcome = await self._vote(item)  # not `self.outcomes.append(await …)`: a flush swaps the list
+                    prepared = await self._prepared(item_id)
+                    outcome = await self._vote(item, prepared)  # not `self.outcomes.append(await …)`: a flush swaps the list
                 except DatabaseError:
                     raise  # the database is away: this batch stops; the sweep sends it again later
                 except Exception as exc:
@@ -291,22 +296,57 @@ class _BatchRunner:
 
     # -- one vote -------------------------------------------------------------------------------
 
-    def _prepare(self, item) -> tuple[list, str, str | None]:
-        """In the task's thread: the item's steps, and the cached reply to Phase 1 if there is one."""
-        steps = services._item_steps(item, self.prompt)
-        first = [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": steps[0].user}]
-        key = self._key(first)
-        return steps, key, services.cached_reply(model=self.member.model, key=key)
+    async def _prepared(self, item_id: int) -> tuple:
+        """The item's prompt, built in the task's thread a chunk of items at a time ahead of the votes, so the
+        database work is off the path from one reply to the next request."""
+        while item_id not in self.ready:
+            if self.preparing is None or self.preparing.done():
+                self.preparing = asyncio.ensure_future(self._prepare_next())
+            await asyncio.shield(self.preparing)
+        result = self.ready.pop(item_id)
+        if len(self.ready) < self.member.concurrency and self.to_prepare and self.preparing.done():
+            self.preparing = asyncio.ensure_future(self._prepare_next())  # read ahead
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def _prepare_next(self) -> None:
+        chunk = [self.to_prepare.popleft() for _ in range(min(PREPARE_CHUNK, len(self.to_prepare)))]
+        if chunk:
+            self.ready.update(await self.bridge.call(self._prepare_many, chunk))
+
+    def _prepare_many(self, item_ids: list[int]) -> dict[int, tuple]:
+        """In the task's thread: each item's steps, and the cached reply to Phase 1 if there is one (one
+        look-up for the chunk). A failure is kept per item (an error row), except the database's."""
+        prepared: dict = {}
+        keys: dict[int, str] = {}
+        for item_id in item_ids:
+            item = self.items.get(item_id)
+            try:
+                steps = services._item_steps(item, self.prompt)
+            except DatabaseError:
+                raise
+            except Exception as exc:
+                logger.exception("council batch %s: item %s cannot be asked", self.batch.pk, item_id)
+                prepared[item_id] = exc
+                continue
+            first = [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": steps[0].user}]
+            keys[item_id] = self._key(first)
+            prepared[item_id] = steps
+        cached = services.cached_replies(model=self.member.model, keys=list(keys.values()))
+        for item_id, key in keys.items():
+            prepared[item_id] = (prepared[item_id], key, cached.get(key))
+        return prepared
 
     def _key(self, messages: list[dict]) -> str:
         member = self.member
         return prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
 
-    async def _vote(self, item) -> Outcome:
+    async def _vote(self, item, prepared: tuple) -> Outcome:
         """Phase 1, then Phase 2 in the same chat; one Outcome. A malformed reply is asked again once with a
         correction; a second malformed reply is an error row, never a vote."""
         vote = _Vote()
-        steps, key, cached = await self.bridge.call(self._prepare, item)
+        steps, key, cached = prepared
         messages = [{"role": "system", "content": self.prompt.system}]
         values: dict = {}
         # A later step can only be in the cache if every earlier reply came from it (the cached chain of a

@@ -341,6 +341,12 @@ def cached_reply(*, model: str, key: str) -> str | None:
     return ResponseCache.objects.filter(model=model, prompt_hash=key).values_list("content", flat=True).first()
 
 
+def cached_replies(*, model: str, keys: list[str]) -> dict[str, str]:
+    if not keys:
+        return {}
+    return dict(ResponseCache.objects.filter(model=model, prompt_hash__in=keys).values_list("prompt_hash", "content"))
+
+
 def run_stopped(*, run_id: int) -> bool:
     """True when the run no longer runs (cancelled, stalled, finished): a batch starts no more votes."""
     return not CouncilRun.objects.filter(pk=run_id, status=CouncilRun.Status.RUNNING, cancelled=False).exists()

@@ -6,7 +6,7 @@ import threading
 import time
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 
 from council import conf
@@ -75,6 +75,13 @@ class _SweepTimer:
 
 
 _sweep_timer = _SweepTimer()
+
+
+@worker_process_init.connect
+def _warm_up_the_client(**kwargs):
+    from council.client import warm_up
+
+    warm_up()
 
 
 @worker_ready.connect
