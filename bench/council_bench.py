@@ -5,7 +5,7 @@ Prints the wall time, the throughput in (member, item) votes per second and its 
 ideal items × members × latency / total concurrency (total concurrency = members × per-member
 concurrency), and the same ideal for the calls a vote really makes (Phase 1, then Phase 2 in the same
 chat: two calls one after the other, so no schedule can beat twice the one-call ideal). Also the worker's
-peak memory (resident set of all its processes, sampled every 0.1 s), its CPU ms per vote and the fake
+peak memory (PSS and RSS of all its processes, sampled every 0.1 s), its CPU ms per vote and the fake
 server's (from /proc), and the load average. The worker is ONE prefork worker with --processes processes
 (default: one per member): each runs a member's batch with the member's concurrency in flight.
 
@@ -54,10 +54,12 @@ def group_cpu_seconds(pgid: int) -> float:
     return total / ticks
 
 
-def group_rss_bytes(pgid: int) -> tuple[int, int]:
-    """(sum, processes) of the resident set sizes of the live processes in a process group."""
+def group_memory_bytes(pgid: int) -> tuple[int, int, int]:
+    """(RSS sum, PSS sum, processes) of the live processes in a process group. Forked pool processes share
+    the parent's pages, which RSS counts once per process; PSS splits shared pages among their sharers,
+    so the PSS sum is what the worker as a whole really holds."""
     page = os.sysconf("SC_PAGE_SIZE")
-    total = count = 0
+    rss = pss = count = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -65,11 +67,15 @@ def group_rss_bytes(pgid: int) -> tuple[int, int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             if int(fields[2]) != pgid:
                 continue
-            total += int((entry / "statm").read_text().split()[1]) * page
+            rss += int((entry / "statm").read_text().split()[1]) * page
+            for line in (entry / "smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+                    break
             count += 1
         except (OSError, IndexError, ValueError):
             continue
-    return total, count
+    return rss, pss, count
 
 
 def build_items(n: int):
@@ -175,14 +181,15 @@ def main() -> None:
 
         cpu_before = cpu_now()
         load_before = os.getloadavg()[0]
-        rss_idle, _ = group_rss_bytes(processes[1].pid)
-        peak_rss, peak_procs = rss_idle, 0
+        rss_idle, pss_idle, _ = group_memory_bytes(processes[1].pid)
+        peak_rss, peak_pss, peak_procs = rss_idle, pss_idle, 0
         run = council_run_start(campaign=campaign, members=members)
         last_poll = 0.0
         while True:
-            rss, procs = group_rss_bytes(processes[1].pid)
-            if rss > peak_rss:
-                peak_rss, peak_procs = rss, procs
+            rss, pss, procs = group_memory_bytes(processes[1].pid)
+            if pss > peak_pss:
+                peak_pss, peak_procs = pss, procs
+            peak_rss = max(peak_rss, rss)
             if time.monotonic() - last_poll >= 0.5:
                 last_poll = time.monotonic()
                 run = CouncilRun.objects.select_related("prompt_version").get(pk=run.pk)
@@ -212,6 +219,8 @@ def main() -> None:
             "ideal_s": round(ideal, 2), "ratio": round(ideal / elapsed, 3),
             "ideal_2_calls_s": round(2 * ideal, 2), "ratio_2_calls": round(2 * ideal / elapsed, 3),
             "worker_peak_rss_mb": round(peak_rss / 2**20, 1), "worker_idle_rss_mb": round(rss_idle / 2**20, 1),
+            "worker_peak_pss_mb": round(peak_pss / 2**20, 1), "worker_idle_pss_mb": round(pss_idle / 2**20, 1),
+            "kb_per_request_in_flight": round((peak_pss - pss_idle) / 1024 / total_concurrency, 1),
             "worker_processes_at_peak": peak_procs,
             "worker_cpu_ms_per_vote": round(1000 * cpu["worker"] / votes, 2),
             "server_cpu_ms_per_vote": round(1000 * cpu["server"] / votes, 2),
@@ -229,8 +238,11 @@ def main() -> None:
         print(f"  throughput       {votes / elapsed:8.1f} votes/s   ({2 * votes / elapsed:.1f} calls/s)")
         print(f"  ideal (1 call)   {ideal:8.1f} s   ratio ideal/actual {f['ratio']:.2f}   (items × members × latency ÷ concurrency)")
         print(f"  ideal (2 calls)  {2 * ideal:8.1f} s   ratio ideal/actual {f['ratio_2_calls']:.2f}   (each vote: Phase 1 then Phase 2)")
-        print(f"  worker memory    {f['worker_peak_rss_mb']:8.1f} MB peak RSS over {peak_procs} processes "
-              f"({f['worker_idle_rss_mb']:.1f} MB idle before the run)")
+        print(f"  worker memory    {f['worker_peak_pss_mb']:8.1f} MB peak PSS over {peak_procs} processes "
+              f"({f['worker_idle_pss_mb']:.1f} MB idle before the run; RSS sum {f['worker_peak_rss_mb']:.1f} MB peak, "
+              f"{f['worker_idle_rss_mb']:.1f} idle)")
+        print(f"  growth           {f['kb_per_request_in_flight']:8.1f} KB per request in flight   "
+              "(peak − idle PSS ÷ total concurrency; includes the batch's items and results)")
         print(f"  worker CPU       {f['worker_cpu_ms_per_vote']:8.1f} ms/vote   (fake server {f['server_cpu_ms_per_vote']:.1f} ms/vote)")
         print(f"  load average     {load_before:8.2f} at start, {load_after:.2f} at end ({os.cpu_count()} CPUs)")
     finally:
