@@ -36,15 +36,13 @@ def slots_lease(member: CouncilMember, holder: str, want: int, lease_seconds: fl
     _ensure_slots(member)  # one query; slots are created on first use (and when concurrency grows)
     now = timezone.now()
     free = Q(holder="") | Q(holder=holder) | Q(expires_at__lt=now)
-    taken: list[int] = []
     candidates = MemberSlot.objects.filter(free, member=member, index__lt=member.concurrency).order_by("index")
-    for slot_id in candidates.values_list("id", flat=True):
-        if len(taken) >= want:
-            break
-        # Conditional UPDATE: a slot another task leased in between is not taken.
-        if MemberSlot.objects.filter(free, id=slot_id).update(holder=holder, expires_at=now + timedelta(seconds=lease_seconds)):
-            taken.append(slot_id)
-    return taken
+    ids = list(candidates.values_list("id", flat=True)[:want])
+    if not ids:
+        return []
+    # Conditional UPDATE: a slot another task leased in between is not taken; then read which ones we got.
+    MemberSlot.objects.filter(free, id__in=ids).update(holder=holder, expires_at=now + timedelta(seconds=lease_seconds))
+    return list(MemberSlot.objects.filter(id__in=ids, holder=holder).values_list("id", flat=True))
 
 
 def slots_release(slot_ids: list[int], holder: str) -> None:
