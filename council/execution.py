@@ -26,6 +26,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError
 
 from council import conf, services
@@ -65,6 +66,10 @@ class _GiveUp(Exception):
     pass
 
 
+class _Interrupted(BaseException):
+    """The task's thread was interrupted (soft time limit) while serving this database call."""
+
+
 class _Bridge:
     """Database calls from the event loop, run in the caller's thread (see the module docstring)."""
 
@@ -85,6 +90,11 @@ class _Bridge:
             fn, args, kwargs, future, loop = request
             try:
                 result, error = fn(*args, **kwargs), None
+            except SoftTimeLimitExceeded:
+                # Meant for the task, not for the vote that asked: that one is interrupted, and execute()
+                # winds the batch down.
+                loop.call_soon_threadsafe(_resolve, future, None, _Interrupted())
+                raise
             except Exception as exc:  # handed to the coroutine that asked
                 result, error = None, exc
             loop.call_soon_threadsafe(_resolve, future, result, error)
@@ -120,6 +130,10 @@ def batch_work(*, batch_id: int, holder: str, started: float | None = None) -> d
     try:
         runner.items = {i.pk: i for i in services.council_batch_items(item_ids=pending)}
         runner.execute()
+    except SoftTimeLimitExceeded:
+        # Our own deadline comes first, so something hung (the database?): what is missing goes on in a
+        # continuation now rather than waiting for the sweep.
+        logger.warning("council batch %s: soft time limit reached; handing the rest on", batch_id)
     finally:
         slots_release(runner.slots, holder)
     left = services.council_batch_pending(batch=batch)
@@ -160,7 +174,7 @@ class _BatchRunner:
             self.stop_starting = True
             loop = getattr(self, "loop", None)
             if loop is not None:
-                loop.call_soon_threadsafe(self._cancel_all)
+                loop.call_soon_threadsafe(self._cancel_main)
             self._serve_until_done(thread)
             raise
         thread.join()
@@ -196,10 +210,18 @@ class _BatchRunner:
         for task in getattr(self, "workers", []):
             task.cancel()
 
+    def _cancel_main(self) -> None:
+        """Stop the whole batch: _main's clean-up still cancels the votes and flushes what is done."""
+        self.stop_starting = True
+        main = getattr(self, "main_task", None)
+        if main is not None:
+            main.cancel()
+
     # -- the batch ------------------------------------------------------------------------------
 
     async def _main(self) -> None:
         self.loop = asyncio.get_running_loop()
+        self.main_task = asyncio.current_task()
         try:
             client = async_client_for(self.member)
         except ApplicationError as exc:  # e.g. the member's API key variable is not set: nothing will work
@@ -233,6 +255,7 @@ class _BatchRunner:
             now = time.monotonic()
             await self._flush()
             if now >= deadline:
+                self.stop_starting = True
                 self._cancel_all()  # still in flight at the task's own deadline: left for the continuation
                 break
             if now >= window_ends:

@@ -357,3 +357,17 @@ def test_the_queries_per_vote_do_not_grow_with_the_batch(small_campaign, fake_ll
     per_vote = (large - small) / 27
     assert per_vote <= 3.0, (small, large)
     assert small <= 40, small  # a 3-vote batch: ~31 (claim, slots, items, five queries a flush, release)
+
+
+@pytest.mark.django_db
+def test_the_soft_time_limit_hands_the_rest_on_and_is_never_an_error_row(small_campaign, fake_llm, sent, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def hung_database(**kwargs):
+        raise SoftTimeLimitExceeded()  # what Celery raises in the task's thread, here during a write
+
+    monkeypatch.setattr(services, "council_outcomes_record", hung_database)
+    member = _member(fake_llm)
+    batch, result = _work(_run(small_campaign, member), member)
+    assert result["left"] == 3 and sent == [batch.pk]
+    assert not CouncilVote.objects.exists()
