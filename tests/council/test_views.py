@@ -115,6 +115,18 @@ def test_an_annotator_cannot_cancel_a_run(client, annotator_a, small_run):
 
 
 @pytest.mark.django_db
+def test_a_stalled_run_says_why_on_its_page_and_in_its_progress(client, author, small_run):
+    from council.services import council_run_stall
+
+    council_run_stall(run_id=small_run.pk, reason="member 'm1': 2 vote(s) still missing after their batch was sent again 5 times")
+    _login(client, author)
+    data = client.get(reverse("council:run_progress", args=[small_run.pk])).json()
+    assert data["status"] == "stalled" and "sent again 5 times" in data["stalled_reason"]
+    page = client.get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "sent again 5 times" in page
+
+
+@pytest.mark.django_db
 def test_cancel_by_get_is_not_allowed(client, author, small_run):
     assert _login(client, author).get(reverse("council:run-cancel", args=[small_run.pk])).status_code == 405
 
@@ -123,7 +135,7 @@ def test_cancel_by_get_is_not_allowed(client, author, small_run):
 def test_an_author_starts_a_run_from_the_council_page(client, author, small_run, monkeypatch, django_capture_on_commit_callbacks):
     from council import tasks
 
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: None)
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: None)
     with django_capture_on_commit_callbacks(execute=True):
         response = _login(client, author).post(reverse("council:run-start", args=["small"]), {"members": ["m1"]})
     run = CouncilRun.objects.order_by("-pk").first()
