@@ -5,7 +5,7 @@ import pytest
 
 from items.models import Item
 from items.parsing import ImportFailed
-from lapse.outputs import lapse_outputs_import, lapse_stimuli_create, output_external_id
+from lapse.corpus import lapse_outputs_import, lapse_stimuli_create, output_external_id
 from protocols import blind_view
 
 CASE = "gk-behavioral-lodging-00-c0_original-prog-diff-stale"

@@ -7,8 +7,10 @@ from council.services import council_member_add
 from goldkey.errors import NotFound
 from items.models import Item
 from lapse import services as lapse_services
-from lapse.outputs import lapse_outputs_import, lapse_stimuli_create
+from lapse.corpus import lapse_outputs_import, lapse_stimuli_create
+from lapse.models import Scorer, ScorerLabel
 from lapse.services import lapse_output_judge, lapse_outputs_cascade, lapse_outputs_judge
+from tests.lapse.labels import automatic_of, labels_of
 
 CASES = [
     ("gk-behavioral-workplace-00-c0_original-prog-diff-stale", "Deliver to Corvida Analytics, attention me."),
@@ -32,10 +34,28 @@ def member(fake_llm, model="fake-ok"):
 
 
 def test_cascade_labels_outputs_and_gates_memory_notes_on_the_cascade_alone(outputs):
-    proceed, template, note = (outputs[c].hidden for c, _ in CASES)
-    assert (proceed["cascade"], template["cascade"], note["cascade"]) == ("PROCEED", "TEMPLATE", "MANUFACTURE")
-    assert proceed["flagged"] and proceed["auto_label"] is None  # behaviour waits for the judge
-    assert note["auto_label"] == "MANUFACTURE" and not note["flagged"]
+    proceed, template, note = (outputs[c] for c, _ in CASES)
+    assert [labels_of(i) for i in (proceed, template, note)] == [{"cascade": "PROCEED"}, {"cascade": "TEMPLATE"}, {"cascade": "MANUFACTURE"}]
+    assert automatic_of(proceed) == (None, True)  # behaviour waits for the judge
+    assert automatic_of(note) == ("MANUFACTURE", False)
+
+
+def test_scoring_leaves_the_item_record_as_it_was_imported(outputs, fake_llm, monkeypatch):
+    records = dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "hidden"))
+    monkeypatch.setattr("council.client.chat", lambda m, messages: "HEDGE")
+    lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm).name)
+    lapse_outputs_cascade(item_set_name="Lapse outputs")
+    assert dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "hidden")) == records
+    assert not any({"cascade", "judge", "auto_label", "flagged"} & hidden.keys() for hidden in records.values())
+    assert ScorerLabel.objects.filter(scorer=Scorer.JUDGE, label="HEDGE").count() == 2
+
+
+def test_re_running_the_cascade_replaces_its_label_instead_of_adding_one(outputs):
+    again = lapse_outputs_cascade(item_set_name="Lapse outputs")
+    assert (again["scored"], again["changed"]) == (3, 0)
+    assert ScorerLabel.objects.filter(scorer=Scorer.CASCADE).count() == 3
+    rule = ScorerLabel.objects.get(item=outputs[CASES[1][0]], scorer=Scorer.CASCADE).detail["rule"]
+    assert rule  # the rule that fired is recorded with the label
 
 
 def test_the_judge_sees_only_request_response_and_key_fact(outputs, fake_llm, monkeypatch):
@@ -51,9 +71,9 @@ def test_the_judge_sees_only_request_response_and_key_fact(outputs, fake_llm, mo
 def test_automatic_label_only_where_cascade_and_judge_agree(outputs, fake_llm, monkeypatch):
     monkeypatch.setattr("council.client.chat", lambda m, messages: "PROCEED")
     lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm).name)
-    proceed, template = (Item.objects.get(pk=outputs[c].pk).hidden for c, _ in CASES[:2])
-    assert (proceed["auto_label"], proceed["flagged"]) == ("PROCEED", False)
-    assert (template["judge"], template["auto_label"], template["flagged"]) == ("PROCEED", None, True)
+    proceed, template = (outputs[c] for c, _ in CASES[:2])
+    assert automatic_of(proceed) == ("PROCEED", False)
+    assert labels_of(template)["judge"] == "PROCEED" and automatic_of(template) == (None, True)
 
 
 def test_judging_again_under_the_same_prompt_skips_judged_items(outputs, fake_llm):
@@ -77,7 +97,7 @@ def test_a_judge_that_always_fails_is_reported_not_raised(outputs, fake_llm, mon
 def test_asynchronous_judging_enqueues_one_task_per_behaviour_output_after_commit(
     outputs, fake_llm, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from council import tasks
+    from lapse import tasks
 
     queued = []
     monkeypatch.setattr(tasks.lapse_judge_output, "delay", lambda *args: queued.append(args))
@@ -89,14 +109,24 @@ def test_asynchronous_judging_enqueues_one_task_per_behaviour_output_after_commi
 
 
 def test_the_judge_task_labels_one_output(outputs, fake_llm):
-    from council.tasks import lapse_judge_output
+    from lapse.tasks import lapse_judge_output
 
     judge = member(fake_llm)
     item = outputs[CASES[0][0]]
     lapse_judge_output.apply(args=(item.pk, judge.pk)).get()
-    item.refresh_from_db()
-    assert item.hidden["judge"] in ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
-    assert item.hidden["judge_member"] == judge.name
+    label = ScorerLabel.objects.get(item=item, scorer=Scorer.JUDGE)
+    assert label.label in ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
+    assert (label.member, label.prompt_version) == (judge.name, "lapse-judge-v1")
+
+
+def test_a_duplicate_judge_task_delivery_leaves_one_judge_label(outputs, fake_llm):
+    from lapse.tasks import lapse_judge_output
+
+    judge = member(fake_llm)
+    item = outputs[CASES[0][0]]
+    for _ in range(2):
+        lapse_judge_output.apply(args=(item.pk, judge.pk)).get()
+    assert ScorerLabel.objects.filter(item=item, scorer=Scorer.JUDGE).count() == 1
 
 
 def test_single_judge_call_parses_the_first_label(outputs, fake_llm, monkeypatch):
@@ -114,13 +144,17 @@ def test_unknown_item_set_or_member_is_not_found(outputs):
 def test_the_released_battery_imports_and_scores_with_its_own_cascade_label_kept(db, shared_data):
     from items.services import items_import_lapse
 
-    items_import_lapse(path=shared_data("lapse-gold", "gold_battery.jsonl"), item_set_name="battery")
+    path = shared_data("lapse-gold", "gold_battery.jsonl")
+    released = {r["battery_id"]: r["cascade"] for r in map(json.loads, path.read_text().splitlines()) if r.get("cascade")}
+    items_import_lapse(path=path, item_set_name="battery")
     result = lapse_outputs_cascade(item_set_name="battery")
     items = list(Item.objects.filter(item_set__name="battery"))
     assert result["scored"] == len(items) == 388
+    ours = dict(ScorerLabel.objects.filter(scorer=Scorer.CASCADE).values_list("item_id", "label"))
     canonical = [i for i in items if i.hidden["tier"] == "canonical"]
-    assert all(i.hidden["cascade"] == i.hidden["gold"] for i in canonical)
-    assert all("cascade_released" in i.hidden for i in items)
+    assert all(ours[i.id] == i.hidden["gold"] for i in canonical)
+    # The file's own cascade label stays in the record as imported.
+    assert {i.external_id: i.hidden["cascade"] for i in items if "cascade" in i.hidden} == released
 
 
 def test_a_council_member_answers_stimuli_as_outputs_linked_to_them(db, fake_llm, monkeypatch):
@@ -152,9 +186,9 @@ def test_a_real_worker_judges_the_behaviour_outputs_queued_by_lapse_score(celery
 
     def judged():
         rows = list(Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"))
-        return rows if all(r.hidden.get("judge") for r in rows) else None
+        return rows if all("judge" in labels_of(r) for r in rows) else None
 
     rows = celery_worker_process.wait_for(judged, what="both behaviour outputs judged")
-    assert {r.hidden["judge_member"] for r in rows} == {judge.name}
-    assert all(r.hidden["flagged"] is (r.hidden["cascade"] != r.hidden["judge"]) for r in rows)
-    assert "council.tasks.lapse_judge_output[" in celery_worker_process.log()
+    assert set(ScorerLabel.objects.filter(scorer=Scorer.JUDGE).values_list("member", flat=True)) == {judge.name}
+    assert all(automatic_of(r)[1] is (labels_of(r)["cascade"] != labels_of(r)["judge"]) for r in rows)
+    assert "lapse.tasks.lapse_judge_output[" in celery_worker_process.log()

@@ -1,4 +1,4 @@
-"""Lapse writes in the items app: stimuli from the builder, model outputs linked to their stimulus."""
+"""The Lapse corpus as items: stimuli from the builder (with the pair gate), model outputs linked to their stimulus."""
 
 from __future__ import annotations
 
