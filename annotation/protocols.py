@@ -33,6 +33,8 @@ LAPSE_QUESTIONS = (
     Question("notes", 1, None),
 )
 QUESTIONS = {"twist_b": TWIST_QUESTIONS, "lapse": LAPSE_QUESTIONS}
+# A free-text answer (a note) is copied into every revision; a page of text is plenty for a reason.
+MAX_NOTE_CHARS = 10_000
 # The answer key that carries the verdict/label compared between annotators.
 PRIMARY_KEY = {"twist_b": "q1", "lapse": "label"}
 
@@ -53,6 +55,9 @@ def validate_values(protocol: str, values: dict, gold_type: str = "") -> list[st
             continue
         if not isinstance(value, str):
             problems.append(f"field '{key}': must be a string, got {type(value).__name__}")
+            continue
+        if question.choices is None and len(value) > MAX_NOTE_CHARS:
+            problems.append(f"field '{key}': {len(value):,} characters; a note holds at most {MAX_NOTE_CHARS:,}")
             continue
         if question.choices is not None and value != "" and value not in question.choices:
             problems.append(f"field '{key}': '{value}' is not one of {', '.join(question.choices)}")

@@ -13,6 +13,10 @@ from annotation.protocols import has_phase2, phase1_done, phase2_done, phase_of,
 from goldkey.errors import ApplicationError, NotAllowed
 from items.models import Item, ItemKind, ItemSet
 
+# Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
+# would dominate the pace figures. Each save adds at most this much.
+MAX_TIME_PER_SAVE_MS = 30 * 60 * 1000
+
 PROTOCOL_FOR_KIND = {ItemKind.TWIST: Protocol.TWIST_B, ItemKind.LAPSE: Protocol.LAPSE}
 
 
@@ -214,7 +218,7 @@ def answer_save(
         if changed and enrollment.submitted_at:
             changed = False  # only empty-string keys differ: nothing to record after submission
         if time_on_item_ms:
-            answer.time_on_item_ms += max(0, int(time_on_item_ms))
+            answer.time_on_item_ms += min(max(0, int(time_on_item_ms)), MAX_TIME_PER_SAVE_MS)
         if extra:
             answer.extra = {**answer.extra, **extra}
         completed = False
