@@ -16,7 +16,7 @@ from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps,
 from council.throttle import pace_reserve, slot_acquire, slot_release
 from goldkey.errors import ApplicationError
 from items.models import Evidence, Item, ItemKind
-from items.parsing import ErrorLog, read_json
+from items.parsing import ErrorLog, json_key_lines, read_json_document
 from items.selectors import blind_view, excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -359,15 +359,16 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
     """A released council answer file (`{"annotator", "answers": {item_id: {...}}}`) as one member's
     votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing."""
     path = Path(path)
-    data = read_json(path)
+    doc, data = read_json_document(path)
     log = ErrorLog()
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         log.add(f"{path.name}:1", "expected an object with an 'answers' object")
         log.raise_if_any()
+    lines = json_key_lines(doc.text, ("answers",))
     items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type")}
     rows = []
     for external_id, values in data["answers"].items():
-        where = f"{path.name}: item '{external_id}'"
+        where = f"{path.name}:{lines.get(external_id, 1)}: item '{external_id}'"
         item = items.get(external_id)
         if item is None:
             log.add(where, f"not an item of campaign '{campaign.slug}'")

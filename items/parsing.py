@@ -170,6 +170,32 @@ def json_line(text: str, path: tuple) -> int:
     Only for error messages, so it re-scans the text instead of slowing every parse down; if the
     path cannot be followed it returns the line of the deepest value it reached.
     """
+    pos = _json_pos(text, path)
+    return text.count("\n", 0, min(pos, len(text))) + 1
+
+
+def json_key_lines(text: str, path: tuple) -> dict[str, int]:
+    """The line of every key of the object at `path`, in one pass: files keyed by item id name the line."""
+    pos, lines, line, counted = _json_pos(text, path), {}, 1, 0
+    try:
+        if text[pos] != "{":
+            return {}
+        pos = _WS.match(text, pos + 1).end()
+        while text[pos] != "}":
+            line += text.count("\n", counted, pos)
+            counted = pos
+            key, pos = _DECODER.raw_decode(text, pos)
+            lines[key] = line
+            _, pos = _DECODER.raw_decode(text, _WS.match(text, _WS.match(text, pos).end() + 1).end())
+            pos = _WS.match(text, pos).end()
+            if text[pos] == ",":
+                pos = _WS.match(text, pos + 1).end()
+    except (IndexError, ValueError):
+        pass
+    return lines
+
+
+def _json_pos(text: str, path: tuple) -> int:
     pos = _WS.match(text, 0).end()
     try:
         for step in path:
@@ -197,7 +223,7 @@ def json_line(text: str, path: tuple) -> int:
                 break
     except (IndexError, ValueError):
         pass
-    return text.count("\n", 0, min(pos, len(text))) + 1
+    return pos
 
 
 @dataclass

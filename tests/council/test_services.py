@@ -287,3 +287,12 @@ def test_a_transient_error_in_phase_two_keeps_phase_ones_reply_in_the_cache_and_
     requests = fake_llm.state.requests
     assert _produce(run, member, item).status == "ok"
     assert fake_llm.state.requests == requests + 1  # only Phase 2 is asked again
+
+
+@pytest.mark.django_db
+def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"annotator": "m", "answers": {"nope": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ApplicationError) as caught:
+        council_votes_import(campaign=small_campaign, path=path, member_name="m")
+    assert caught.value.message == f"c.json:4: item 'nope': not an item of campaign '{small_campaign.slug}'"
