@@ -245,11 +245,14 @@ class JsonDocument:
 
 def read_json_document(path: Path) -> tuple[JsonDocument, object]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ImportFailed([f"{path.name}:1: not UTF-8 text ({exc.reason})"]) from exc
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ImportFailed([f"{path.name}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from exc
     try:
         return JsonDocument(path.name, text), json_loads_checked(text)
     except json.JSONDecodeError as exc:

@@ -126,3 +126,16 @@ def test_a_long_text_in_a_locomo_document_names_the_field_and_its_line(tmp_path)
         corpus_import_locomo(path=_locomo(tmp_path, doc))
     line = doc[: doc.index('"speaker_b"')].count("\n") + 1
     assert caught.value.errors == [f"26.json:{line}: speaker_b: a text of 200,000 characters (at most 100,000)"]
+
+
+def test_invalid_utf8_mid_locomo_document_names_its_line(tmp_path):
+    doc = json.dumps(locomo_conversation(), indent=1).encode()
+    at = doc.index(b'"Bob"') + 1
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    (folder / "26.json").write_bytes(doc[:at] + b"\xff" + doc[at:])
+    with pytest.raises(ImportFailed) as caught:
+        corpus_import_locomo(path=folder)
+    line = doc[:at].count(b"\n") + 1
+    assert line > 1
+    assert caught.value.errors == [f"26.json:{line}: not UTF-8 text (invalid start byte at byte {at})"]
