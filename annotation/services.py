@@ -15,6 +15,10 @@ from goldkey import roles
 from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
 from items.models import Item, ItemKind, ItemSet
 
+# Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
+# would dominate the pace figures. Each save adds at most this much.
+MAX_TIME_PER_SAVE_MS = 30 * 60 * 1000
+
 PROTOCOL_FOR_KIND = {ItemKind.TWIST: Protocol.TWIST_B, ItemKind.LAPSE: Protocol.LAPSE}
 
 
@@ -315,7 +319,7 @@ def answer_save(
                     status_code=409, current={"values": dict(answer.values), "revision": answer.revision},
                 )
         if time_on_item_ms:
-            answer.time_on_item_ms += max(0, int(time_on_item_ms))
+            answer.time_on_item_ms += min(max(0, int(time_on_item_ms)), MAX_TIME_PER_SAVE_MS)
         if extra:
             answer.extra = {**answer.extra, **extra}
         if changed:

@@ -18,7 +18,7 @@ from annotation.services import (
     phase1_missing,
 )
 from goldkey.errors import ApplicationError
-from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
+from items.parsing import ErrorLog, ImportFailed, json_key_lines, read_json_document, read_jsonl
 
 
 def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
@@ -33,16 +33,18 @@ def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
     return enrollment
 
 
-def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
-    data = read_json(path)
+def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, tuple[int, dict]]:
+    """{item_id: (line, values)}: the line where the item's answer starts, for error messages."""
+    doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         raise ImportFailed([f"{path.name}:1: expected {{\"annotator\", \"exported\", \"answers\": {{item_id: {{...}}}}}}"])
+    lines = json_key_lines(doc.text, ("answers",))
     answers = {}
     for item_id, values in data["answers"].items():
         if not isinstance(values, dict):
-            log.add(f"{path.name}: {item_id}", "an answer must be an object of question keys")
+            log.add(f"{path.name}:{lines.get(item_id, 1)}: {item_id}", "an answer must be an object of question keys")
             continue
-        answers[item_id] = values
+        answers[item_id] = (lines.get(item_id), values)
     return answers
 
 
@@ -105,7 +107,7 @@ def answers_import(
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
     if campaign.protocol == Protocol.TWIST_B:
-        raw = {item_id: (None, values, {}) for item_id, values in _parse_twist_answers(path, log).items()}
+        raw = {item_id: (line, values, {}) for item_id, (line, values) in _parse_twist_answers(path, log).items()}
     else:
         raw = _parse_lapse_answers(path, log)
     return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)

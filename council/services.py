@@ -18,7 +18,7 @@ from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote,
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
 from items.models import Evidence, Item, ItemKind
-from items.parsing import ErrorLog, read_json_document
+from items.parsing import ErrorLog, json_key_lines, read_json_document
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -478,10 +478,11 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         log.add(f"{path.name}:1", "expected an object with an 'answers' object")
         log.raise_if_any()
+    lines = json_key_lines(doc.text, ("answers",))
     items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type")}
     votes = []
     for external_id, values in data["answers"].items():
-        where = doc.at("answers", external_id)
+        where = f"{path.name}:{lines.get(external_id, 1)}: item '{external_id}'"
         item = items.get(external_id)
         if item is None:
             log.add(where, f"not an item of campaign '{campaign.slug}'")

@@ -156,6 +156,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON bodies go through the same refusals as import files (deep nesting, NaN, over-long texts).
+    "DEFAULT_PARSER_CLASSES": [
+        "goldkey.jsonsafe.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "goldkey.errors.api_exception_handler",
 }

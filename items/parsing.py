@@ -13,8 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from goldkey.errors import ApplicationError
+from goldkey.jsonsafe import JsonRefused, json_loads_checked
 
 MAX_ERRORS = 50
+# An item cites a handful of turns (at most 3 in the released data); a list in the thousands would be copied
+# onto every annotator page and overflow Evidence.position long before it meant anything.
+MAX_EVIDENCE = 100
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 BATCH = re.compile(r":([A-Za-z0-9_]*?)(\d+)$")
 SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -63,12 +67,15 @@ def read_jsonl(path: Path, log: ErrorLog) -> Iterator[tuple[int, dict]]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
+                record = json_loads_checked(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
             except UnicodeDecodeError as exc:
                 log.add(f"{path.name}:{number}", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
                 continue
             except json.JSONDecodeError as exc:
                 log.add(f"{path.name}:{number}", f"invalid JSON: {exc.msg} (column {exc.colno})")
+                continue
+            except JsonRefused as exc:
+                log.add(f"{path.name}:{number}" + (f": {exc.label}" if exc.path else ""), exc.message)
                 continue
             if not isinstance(record, dict):
                 log.add(f"{path.name}:{number}", f"expected a JSON object, got {type(record).__name__}")
@@ -163,6 +170,32 @@ def json_line(text: str, path: tuple) -> int:
     Only for error messages, so it re-scans the text instead of slowing every parse down; if the
     path cannot be followed it returns the line of the deepest value it reached.
     """
+    pos = _json_pos(text, path)
+    return text.count("\n", 0, min(pos, len(text))) + 1
+
+
+def json_key_lines(text: str, path: tuple) -> dict[str, int]:
+    """The line of every key of the object at `path`, in one pass: files keyed by item id name the line."""
+    pos, lines, line, counted = _json_pos(text, path), {}, 1, 0
+    try:
+        if text[pos] != "{":
+            return {}
+        pos = _WS.match(text, pos + 1).end()
+        while text[pos] != "}":
+            line += text.count("\n", counted, pos)
+            counted = pos
+            key, pos = _DECODER.raw_decode(text, pos)
+            lines[key] = line
+            _, pos = _DECODER.raw_decode(text, _WS.match(text, _WS.match(text, pos).end() + 1).end())
+            pos = _WS.match(text, pos).end()
+            if text[pos] == ",":
+                pos = _WS.match(text, pos + 1).end()
+    except (IndexError, ValueError):
+        pass
+    return lines
+
+
+def _json_pos(text: str, path: tuple) -> int:
     pos = _WS.match(text, 0).end()
     try:
         for step in path:
@@ -190,7 +223,7 @@ def json_line(text: str, path: tuple) -> int:
                 break
     except (IndexError, ValueError):
         pass
-    return text.count("\n", 0, min(pos, len(text))) + 1
+    return pos
 
 
 @dataclass
@@ -212,15 +245,24 @@ class JsonDocument:
 
 def read_json_document(path: Path) -> tuple[JsonDocument, object]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFailed([f"{path.name}:1: not UTF-8 text ({exc.reason})"]) from exc
     try:
-        return JsonDocument(path.name, text), json.loads(text)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ImportFailed([f"{path.name}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from exc
+    try:
+        return JsonDocument(path.name, text), json_loads_checked(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed([f"{path.name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from exc
+    except JsonRefused as exc:
+        if exc.path:
+            where = JsonDocument(path.name, text).at(*exc.path)
+        else:
+            where = f"{path.name}:{text.count(chr(10), 0, exc.offset or 0) + 1}"
+        raise ImportFailed([f"{where}: {exc.message}"]) from None
 
 
 def parse_locomo_conversation(
@@ -370,7 +412,7 @@ def _valid_twist_fast(record: dict) -> ParsedTwistItem | None:
     for value in (external_id, conv, speaker, draft):
         if type(value) is not str or not value.strip():
             return None
-    if gold_type not in TWIST_TYPES or type(evidence) is not list or not evidence:
+    if gold_type not in TWIST_TYPES or type(evidence) is not list or not evidence or len(evidence) > MAX_EVIDENCE:
         return None
     for turn_id in evidence:
         if type(turn_id) is not str or not DIA_ID.match(turn_id):
@@ -414,6 +456,9 @@ def parse_twist_record(record: dict, source: str, line: int, log: ErrorLog) -> P
         evidence = None
     elif not evidence:
         log.add(where, "field 'evidence' is empty: an item must cite at least one turn")
+    elif len(evidence) > MAX_EVIDENCE:
+        log.add(where, f"field 'evidence' lists {len(evidence):,} turns; an item cites at most {MAX_EVIDENCE}")
+        evidence = None
     else:
         for turn_id in evidence:
             if not DIA_ID.match(turn_id):

@@ -265,6 +265,11 @@ def _parse_evidence(value: str) -> list[str]:
     return [part for part in re.split(r"[,\s]+", value.strip()) if part]
 
 
+# Errata are public (anyone signed in may report a problem), so one account cannot flood a key's list: it
+# may have this many awaiting a decision at once (authors are not limited), and a repeat is refused.
+MAX_OPEN_ERRATA_PER_USER = 20
+
+
 @transaction.atomic
 def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description: str, user, value: str = "") -> Erratum:
     """Any signed-in user may file an erratum against a frozen key."""
@@ -278,6 +283,13 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
     if not description:
         raise ApplicationError("describe the problem (description is required)")
     value = (value or "").strip()
+    if not roles.is_author(user):
+        waiting = Erratum.objects.filter(filed_by=user, status=Erratum.Status.FILED).count()
+        if waiting >= MAX_OPEN_ERRATA_PER_USER:
+            raise ApplicationError(
+                f"you have {waiting} errata awaiting a decision; file more once the authors have decided those",
+                status_code=429,
+            )
     in_key = KeyEntry.objects.filter(key=key, external_id=item_external_id).select_related("item").first()
     if kind == Erratum.Kind.RELABEL:
         valid = _valid_gold(key.kind)
@@ -305,6 +317,11 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
             raise ApplicationError("fix-quote needs --value: the corrected verbatim quote")
         elif kind == Erratum.Kind.DROP and value:
             raise ApplicationError("drop takes no --value")
+    same = Erratum.objects.filter(
+        key=key, item_external_id=item_external_id, kind=kind, value=value, status=Erratum.Status.FILED
+    ).first()
+    if same is not None:
+        raise ApplicationError(f"erratum {same.pk} already proposes this for '{item_external_id}' and awaits a decision")
     return Erratum.objects.create(
         key=key, item_external_id=item_external_id, kind=kind, value=value, description=description, filed_by=user
     )

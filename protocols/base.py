@@ -8,6 +8,9 @@ Pure: no database access, no imports from the apps above `items`.
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+# A free-text answer (a note) is copied into every revision; a page of text is plenty for a reason.
+MAX_NOTE_CHARS = 10_000
+
 
 @dataclass(frozen=True)
 class Question:
@@ -89,6 +92,9 @@ class ProtocolSpec:
                 continue
             if not isinstance(value, str):
                 problems.append(f"field '{key}': must be a string, got {type(value).__name__}")
+                continue
+            if question.choices is None and len(value) > MAX_NOTE_CHARS:
+                problems.append(f"field '{key}': {len(value):,} characters; a note holds at most {MAX_NOTE_CHARS:,}")
                 continue
             if question.choices is not None and value != "" and value not in question.choices:
                 problems.append(f"field '{key}': '{value}' is not one of {', '.join(question.choices)}")

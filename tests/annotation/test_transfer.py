@@ -140,3 +140,11 @@ def test_lapse_record_fields_goldkey_does_not_interpret_come_back_unchanged(laps
     answers_import(campaign=lapse_campaign, path=path, annotator="A")
     exported = answers_export_data(enrollment=Enrollment.objects.get(campaign=lapse_campaign, pseudonym="A"))
     assert sorted(exported, key=lambda r: r["gid"]) == records
+
+
+def test_an_answer_file_error_names_the_line_of_the_item(twist_campaign, annotator_a, tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"annotator": "A", "exported": "t", "answers": {"nope:1": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ImportFailed) as excinfo:
+        answers_import(campaign=twist_campaign, path=path, annotator="A")
+    assert excinfo.value.errors == ["answers.json:5: item 'nope:1' is not assigned to A in campaign 'tw'"]

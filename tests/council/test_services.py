@@ -258,3 +258,12 @@ def test_a_running_run_without_batches_gets_them_from_the_sweep(small_campaign, 
     with django_capture_on_commit_callbacks(execute=True):
         assert council_sweep()["resent"] == 1
     assert [len(CouncilBatch.objects.get(pk=pk).item_ids) for pk in sent] == [3]
+
+
+@pytest.mark.django_db
+def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"annotator": "m", "answers": {"nope": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ApplicationError) as caught:
+        council_votes_import(campaign=small_campaign, path=path, member_name="m")
+    assert caught.value.message == f"c.json:4: item 'nope': not an item of campaign '{small_campaign.slug}'"
