@@ -1,8 +1,8 @@
 """Public errata without a flood: a repeat is refused, and one account has a bounded number awaiting a decision."""
 
 import pytest
-from adjudication.key_models import Erratum
-from adjudication.key_services import MAX_OPEN_ERRATA_PER_USER, erratum_decide, erratum_file
+from keys.models import Erratum
+from keys.services import MAX_OPEN_ERRATA_PER_USER, erratum_decide, erratum_file
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
