@@ -1,12 +1,12 @@
 """Public errata without a flood: a repeat is refused, and one account has a bounded number awaiting a decision."""
 
 import pytest
-from keys.models import Erratum
-from keys.services import MAX_OPEN_ERRATA_PER_USER, erratum_decide, erratum_file
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from goldkey.errors import ApplicationError
+from keys.models import Erratum
+from keys.services import MAX_OPEN_ERRATA_PER_USER, erratum_decide, erratum_file
 
 
 def _file(key, user, item="s-0000", description="not self-contained"):
