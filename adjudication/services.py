@@ -12,8 +12,8 @@ from adjudication.models import Action, Decision, DecisionRevision
 from annotation.models import Answer, Campaign, Protocol
 from annotation.services import campaign_lock
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import GoldType, Item
-from items.parsing import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from protocols.lapse import LABELS as LAPSE_LABELS
 
 

@@ -18,7 +18,7 @@ from annotation.services import (
     phase1_missing,
 )
 from goldkey.errors import ApplicationError
-from items.parsing import ErrorLog, ImportFailed, json_key_lines, read_json_document, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document, read_jsonl
 
 
 def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:

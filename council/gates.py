@@ -12,7 +12,7 @@ from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from goldkey.errors import ApplicationError
-from goldkey.jsonsafe import json_loads_checked
+from goldkey.lib.jsonsafe import json_loads_checked
 from items.models import GoldType, Item, ItemSet
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import TWIST_V0_SCHEMA

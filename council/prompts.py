@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 import protocols
-from goldkey.jsonsafe import json_loads_checked
+from goldkey.lib.jsonsafe import json_loads_checked
 
 DEFAULT_PROMPT_NAME = {"twist_b": "twist-b-v1", "lapse": "lapse-v1"}
 SCHEMA_MARKER = "JSON_SCHEMA:"

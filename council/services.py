@@ -17,8 +17,8 @@ from council import conf
 from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
 from items.models import Evidence, Item, ItemKind
-from items.parsing import ErrorLog, json_key_lines, read_json_document
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"

@@ -10,9 +10,9 @@ from rest_framework.views import APIView
 
 from goldkey.api_schema import ImportErrorSerializer, errors
 from goldkey.lib.error_records import error_records
+from goldkey.lib.jsonio import ImportFailed
 from items import selectors
 from items.admin import can_manage_items
-from items.parsing import ImportFailed
 from items.upload_services import UPLOAD_KINDS, Upload, upload_import
 
 

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import AnswerRevision
 from annotation.services import MAX_TIME_PER_SAVE_MS
-from goldkey.jsonsafe import MAX_JSON_DEPTH
+from goldkey.lib.jsonsafe import MAX_JSON_DEPTH
 from protocols.base import MAX_NOTE_CHARS
 from tests.annotation.conftest import enrollment_of
 

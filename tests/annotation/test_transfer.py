@@ -7,8 +7,9 @@ from annotation.models import AnswerRevision, Enrollment
 from annotation.services import answer_save, campaign_create
 from annotation.transfer import answers_export, answers_export_data, answers_import, answers_load
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ImportFailed
 from items.models import ItemSet
-from items.parsing import ImportFailed, ParsedLapseItem
+from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
 from tests.annotation.conftest import answer_all_phase1, enrollment_of
 

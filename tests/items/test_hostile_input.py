@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from goldkey.jsonsafe import MAX_JSON_DEPTH, MAX_JSON_TEXT
-from items.parsing import MAX_EVIDENCE, ImportFailed
+from goldkey.lib.jsonio import ImportFailed
+from goldkey.lib.jsonsafe import MAX_JSON_DEPTH, MAX_JSON_TEXT
+from items.parsing import MAX_EVIDENCE
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
 from items.upload_services import Upload, upload_import
 from tests.items.conftest import locomo_conversation, table_counts, twist_record

@@ -1,10 +1,10 @@
-"""goldkey.jsonsafe: the one checked JSON reader, and the API's JSON bodies going through it."""
+"""goldkey.lib.jsonsafe: the one checked JSON reader, and the API's JSON bodies going through it."""
 
 import json
 
 import pytest
 
-from goldkey.jsonsafe import MAX_JSON_DEPTH, JsonRefused, json_loads_checked
+from goldkey.lib.jsonsafe import MAX_JSON_DEPTH, JsonRefused, json_loads_checked
 
 
 @pytest.mark.parametrize(
