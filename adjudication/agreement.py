@@ -20,12 +20,12 @@ from adjudication.selectors import (
 )
 from annotation.models import Campaign, Protocol
 from goldkey.lib import statistics as st
+from protocols.lapse import BINARY as LAPSE_BINARY
 from protocols.lapse import LABELS as LAPSE_LABELS
+from protocols.twist_b import GOLD_TYPES
 from protocols.twist_b import Q1 as TWIST_Q1
 
 HISTORY_SPLIT = 620  # TWIST stratifies history length at 620 turns (PROTOCOL §1)
-GOLD_TYPES = ("contradicting", "aligned", "hard_negative")
-LAPSE_BINARY = {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}
 
 MEANING_ALL = (
     "Raw agreement on all candidates: the reliability of the candidate-generation process "

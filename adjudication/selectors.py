@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 import protocols
 from adjudication import queue as q
 from adjudication.models import Action, Decision
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, Assignment, Campaign, Enrollment
 from council.models import CouncilVote
 from items.models import Item
 
@@ -27,11 +27,6 @@ KEPT_AFTER_ADJUDICATION = "kept_after_adjudication"  # a keep decision
 RELABELLED = "relabelled"  # a relabel decision: final gold is the new label
 
 ITEM_FIELDS = ("id", "kind", "external_id", "gold_type", "family", "history_turns", "batch", "text_released")
-# The answer keys agreement and the queue read (pages that show notes load one item's full answers).
-QUEUE_KEYS = {
-    Protocol.TWIST_B: ("q1", "q2", "q2quote", "q3", "q3turn"),
-    Protocol.LAPSE: ("label",),
-}
 
 
 class JsonKeyText(Func):
@@ -67,7 +62,7 @@ class ItemRow:
 
     @property
     def gold_verdict(self) -> str:
-        return q.GOLD_VERDICT.get(self.gold_type, "")
+        return protocols.for_kind(self.kind).verdict_of(self.gold_type)
 
 
 @dataclass
@@ -88,6 +83,7 @@ class CampaignData:
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
     queue_cache: list | None = field(default=None, repr=False)  # set by queue_from_data
+    council_members: list[str] = field(default_factory=list)  # every member with a vote in the campaign
 
     @property
     def protocol(self) -> str:
@@ -97,6 +93,14 @@ class CampaignData:
         """One dict per annotator assigned to the item, in enrollment order."""
         per_item = self.answers.get(item_id, {})
         return [per_item[p] for p in self.pseudonyms if p in per_item]
+
+    def council_votes(self, item_id: int) -> list[dict] | None:
+        """One answer dict per council member, {} where a member has no vote on this item (its call
+        failed): the band counts every member (protocols.base.council_band). None without a council."""
+        if not self.council_members:
+            return None
+        by_member = {b.member: b.values for b in self.council.get(item_id, ())}
+        return [by_member.get(name, {}) for name in self.council_members]
 
     def primary_labels(self, item_id: int) -> dict[str, str | None]:
         key = protocols.get(self.protocol).primary_key
@@ -176,7 +180,7 @@ def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignD
 
 def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
-    keys = QUEUE_KEYS[campaign.protocol]
+    keys = protocols.get(campaign.protocol).queue_keys
     answers: dict[int, dict[str, dict]] = {}
     assignments = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
@@ -230,17 +234,12 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     decisions = {
         d.item_id: d for d in Decision.objects.filter(campaign=campaign).select_related("decided_by")
     }
-    return CampaignData(campaign, pseudonyms, items, answers, council, decisions)
+    members = sorted({ballot.member for ballots in council.values() for ballot in ballots})
+    return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
 
 
 def _reasons(data: CampaignData, item: Item) -> list[str]:
-    ballots = data.council.get(item.id)
-    return q.queue_reasons(
-        item.gold_type,
-        data.answer_list(item.id),
-        [b.values for b in ballots] if ballots else None,
-        protocol=data.protocol,
-    )
+    return protocols.get(data.protocol).queue_reasons(item.gold_type, data.answer_list(item.id), data.council_votes(item.id))
 
 
 def queue_from_data(data: CampaignData) -> list[QueueEntry]:
@@ -259,9 +258,8 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     # (all `council_band` reads); a few hundred combinations cover a campaign.
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
-    protocol = data.protocol
-    lapse = protocol == Protocol.LAPSE
-    reasons_for = q.lapse_queue_reasons if lapse else q.twist_queue_reasons
+    spec = protocols.get(data.protocol)
+    primary = spec.primary_key
     empty: dict = {}
     memo: dict[tuple, tuple[list[str], str, str]] = {}
     # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
@@ -270,15 +268,13 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         per_item = all_answers.get(item.id, empty)
         answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
         ballots = council.get(item.id) if council else None
-        votes = tuple(b.values.get("q1") for b in ballots) if ballots and not lapse else None
+        council_votes = data.council_votes(item.id) if council else None
+        votes = tuple(v.get(primary) for v in council_votes) if council_votes else None
         key = (item.gold_type, votes, *map(id, answers))
         found = memo.get(key)
         if found is None:
-            if lapse:
-                reasons = reasons_for(answers)
-            else:
-                reasons = reasons_for(item.gold_type, answers, [b.values for b in ballots] if ballots else None)
-            action, why = q.suggestion(item.gold_type, answers, reasons, protocol=protocol) if reasons else ("", "")
+            reasons = spec.queue_reasons(item.gold_type, answers, council_votes)
+            action, why = spec.suggestion(item.gold_type, answers, reasons) if reasons else ("", "")
             found = memo[key] = (reasons, action, why)
         reasons, action, why = found
         if not reasons:
@@ -348,12 +344,12 @@ def _agreed_label(labels: list[str]) -> str:
 
 def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) -> list[tuple[ItemRow, str, str]]:
     """`queued`: the queued item ids when the caller has already built the queue."""
-    lapse = data.protocol == Protocol.LAPSE
-    key = protocols.get(data.protocol).primary_key
+    spec = protocols.get(data.protocol)
+    key = spec.primary_key
     retained = []
     for item in data.items:
         decision = data.decisions.get(item.id)
-        if lapse:
+        if spec.gold_from_agreement:
             base = _agreed_label([a.get(key, "") for a in data.answer_list(item.id)])
         else:
             base = item.gold_type

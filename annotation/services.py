@@ -9,11 +9,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import protocols
-from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment
+from annotation.selectors import required_count
 from goldkey.errors import ApplicationError, NotAllowed
-from items.models import Item, ItemKind, ItemSet
-
-PROTOCOL_FOR_KIND = {ItemKind.TWIST: Protocol.TWIST_B, ItemKind.LAPSE: Protocol.LAPSE}
+from items.models import Item, ItemSet
 
 
 def pseudonym_for(index: int) -> str:
@@ -63,7 +62,10 @@ def campaign_create(
         raise ApplicationError("give one pseudonym per annotator")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
-    protocol = PROTOCOL_FOR_KIND[item_set.kind]
+    try:
+        protocol = protocols.for_kind(item_set.kind).name  # the protocol that annotates this kind of item
+    except protocols.UnknownProtocol as exc:
+        raise ApplicationError(str(exc)) from exc
     campaign = Campaign.objects.create(
         slug=slug,
         name=name or slug,
@@ -130,10 +132,6 @@ class SaveResult:
     phase1_completed: bool = False  # this save completed Phase 1 (Phase 2 is now open)
 
 
-def _required(enrollment: Enrollment) -> int:
-    return enrollment.assigned_count - (enrollment.crisis_count if enrollment.crisis_declined_at else 0)
-
-
 def _open_assignments(enrollment: Enrollment):
     qs = Assignment.objects.filter(enrollment=enrollment)
     if enrollment.crisis_declined_at:
@@ -160,7 +158,7 @@ def phase2_missing(enrollment: Enrollment) -> bool:
 
 def _complete_phase1_if_done(enrollment: Enrollment) -> bool:
     """Record Phase 1 completion once every open assignment has its verdict (counter hint, exact check)."""
-    if enrollment.phase1_completed_at or enrollment.phase1_done_count < _required(enrollment):
+    if enrollment.phase1_completed_at or enrollment.phase1_done_count < required_count(enrollment):
         return False
     if phase1_missing(enrollment):
         return False

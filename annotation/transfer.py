@@ -1,5 +1,6 @@
-"""Answer files in the released formats: TWIST answer JSON and Lapse annotation JSONL. Import is
-validated in full before anything is written, and all-or-nothing."""
+"""Answer files in the released formats, as each protocol's spec declares them (`AnswerFile`): a JSON
+answer document (TWIST) or JSONL records (Lapse). Import is validated in full before anything is
+written, and all-or-nothing."""
 
 import json
 from datetime import UTC, datetime
@@ -9,10 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, Assignment, Campaign, Enrollment
 from annotation.services import answer_save, enrollment_close_phase1, enrollment_submit
 from goldkey.errors import ApplicationError
 from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
+from protocols.base import AnswerFile
 
 
 def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
@@ -27,7 +29,8 @@ def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
     return enrollment
 
 
-def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
+def _parse_document(path: Path, log: ErrorLog) -> dict[str, dict]:
+    """{"annotator", "exported", "answers": {item_id: {question: value}}}."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         raise ImportFailed([f"{path.name}:1: expected {{\"annotator\", \"exported\", \"answers\": {{item_id: {{...}}}}}}"])
@@ -38,9 +41,6 @@ def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
             continue
         answers[item_id] = values
     return answers
-
-
-LAPSE_RECORD_KEYS = ("gid", "label", "notes", "annotator", "ts")
 
 
 def _parse_ts(value) -> datetime | None:
@@ -62,26 +62,29 @@ def _format_ts(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
+def _parse_records(path: Path, log: ErrorLog, fmt: AnswerFile) -> dict[str, tuple]:
+    """One JSON record per line: the item id field, the answer fields, annotator, ts, and anything
+    else (kept verbatim in `extra`)."""
     answers: dict[str, tuple] = {}
     for line, record in read_jsonl(path, log):
         where = f"{path.name}:{line}"
-        gid = record.get("gid")
+        gid = record.get(fmt.id_field)
         if not isinstance(gid, str) or not gid:
-            log.add(where, "missing field 'gid'")
+            log.add(where, f"missing field '{fmt.id_field}'")
             continue
         if gid in answers:
             log.add(where, f"duplicate answer for '{gid}'")
             continue
-        label = record.get("label")
-        if not isinstance(label, str):
-            log.add(where, f"{gid}: missing field 'label'")
+        missing = [key for key in fmt.required if not isinstance(record.get(key), str)]
+        if missing:
+            log.add(where, f"{gid}: missing field '{missing[0]}'")
             continue
-        values = {"label": label}
-        notes = record.get("notes", "")
-        if notes:
-            values["notes"] = notes if isinstance(notes, str) else json.dumps(notes)
-        extra = {k: v for k, v in record.items() if k not in LAPSE_RECORD_KEYS}
+        values = {key: record[key] for key in fmt.required}
+        for key in fmt.fields:
+            value = record.get(key, "")
+            if key not in fmt.required and value:
+                values[key] = value if isinstance(value, str) else json.dumps(value)
+        extra = {k: v for k, v in record.items() if k not in fmt.record_keys}
         answered_at = _parse_ts(record.get("ts"))
         if answered_at is None and record.get("ts") not in (None, ""):
             extra["ts"] = record["ts"]  # not a time: kept as given, so the export gives it back
@@ -94,14 +97,15 @@ def answers_import(
     *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False
 ) -> dict:
     """Load one annotator's released answer file into the campaign, as that annotator's answers
-    (TWIST answer JSON or Lapse JSONL). See `answers_load` for the rules."""
+    (in the protocol's answer-file format). See `answers_load` for the rules."""
     path = Path(path)
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
-    if campaign.protocol == Protocol.TWIST_B:
-        raw = {item_id: (None, values, {}) for item_id, values in _parse_twist_answers(path, log).items()}
+    fmt = protocols.get(campaign.protocol).answer_file
+    if fmt.layout == "document":
+        raw = {item_id: (None, values, {}) for item_id, values in _parse_document(path, log).items()}
     else:
-        raw = _parse_lapse_answers(path, log)
+        raw = _parse_records(path, log, fmt)
     return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)
 
 
@@ -139,7 +143,7 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0
-    phases = sorted({q.phase for q in protocols.get(campaign.protocol).questions})
+    phases = protocols.get(campaign.protocol).phases
     with transaction.atomic():
         for phase in phases:
             parts = {
@@ -179,13 +183,14 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
 
 
 def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
-    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records."""
+    """One annotator's answers in the released format: an answer document, or JSONL records."""
     answers = (
         Answer.objects.filter(assignment__enrollment=enrollment)
         .select_related("assignment__item")
         .order_by("assignment__item__external_id")
     )
-    if enrollment.campaign.protocol == Protocol.TWIST_B:
+    fmt = protocols.get(enrollment.campaign.protocol).answer_file
+    if fmt.layout == "document":
         return {
             "annotator": enrollment.pseudonym,
             "exported": _format_ts(timezone.now()),
@@ -193,9 +198,8 @@ def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
         }
     return [
         {
-            "gid": a.assignment.item.external_id,
-            "label": a.values.get("label", ""),
-            "notes": a.values.get("notes", ""),
+            fmt.id_field: a.assignment.item.external_id,
+            **{key: a.values.get(key, "") for key in fmt.fields},
             "annotator": enrollment.pseudonym,
             "ts": _format_ts(a.answered_at),
             **a.extra,
@@ -208,11 +212,11 @@ def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
 def answers_export_text(*, enrollment: Enrollment) -> tuple[str, str]:
     """(file name, file text) of the export."""
     data = answers_export_data(enrollment=enrollment)
-    slug = enrollment.campaign.slug
+    fmt = protocols.get(enrollment.campaign.protocol).answer_file
+    name = f"{enrollment.campaign.slug}_{fmt.stem}_{enrollment.pseudonym}{fmt.suffix}"
     if isinstance(data, dict):
-        return f"{slug}_answers_{enrollment.pseudonym}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)
-    return f"{slug}_annotations_{enrollment.pseudonym}.jsonl", text
+        return name, json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return name, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)
 
 
 def answers_export(*, campaign: Campaign, annotator: str, out: Path) -> dict:

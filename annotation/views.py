@@ -63,8 +63,7 @@ def item(request, slug, position):
             return redirect("annotation:crisis", slug=slug)
     page = selectors.item_page(assignment)
     page["crisis_contacts"] = crisis_contacts() if assignment.crisis else None
-    template = "annotation/item_lapse.html" if enrollment.campaign.protocol == "lapse" else "annotation/item_twist.html"
-    return render(request, template, page)
+    return render(request, page["template"], page)
 
 
 @annotator_view
@@ -114,7 +113,7 @@ def export(request, slug):
 @annotator_view
 def overview(request, slug):
     """Authors: per-annotator progress and pace. Never answers (blind or not): those belong to adjudication."""
-    access.require_author(request.user)
+    roles.require_author(request.user)
     campaign = access.get_campaign(slug)
     return render(request, "annotation/overview.html", {
         "campaign": campaign,

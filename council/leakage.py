@@ -12,7 +12,8 @@ from sklearn.naive_bayes import MultinomialNB
 
 from annotation.models import Campaign
 from goldkey.errors import ApplicationError
-from items.models import GOLD_VERDICT, Item
+from items.models import Item
+from protocols import twist_b
 
 
 def _vectorizer() -> CountVectorizer:
@@ -21,7 +22,8 @@ def _vectorizer() -> CountVectorizer:
 
 def leakage_audit(*, campaign: Campaign, top: int = 10) -> dict:
     rows = list(
-        Item.objects.filter(item_set_id=campaign.item_set_id, kind="twist")
+        # A TWIST audit: the drafts and their gold types (PROTOCOL §6).
+        Item.objects.filter(item_set_id=campaign.item_set_id, kind=twist_b.SPEC.item_kind)
         .exclude(gold_type="")
         .values_list("draft", "gold_type", "conversation__external_id")
         .order_by("external_id")
@@ -29,7 +31,7 @@ def leakage_audit(*, campaign: Campaign, top: int = 10) -> dict:
     if len(rows) < 4:
         raise ApplicationError(f"campaign '{campaign.slug}' has too few TWIST items for a leakage audit")
     drafts = [r[0] for r in rows]
-    y = np.array([GOLD_VERDICT[r[1]] == "contradicts" for r in rows], dtype=int)
+    y = np.array([twist_b.SPEC.verdict_of(r[1]) == twist_b.CONTRADICTS for r in rows], dtype=int)
     groups = np.array([r[2] for r in rows])
     if len(set(groups)) < 2 or len(set(y)) < 2:
         raise ApplicationError("the leakage audit needs two conversations and both verdicts")

@@ -15,7 +15,7 @@ from council.models import CouncilMember, CouncilRun, CouncilVote, PromptVersion
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps, parse_answer, prompt_hash
 from council.throttle import pace_reserve, slot_acquire, slot_release
 from goldkey.errors import ApplicationError
-from items.models import Evidence, Item, ItemKind
+from items.models import Evidence, Item
 from items.parsing import ErrorLog, read_json
 from items.selectors import excerpts_for, recipient_turns
 
@@ -203,12 +203,15 @@ def _vote_record(
 
 
 def _item_steps(item: Item, prompt: PromptVersion):
+    spec = protocols.of_item(item)
     view = protocols.blind_view(item)
-    excerpts = excerpts_for(item)
+    excerpts = excerpts_for(item) if spec.shows_excerpts else []
     phase2 = None
-    if item.kind == ItemKind.TWIST:
+    if spec.has_phase2:
+        # What Phase 2 shows a human annotator of this item, and only that.
+        shows = {fact for question in spec.asked(2, item.gold_type) for fact in question.shows}
         phase2 = {"gold_type": item.gold_type, "quote": item.contradicted_quote}
-        if item.gold_type != "contradicting":
+        if "recipient_turns" in shows:
             phase2["index"] = [
                 {"dia_id": t.dia_id, "date": t.session.date_time_raw, "speaker": t.speaker, "text": t.text}
                 for t in recipient_turns(item)

@@ -17,8 +17,7 @@ from items.models import GoldType, ItemSet
 
 
 def _require_author(user) -> None:
-    if not roles.is_author(user):
-        raise NotAllowed("Only authors may open the council pages.")
+    roles.require_author(user, message="Only authors may open the council pages.")
 
 
 

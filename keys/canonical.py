@@ -10,7 +10,8 @@ import json
 from collections.abc import Iterable
 from operator import itemgetter
 
-from items.models import GOLD_VERDICT, ItemKind
+from items.models import ItemKind
+from protocols.twist_b import GOLD_VERDICT
 
 # One encoder for every canonical value: json.dumps with these arguments builds a new JSONEncoder per
 # call, which costs as much as encoding a small record. Same class, same options, same bytes.
