@@ -19,14 +19,14 @@ def band_for(gold_verdict: str, verdicts: list[str | None], *, protocol: str = "
     return protocols.get(protocol).band(gold_verdict, verdicts)
 
 
-def flags_for(votes: dict[str, dict]) -> list[dict]:
-    """Per member: q2 'no' (claim not self-contained), q3 'conflict' (with the turn)."""
+def flags_for(votes: dict[str, dict], *, protocol: str = "twist_b") -> list[dict]:
+    """Per member, the answers the protocol flags (TWIST: q2 'no', claim not self-contained; q3
+    'conflict', with the turn)."""
     flags = []
     for name, values in votes.items():
-        if values.get("q2") == "no":
-            flags.append({"member": name, "flag": "q2_no", "turn": ""})
-        if values.get("q3") == "conflict":
-            flags.append({"member": name, "flag": "q3_conflict", "turn": values.get("q3turn", "")})
+        for flag in protocols.get(protocol).council_flags:
+            if values.get(flag.key) == flag.value:
+                flags.append({"member": name, "flag": flag.name, "turn": values.get(flag.turn_key, "") if flag.turn_key else ""})
     return flags
 
 
@@ -55,7 +55,7 @@ def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
         votes = {name: latest.get((item.pk, name), {}) for name in names}
         gold = spec.verdict_of(item.gold_type)
         band = spec.council_band(item.gold_type, [votes[n] for n in names])
-        flags = flags_for(votes)
+        flags = flags_for(votes, protocol=campaign.protocol)
         rows.append({
             "item_id": item.pk, "external_id": item.external_id, "gold_type": item.gold_type, "gold_verdict": gold,
             "draft": item.draft, "recipient": item.recipient, "votes": votes, "band": band, "flags": flags,

@@ -149,6 +149,17 @@ class CouncilPrompt:
 
 
 @dataclass(frozen=True)
+class CouncilFlag:
+    """A council member's answer worth a look in triage (PROTOCOL §4): `key` = `value` is flagged as
+    `name`, with the turn the member named in `turn_key` ('' : none)."""
+
+    key: str
+    value: str
+    name: str
+    turn_key: str = ""
+
+
+@dataclass(frozen=True)
 class Wording:
     """How the adjudication pages name this protocol's things."""
 
@@ -196,7 +207,8 @@ class ProtocolSpec:
     adjudication_template: the item (and its gold) on the adjudicator's side-by-side page.
     queue_panels: extra sections of the queue page (e.g. TWIST's retained set against the bar).
     wording: how the adjudication pages name the protocol's things.
-    council_prompt: how the council is asked (None: no council for this protocol).
+    council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
+      member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
     """
 
     name: str
@@ -237,6 +249,8 @@ class ProtocolSpec:
     queue_panels: tuple[Panel, ...] = ()
     wording: Wording = field(default_factory=Wording)
     council_prompt: CouncilPrompt | None = None
+    council_flags: tuple[CouncilFlag, ...] = ()
+    generation_gates: bool = False
 
     # --- questions -------------------------------------------------------------------------------------
     def question_map(self) -> dict[str, Question]:

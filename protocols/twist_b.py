@@ -14,6 +14,7 @@ from protocols.base import (
     MISSING_ANSWERS,
     AnswerFile,
     Benchmark,
+    CouncilFlag,
     CouncilPrompt,
     Panel,
     ProtocolSpec,
@@ -244,4 +245,6 @@ SPEC = ProtocolSpec(
     queue_panels=(Panel("adjudication.agreement.twist_retained", "adjudication/_retained.html"),),
     wording=Wording(forest_caption=" per gold type and stratum", confusion_caption=" (q1, all items)"),
     council_prompt=COUNCIL_PROMPT,
+    council_flags=(CouncilFlag("q2", "no", "q2_no"), CouncilFlag("q3", "conflict", "q3_conflict", turn_key="q3turn")),
+    generation_gates=True,
 )
