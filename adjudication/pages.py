@@ -99,7 +99,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         "next_id": neighbour(1),
         "frozen": campaign_is_frozen(campaign),
         # Where gold is the agreed label, a queued item has no label to keep: it must be set.
-        "keep_allowed": not (spec.gold_from_agreement and entry.reasons),
+        "keep_allowed": not (spec.gold_from_answers and entry.reasons),
         "relabel_choices": list(spec.gold_values),
         "gold_verdict": spec.verdict_of(item.gold_type),
         "reason_help": q.REASON_HELP,

@@ -133,12 +133,8 @@ def blocking_ids(entries) -> set[int]:
 
 
 def campaign_is_frozen(campaign: Campaign) -> bool:
-    """True once a gold key has been frozen from this campaign: decisions are then read-only.
-
-    Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from keys.models import GoldKey
-
-    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
+    """True once a gold key has been frozen from this campaign: its answers and decisions are sealed."""
+    return campaign.status == Campaign.Status.FROZEN
 
 
 def _raw_rows(queryset):
@@ -180,7 +176,7 @@ def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignD
 
 def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
-    keys = protocols.get(campaign.protocol).queue_keys
+    keys = protocols.get(campaign.protocol).agreement_keys
     answers: dict[int, dict[str, dict]] = {}
     assignments = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
@@ -349,7 +345,7 @@ def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) ->
     retained = []
     for item in data.items:
         decision = data.decisions.get(item.id)
-        if spec.gold_from_agreement:
+        if spec.gold_from_answers:
             base = _agreed_label([a.get(key, "") for a in data.answer_list(item.id)])
         else:
             base = item.gold_type

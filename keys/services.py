@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
 from annotation.models import Campaign
+from annotation.services import campaign_lock, campaign_mark_frozen
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import Evidence, GoldType, Item, ItemKind, Turn
@@ -122,12 +123,14 @@ def _require_author(user) -> None:
 
 @transaction.atomic
 def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists)."""
+    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
+    from a closed campaign: while annotators work, the queue and the kept set are not settled."""
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
+    if existing is not None and existing.is_frozen:
+        raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
+    campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="build a key")
     if existing is not None:
-        if existing.is_frozen:
-            raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
         if existing.campaign_id != campaign.pk:
             raise ApplicationError(f"draft key '{version}' belongs to another campaign")
         existing.entries.all().delete()
@@ -181,9 +184,14 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
 
 @transaction.atomic
 def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """Freeze `version` from the campaign's fully decided queue. Irreversible."""
+    """Freeze `version` from the campaign's fully decided queue, and the campaign with it. Irreversible.
+    Only a closed campaign freezes: annotators are done and no decision can land meanwhile (the
+    campaign row stays locked until this transaction commits)."""
+    _require_author(user)
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
-    return _freeze(key, user, sha256=key.sha256)
+    key = _freeze(key, user, sha256=key.sha256)
+    campaign_mark_frozen(campaign=campaign)
+    return key
 
 
 def key_verify(*, version: str) -> dict:

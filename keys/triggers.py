@@ -1,4 +1,4 @@
-"""Install and remove the database triggers that make frozen gold keys immutable.
+"""Install and remove the database triggers that make frozen gold keys and frozen campaigns immutable.
 
 The application never relies on them (services refuse first, with a clear message), but admin, ORM
 `update()`/`bulk_update()`, raw SQL and a bug in a future service all hit the same wall. A database
@@ -11,8 +11,16 @@ tests which must tear frozen rows down run exactly what the migration installed.
 
 import importlib
 
-_migration = importlib.import_module("adjudication.migrations.0003_keys_immutability")
-KEY, ENTRY, MESSAGE, STATEMENTS = _migration.KEY, _migration.ENTRY, _migration.MESSAGE, _migration.STATEMENTS
+_keys = importlib.import_module("adjudication.migrations.0003_keys_immutability")
+_sealed = importlib.import_module("keys.migrations.0002_sealed_campaign_triggers")
+KEY, ENTRY, MESSAGE = _keys.KEY, _keys.ENTRY, _keys.MESSAGE
+SEALED_MESSAGE = _sealed.MESSAGE
+# Both migrations' triggers, installed in migration order and removed in reverse.
+STATEMENTS = {
+    vendor: (_keys.STATEMENTS[vendor][0] + _sealed.STATEMENTS[vendor][0],
+             _sealed.STATEMENTS[vendor][1] + _keys.STATEMENTS[vendor][1])
+    for vendor in _keys.STATEMENTS
+}
 
 
 def _run(connection, statements) -> None:

@@ -186,10 +186,10 @@ class ProtocolSpec:
     shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
     questions: the questions with their phases and choices; primary_key: the answer compared between
       annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
-    queue_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
+    agreement_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
     gold_values: what a key entry's gold may be (and so what a relabel may set).
     gold_verdict: gold value -> the primary answer that agrees with it (empty: the gold is the answer).
-    gold_from_agreement: the gold is the label both annotators gave, else the adjudicated one (Lapse),
+    gold_from_answers: the gold is the label both annotators gave, else the adjudicated one (Lapse),
       rather than the item's own gold type: "keep" then needs the annotators to agree.
     binary / binary_label: label -> binary class for binary agreement (labels absent are excluded;
       None: no binary figure).
@@ -228,9 +228,9 @@ class ProtocolSpec:
     upload_label: str = ""
     shows_excerpts: bool = False
     abstain: str = ""
-    queue_keys: tuple[str, ...] = ()
+    agreement_keys: tuple[str, ...] = ()
     gold_verdict: Mapping[str, str] = field(default_factory=dict)
-    gold_from_agreement: bool = False
+    gold_from_answers: bool = False
     binary: Mapping[str, str] | None = None
     binary_label: str = ""
     conventions: tuple[str, ...] = ()

@@ -108,9 +108,9 @@ SPEC = ProtocolSpec(
         Question("notes", 1, None, label="Notes", note=True),
     ),
     primary_key="label",
-    queue_keys=("label",),
+    agreement_keys=("label",),
     gold_values=LABELS,
-    gold_from_agreement=True,
+    gold_from_answers=True,
     binary=BINARY,
     binary_label="PROCEED vs HEDGE/TEMPLATE",
     answer_file=AnswerFile(

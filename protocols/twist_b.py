@@ -215,7 +215,7 @@ SPEC = ProtocolSpec(
     questions=QUESTIONS,
     primary_key="q1",
     abstain=CANNOT_TELL,
-    queue_keys=("q1", "q2", "q2quote", "q3", "q3turn"),
+    agreement_keys=("q1", "q2", "q2quote", "q3", "q3turn"),
     gold_values=GOLD_TYPES,
     gold_verdict=GOLD_VERDICT,
     answer_file=AnswerFile(layout="document", stem="answers", suffix=".json"),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
@@ -124,7 +125,7 @@ def adjudicate_by_keyboard(page, campaign, author) -> dict[str, str]:
         page.keyboard.press("Control+Enter")
         chosen[external_id] = label
         if n + 1 < queued:
-            page.wait_for_function(f"document.querySelector('h1').innerText !== {json.dumps(external_id)}")
+            expect(page.locator("h1")).not_to_have_text(external_id)
     page.wait_for_url(f"**/adjudicate/{campaign.slug}/")
     assert page.locator("[data-testid=queue-counts]").inner_text() == f"{queued} of {queued} queued items decided"
     return chosen

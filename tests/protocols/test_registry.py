@@ -44,7 +44,7 @@ def test_lapse_gold_is_the_label_itself():
     spec = protocols.get("lapse")
     assert spec.verdict_of("HEDGE") == "HEDGE"
     assert spec.verdict_of("RESIDUAL") == ""
-    assert spec.gold_from_agreement and not protocols.get("twist_b").gold_from_agreement
+    assert spec.gold_from_answers and not protocols.get("twist_b").gold_from_answers
 
 
 def test_the_lapse_binary_collapse_keeps_proceed_hedge_and_template_only():

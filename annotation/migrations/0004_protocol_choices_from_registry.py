@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0002_annot_progress_and_answer_meta'),
+        ('annotation', '0003_campaign_lifecycle'),
     ]
 
     operations = [
