@@ -88,6 +88,7 @@ class CampaignData:
     answers: dict[int, dict[str, Mapping[str, str]]]
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
+    council_members: list[str] = field(default_factory=list)  # every member with a vote in the campaign
 
     @property
     def protocol(self) -> str:
@@ -101,6 +102,14 @@ class CampaignData:
         """One dict per annotator assigned to the item, in enrollment order."""
         per_item = self.answers.get(item_id, {})
         return [per_item[p] for p in self.pseudonyms if p in per_item]
+
+    def council_votes(self, item_id: int) -> list[dict] | None:
+        """One answer dict per council member, {} where a member has no vote on this item (its call
+        failed): the band counts every member (protocols.base.council_band). None without a council."""
+        if not self.council_members:
+            return None
+        by_member = {b.member: b.values for b in self.council.get(item_id, ())}
+        return [by_member.get(name, {}) for name in self.council_members]
 
     def primary_labels(self, item_id: int) -> dict[str, str | None]:
         key = self.spec.primary_key
@@ -267,17 +276,12 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     decisions = {
         d.item_id: d for d in Decision.objects.filter(campaign=campaign).select_related("decided_by")
     }
-    return CampaignData(campaign, pseudonyms, items, answers, council, decisions)
+    members = sorted({ballot.member for ballots in council.values() for ballot in ballots})
+    return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
 
 
 def _reasons(data: CampaignData, item: Item) -> list[str]:
-    ballots = data.council.get(item.id)
-    return q.queue_reasons(
-        item.gold_type,
-        data.answer_list(item.id),
-        [b.values for b in ballots] if ballots else None,
-        protocol=data.protocol,
-    )
+    return protocols.get(data.protocol).queue_reasons(item.gold_type, data.answer_list(item.id), data.council_votes(item.id))
 
 
 def queue_from_data(data: CampaignData) -> list[QueueEntry]:
@@ -294,7 +298,7 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
-    protocol = data.protocol
+    spec = data.spec
     empty: dict = {}
     memo: dict[tuple, tuple[list[str], str, str]] = {}
     # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
@@ -303,13 +307,14 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         per_item = all_answers.get(item.id, empty)
         answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
         ballots = council.get(item.id) if council else None
-        if ballots:
-            found = _queue_verdict(item.gold_type, answers, [b.values for b in ballots], protocol)
+        if data.council_members:
+            # With a council every member counts on every item (a missing vote too): one by one.
+            found = _queue_verdict(spec, item.gold_type, answers, data.council_votes(item.id))
         else:
             key = (item.gold_type, *map(id, answers))
             found = memo.get(key)
             if found is None:
-                found = memo[key] = _queue_verdict(item.gold_type, answers, None, protocol)
+                found = memo[key] = _queue_verdict(spec, item.gold_type, answers, None)
         reasons, action, why = found
         if not reasons:
             continue
@@ -328,10 +333,10 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     return entries
 
 
-def _queue_verdict(gold_type: str, answers: list, council_votes: list | None, protocol: str) -> tuple[list[str], str, str]:
+def _queue_verdict(spec, gold_type: str, answers: list, council_votes: list | None) -> tuple[list[str], str, str]:
     """(reasons, suggested action, why) for one item: the plain path of the queue."""
-    reasons = q.queue_reasons(gold_type, answers, council_votes, protocol=protocol)
-    action, why = q.suggestion(gold_type, answers, reasons, protocol=protocol) if reasons else ("", "")
+    reasons = spec.queue_reasons(gold_type, answers, council_votes)
+    action, why = spec.suggestion(gold_type, answers, reasons) if reasons else ("", "")
     return reasons, action, why
 
 

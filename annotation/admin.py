@@ -15,7 +15,7 @@ from goldkey.errors import ApplicationError
 
 class AuthorOnlyAdmin(admin.ModelAdmin):
     def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_staff and roles.is_author(request.user)
+        return roles.is_staff_author(request.user)
 
     def has_view_permission(self, request, obj=None):
         return self.has_module_permission(request)

@@ -18,7 +18,7 @@ from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote,
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
-from items.models import Evidence, Item, ItemKind
+from items.models import Evidence, Item
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -226,12 +226,15 @@ def _run_finish_if_complete(run: CouncilRun) -> bool:
 
 
 def _item_steps(item: Item, prompt: PromptVersion):
+    spec = protocols.of_item(item)
     view = protocols.blind_view(item)
-    excerpts = excerpts_for(item)
+    excerpts = excerpts_for(item) if spec.shows_excerpts else []
     phase2 = None
-    if item.kind == ItemKind.TWIST:
+    if spec.has_phase2:
+        # What Phase 2 shows a human annotator of this item, and only that.
+        shows = {fact for question in spec.asked(2, item.gold_type) for fact in question.shows}
         phase2 = {"gold_type": item.gold_type, "quote": item.contradicted_quote}
-        if item.gold_type != "contradicting":
+        if "recipient_turns" in shows:
             phase2["index"] = [
                 {"dia_id": t.dia_id, "date": t.session.date_time_raw, "speaker": t.speaker, "text": t.text}
                 for t in recipient_turns(item)

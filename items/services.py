@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
+import protocols
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
 from items.models import (
     Benchmark,
@@ -15,7 +16,6 @@ from items.models import (
     Evidence,
     GenerationReject,
     Item,
-    ItemKind,
     ItemSet,
     Session,
     Track,
@@ -33,11 +33,11 @@ from items.parsing import (
     parse_reject_record,
     parse_twist_record,
 )
+from protocols import lapse, twist_b
 
-BENCHMARKS = {
-    ItemKind.TWIST: ("twist", "TWIST", "track-b", "Track B (draft vetting)"),
-    ItemKind.LAPSE: ("lapse", "Lapse", "behaviour", "Behaviour outputs"),
-}
+# The item kinds these importers write: each importer reads one protocol's released item format.
+TWIST_KIND = twist_b.SPEC.item_kind
+LAPSE_KIND = lapse.SPEC.item_kind
 
 
 @dataclass
@@ -58,9 +58,15 @@ TWIST_V0_SCHEMA = "twist-v0"
 
 
 def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
-    bench_slug, bench_name, track_slug, track_name = BENCHMARKS[kind]
-    benchmark, _ = Benchmark.objects.get_or_create(slug=bench_slug, defaults={"name": bench_name})
-    track, _ = Track.objects.get_or_create(benchmark=benchmark, slug=track_slug, defaults={"name": track_name})
+    """The item set, created under its protocol's benchmark and track on first use."""
+    try:
+        filed_under = protocols.for_kind(kind).benchmark
+    except protocols.UnknownProtocol as exc:
+        raise ImportFailed([str(exc)]) from exc
+    benchmark, _ = Benchmark.objects.get_or_create(slug=filed_under.slug, defaults={"name": filed_under.name})
+    track, _ = Track.objects.get_or_create(
+        benchmark=benchmark, slug=filed_under.track_slug, defaults={"name": filed_under.track_name}
+    )
     item_set, created = ItemSet.objects.get_or_create(name=name, defaults={"track": track, "kind": kind})
     if not created and item_set.kind != kind:
         raise ImportFailed([f"item set '{name}' holds {item_set.get_kind_display()} items, not {kind}"])
@@ -300,7 +306,7 @@ def items_import_twist(
     log.raise_if_any()
 
     def write() -> ImportReport:
-        item_set = _item_set_locked(item_set_name, ItemKind.TWIST)
+        item_set = _item_set_locked(item_set_name, TWIST_KIND)
         schema = TWIST_V1_SCHEMA if carries_quotes else TWIST_V0_SCHEMA
         if item_set.schema and item_set.schema != schema:
             raise ImportFailed([f"{path.name}:1: item set '{item_set.name}' holds {item_set.schema} items; this file is {schema}"])
@@ -344,7 +350,7 @@ def items_import_twist(
                 continue
             new_parsed.append(item)
             new_rows.append((
-                item_set.id, ItemKind.TWIST.value, item.external_id, conversation.id, item.recipient, item.draft,
+                item_set.id, TWIST_KIND, item.external_id, conversation.id, item.recipient, item.draft,
                 item.gold_type, item.family, item.contradicted_quote, item.rationale, history,
                 batch_of(item.external_id), "", "", "", True, "{}", now,
             ))
@@ -432,7 +438,7 @@ def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], sour
 
 
 def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
-    item_set = _item_set_locked(item_set_name, ItemKind.LAPSE)
+    item_set = _item_set_locked(item_set_name, LAPSE_KIND)
     report = ImportReport(item_set=item_set.name)
     existing = {
         row[0]: row[1:]
@@ -452,7 +458,7 @@ def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source
             report.unchanged += 1
             continue
         new_rows.append((
-            item_set.id, ItemKind.LAPSE.value, item.external_id, None, "", "", "", "", "", "", None, "",
+            item_set.id, LAPSE_KIND, item.external_id, None, "", "", "", "", "", "", None, "",
             item.request, item.response, item.key_fact, text_released, json.dumps(item.hidden), now,
         ))
     changed.raise_if_any()

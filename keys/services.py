@@ -118,8 +118,7 @@ def _entries_insert(entries) -> None:
 
 
 def _require_author(user) -> None:
-    if user is None or not roles.is_author(user):
-        raise NotAllowed("only authors may build, freeze or derive gold keys and decide errata")
+    roles.require_author(user, message="only authors may build, freeze or derive gold keys and decide errata")
 
 
 @transaction.atomic
