@@ -11,14 +11,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("items", "annotation", "council", "adjudication", "keys", "goldkey")
 BRANCH = re.compile(r"""Protocol\.(LAPSE|TWIST_B)|ItemKind\.(LAPSE|TWIST)|== ?['"](lapse|twist|twist_b)['"]""")
-# Files other people are moving onto the specs in this restructure; each must still need its entry
-# (the second test), so the list only shrinks, and it is empty once the restructure is merged.
-PENDING: set[str] = {
-    "adjudication/agreement.py",
-    "keys/canonical.py",
-    "keys/selectors.py",
-    "keys/services.py",
-}
 
 
 def _offending_lines() -> list[str]:
@@ -34,11 +26,5 @@ def _offending_lines() -> list[str]:
 
 
 def test_no_code_outside_the_protocols_branches_on_the_protocol_or_item_kind():
-    offending = [line for line in _offending_lines() if line.split(":", 1)[0] not in PENDING]
+    offending = _offending_lines()
     assert offending == [], "ask the protocol spec instead:\n" + "\n".join(offending)
-
-
-def test_every_pending_file_still_branches():
-    """A file that no longer branches comes off PENDING, so the list cannot hide a new branch."""
-    files = {line.split(":", 1)[0] for line in _offending_lines()}
-    assert sorted(PENDING - files) == []
