@@ -77,7 +77,8 @@ def test_importing_a_finished_file_with_missing_verdicts_closes_phase1_but_does_
     del data["answers"][missing]["q1"]
     path = tmp_path / "missing.json"
     path.write_text(json.dumps(data))
-    result = answers_import(campaign=campaign, path=path, annotator="A")
+    # without --submit the annotator goes on working: Phase 1 is closed (the file has Phase 2 answers)
+    result = answers_import(campaign=campaign, path=path, annotator="A", submit=False)
     assert result["phase1_complete"] and not result["submitted"]
     assignment = enrollment_of(campaign, annotator_a).assignments.select_related("item", "enrollment__campaign").get(
         item__external_id=missing)
@@ -115,7 +116,7 @@ def test_export_holds_only_this_annotators_answers(twist_campaign, annotator_a, 
 def test_answers_import_dry_run_validates_everything_and_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, capsys):
     campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
     source = shared_data("twist-v1", "annotation", "twist_v1_answers_B.json")
-    call_command("answers_import", "v1", str(source), "--annotator", "B", "--dry-run", "--json")
+    call_command("answers_import", "v1", str(source), "--annotator", "B", "--submit", "--dry-run", "--json")
     result = json.loads(capsys.readouterr().out)
     assert result["dry_run"] and result["answers"] == 200 and result["submitted"]
     assert not AnswerRevision.objects.exists()
