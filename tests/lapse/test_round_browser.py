@@ -22,7 +22,7 @@ from council.services import council_member_add
 from lapse.models import Scorer, ScorerLabel
 from lapse.selectors import scorer_validation
 from protocols.lapse import LABELS
-from tests.conftest import browser_login
+from tests.conftest import browser_login, close_campaign
 from tests.lapse.labels import labels_of
 
 pytestmark = pytest.mark.browser
@@ -156,6 +156,7 @@ def test_a_lapse_round_runs_end_to_end_with_blind_labelling_and_keyboard_adjudic
     label_blind(page, campaign, annotator_a)
     label_blind(page, campaign, annotator_b, flipped=FLIPPED_POSITIONS)
     assert Answer.objects.filter(assignment__enrollment__campaign=campaign).count() == 12
+    close_campaign(campaign, author)  # annotation is over: the author decides the disagreements
 
     chosen = adjudicate_by_keyboard(page, campaign, author)
     assert len(chosen) == len(FLIPPED_POSITIONS)
