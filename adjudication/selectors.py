@@ -7,10 +7,8 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 
 import gc
 import json
-from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 from django.db import connections
 from django.db.models import F, Func, TextField
@@ -29,7 +27,21 @@ KEPT_AFTER_ADJUDICATION = "kept_after_adjudication"  # a keep decision
 RELABELLED = "relabelled"  # a relabel decision: final gold is the new label
 
 ITEM_FIELDS = ("id", "kind", "external_id", "gold_type", "family", "history_turns", "batch", "text_released")
-NOT_ANSWERED: Mapping[str, str] = MappingProxyType({})
+
+
+class AnswerValues(dict):
+    """A loaded answer's values (the agreement keys): a dict that refuses changes, because one is shared
+    by every answer with the same values. Reads are plain dict reads (the hot loops do millions)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("loaded answer values are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+
+NOT_ANSWERED = AnswerValues()
 
 
 class JsonKeyText(Func):
@@ -77,15 +89,16 @@ class CouncilBallot:
 
 @dataclass(frozen=True)
 class CampaignData:
-    """Everything agreement and the queue need, loaded once. The answer values are read-only mappings
-    (one per distinct combination of values, shared by the answers that have it): an answer seen twice
-    by identity is the same, unchanged values, which the queue's per-combination memo relies on."""
+    """Everything agreement and the queue need, loaded once. The answer values are read-only
+    (AnswerValues, one per distinct combination of values, shared by the answers that have it): an
+    answer seen twice by identity is the same, unchanged values, which the per-combination memos of the
+    queue and agreement rely on."""
 
     campaign: Campaign
     pseudonyms: list[str]  # enrollment order ("A", "B")
     items: list[ItemRow]  # the campaign's items (assigned to at least one annotator), by external id
     # item id -> pseudonym -> the spec's agreement_keys values (NOT_ANSWERED: assigned, not answered)
-    answers: dict[int, dict[str, Mapping[str, str]]]
+    answers: dict[int, dict[str, AnswerValues]]
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
 
@@ -240,12 +253,12 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     )
     # Most answers repeat a handful of value combinations: one read-only mapping per combination saves
     # building 200,000 dicts and lets the queue compute each combination's reasons once.
-    shared: dict[tuple, Mapping[str, str]] = {}
+    shared: dict[tuple, AnswerValues] = {}
     for assignment_id, *values in _raw_rows(answer_rows):
         values = tuple(values)
         value_dict = shared.get(values)
         if value_dict is None:
-            value_dict = shared[values] = MappingProxyType({k: v for k, v in zip(keys, values, strict=True) if v})
+            value_dict = shared[values] = AnswerValues((k, v) for k, v in zip(keys, values, strict=True) if v)
         slot_item[assignment_id][slot_pseudonym[assignment_id]] = value_dict
     items = sorted(
         (
@@ -292,7 +305,7 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
 def _build_queue(data: CampaignData) -> list[QueueEntry]:
     # The hot loop of a large campaign (100,000 items): look-ups hoisted, and for items without council
     # ballots the reasons and suggestion computed once per (gold type, answers). The answers are the
-    # read-only mappings campaign_data shares per value combination and `data` keeps alive, so equal
+    # read-only AnswerValues campaign_data shares per value combination and `data` keeps alive, so equal
     # ids are the same unchanged values; a few hundred combinations cover a campaign. Items with
     # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
     entries = []
