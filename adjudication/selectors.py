@@ -276,14 +276,30 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
             .order_by("created_at", "id")
             .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
         )
+        # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
+        # that are not plain hashable scalars get their own), so the queue's memo covers council items.
+        shared_votes: dict[tuple, AnswerValues] = {}
         for item_id, member_id, name, is_generator, values in votes:
-            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, values or {})
+            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
         for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
             council.setdefault(item_id, []).append(ballot)
     decisions = {
         d.item_id: d for d in Decision.objects.filter(campaign=campaign).select_related("decided_by")
     }
     return CampaignData(campaign, pseudonyms, items, answers, council, decisions)
+
+
+def _shared_values(values: dict, shared: dict[tuple, AnswerValues]) -> AnswerValues:
+    """One AnswerValues per distinct content (the type is part of it: JSON true and 1 differ)."""
+    try:
+        content = tuple((key, type(value), value) for key, value in sorted(values.items()))
+        hash(content)
+    except TypeError:  # a nested value (list, dict): not shared
+        return AnswerValues(values)
+    found = shared.get(content)
+    if found is None:
+        found = shared[content] = AnswerValues(values)
+    return found
 
 
 def _reasons(data: CampaignData, item: Item) -> list[str]:
@@ -303,11 +319,11 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
 
 
 def _build_queue(data: CampaignData) -> list[QueueEntry]:
-    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and for items without council
-    # ballots the reasons and suggestion computed once per (gold type, answers). The answers are the
-    # read-only AnswerValues campaign_data shares per value combination and `data` keeps alive, so equal
-    # ids are the same unchanged values; a few hundred combinations cover a campaign. Items with
-    # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
+    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and the reasons and suggestion
+    # computed once per (gold type, answers, council votes). Answers and votes are the read-only
+    # AnswerValues campaign_data shares per value combination and `data` keeps alive, so equal ids are
+    # the same unchanged values; a few hundred combinations cover a campaign
+    # (tests/adjudication/test_snapshot.py compares the plain path item by item).
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
     protocol = data.protocol
@@ -319,13 +335,11 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         per_item = all_answers.get(item.id, empty)
         answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
         ballots = council.get(item.id) if council else None
-        if ballots:
-            found = _queue_verdict(item.gold_type, answers, [b.values for b in ballots], protocol)
-        else:
-            key = (item.gold_type, *map(id, answers))
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = _queue_verdict(item.gold_type, answers, None, protocol)
+        votes = tuple(id(b.values) for b in ballots) if ballots else ()
+        key = (item.gold_type, votes, *map(id, answers))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = _queue_verdict(item.gold_type, answers, [b.values for b in ballots] if ballots else None, protocol)
         reasons, action, why = found
         if not reasons:
             continue

@@ -91,3 +91,14 @@ def test_the_memoised_agreement_cells_equal_the_plain_path_item_by_item(mixed_ca
                       item.batch, q2, quote))
     assert cells == plain
     assert pairs == {item.id: cell[0] for item, cell in zip(data.items, plain, strict=True)}
+
+
+def test_council_votes_share_values_only_when_their_content_and_types_are_equal():
+    shared: dict = {}
+    first = selectors._shared_values({"q1": "consistent"}, shared)
+    assert selectors._shared_values({"q1": "consistent"}, shared) is first
+    assert selectors._shared_values({"q1": 1}, shared) is not selectors._shared_values({"q1": True}, shared)
+    nested = selectors._shared_values({"q1": "consistent", "turns": ["D1:3"]}, shared)
+    assert nested == {"q1": "consistent", "turns": ["D1:3"]} and nested is not first
+    with pytest.raises(TypeError):
+        first["q1"] = "contradicts"
