@@ -129,12 +129,8 @@ def blocking_ids(entries) -> set[int]:
 
 
 def campaign_is_frozen(campaign: Campaign) -> bool:
-    """True once a gold key has been frozen from this campaign: decisions are then read-only.
-
-    Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from keys.models import GoldKey
-
-    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
+    """True once a gold key has been frozen from this campaign: its answers and decisions are sealed."""
+    return campaign.status == Campaign.Status.FROZEN
 
 
 def _raw_rows(queryset):

@@ -9,8 +9,8 @@ from pathlib import Path
 from django.db import transaction
 
 from adjudication.models import Action, Decision, DecisionRevision
-from adjudication.selectors import campaign_is_frozen
 from annotation.models import Answer, Campaign, Protocol
+from annotation.services import campaign_lock
 from goldkey.errors import ApplicationError
 from items.models import GoldType, Item
 from items.parsing import ErrorLog, ImportFailed, read_json
@@ -53,9 +53,8 @@ def decision_save(
 ) -> DecisionResult:
     """Record (or change) the adjudicator's decision on one item: keep, drop or relabel, with a note
     (required for drop and relabel), who and when. Every change appends a DecisionRevision; saving the
-    same decision again changes nothing. Refused once a key has been frozen from the campaign."""
-    if campaign_is_frozen(campaign):
-        raise ApplicationError(f"campaign '{campaign.slug}' has a frozen key: its decisions can no longer change")
+    same decision again changes nothing. Decisions are made while the campaign is closed: not while
+    annotators may still change the answers they rest on, and never after its key is frozen."""
     problems = _check_decision(campaign=campaign, item=item, action=action, new_gold=new_gold, note=note, source=source)
     if action == Action.KEEP and campaign.protocol == Protocol.LAPSE and not problems:
         labels = {
@@ -69,6 +68,8 @@ def decision_save(
     if problems:
         raise ApplicationError(f"{item.external_id}: " + "; ".join(problems), extra={"errors": problems})
     with transaction.atomic():
+        # Hold the campaign row: a freeze waits for this decision, or this decision sees the freeze.
+        campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="record decisions")
         # Lock the row: two adjudicators saving at once must not both write revision n+1.
         decision = Decision.objects.select_for_update().filter(campaign=campaign, item=item).first()
         if decision is not None and (decision.action, decision.new_gold, decision.note) == (action, new_gold, note):

@@ -12,6 +12,14 @@ class Protocol(models.TextChoices):
 
 
 class Campaign(models.Model):
+    class Status(models.TextChoices):
+        # The one lifecycle (annotation.services): annotators write only while annotating; an author
+        # closes the campaign once every enrollment is submitted (or ends the rest, on the record);
+        # decisions are made while closed; freezing a key from it makes everything read-only.
+        ANNOTATING = "annotating", "annotating"
+        CLOSED = "closed", "closed"
+        FROZEN = "frozen", "frozen"
+
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="campaigns")
@@ -23,10 +31,26 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ANNOTATING)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    frozen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=models.Q(per_item__gte=1), name="campaign_per_item_positive")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(per_item__gte=1), name="campaign_per_item_positive"),
+            models.CheckConstraint(
+                condition=models.Q(status="annotating") | models.Q(closed_at__isnull=False),
+                name="campaign_closed_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="frozen") | models.Q(frozen_at__isnull=False),
+                name="campaign_frozen_has_time",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.slug
@@ -43,6 +67,12 @@ class Enrollment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)
     crisis_notice_seen_at = models.DateTimeField(null=True, blank=True)
+    # Set when an author closed the campaign with this enrollment still open: the work was ended, not
+    # handed in, and the release says so.
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Denormalised progress (kept by answer_save inside its transaction) so that "my work", the item
     # page and every save stay constant-time whatever the campaign size. Completion of a phase is
     # always confirmed by an exact query before it is recorded; these counters are only the hint.

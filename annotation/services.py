@@ -10,6 +10,7 @@ from django.utils import timezone
 
 import protocols
 from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Protocol
+from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed
 from items.models import Item, ItemKind, ItemSet
 
@@ -123,6 +124,73 @@ def campaign_create_from_names(*, slug: str, item_set_name: str, usernames: list
     return campaign_create(slug=slug, item_set=item_set, annotators=[users[n] for n in usernames], **kwargs)
 
 
+# ---------------------------------------------------------------------------------------------
+# The campaign lifecycle: annotating -> closed -> frozen. Every transition is here, once, under a row
+# lock on the campaign; database triggers (keys app migrations) refuse answer and decision writes to a
+# frozen campaign whatever path they take.
+
+STATUS_WORDS = {
+    Campaign.Status.ANNOTATING: "still being annotated",
+    Campaign.Status.CLOSED: "closed to annotation",
+    Campaign.Status.FROZEN: "frozen (its gold key is sealed)",
+}
+
+
+def campaign_lock(*, campaign: Campaign, status: str, doing: str) -> Campaign:
+    """The campaign row, locked until the caller's transaction ends, refused unless it is in `status`.
+    Callers that change what the state permits (a decision, a freeze) hold this lock so that a state
+    change and the write it forbids cannot interleave."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.status != status:
+        raise NotAllowed(f"campaign '{locked.slug}' is {STATUS_WORDS[locked.status]}: cannot {doing}")
+    campaign.__dict__.update(status=locked.status, closed_at=locked.closed_at, frozen_at=locked.frozen_at)
+    return locked
+
+
+def open_enrollments(campaign: Campaign):
+    """Enrollments neither handed in nor ended: what keeps a campaign from closing."""
+    return Enrollment.objects.filter(campaign=campaign, submitted_at__isnull=True, ended_at__isnull=True)
+
+
+@transaction.atomic
+def campaign_close(*, campaign: Campaign, user, end_open: bool = False) -> Campaign:
+    """Close a campaign to annotation. Every enrollment must be submitted, unless `end_open`: then the
+    open ones are ended now, by `user`, and the release discloses it. `user` None is the import of a
+    released trail, closed by no one in Goldkey (and recorded so)."""
+    if user is not None and not roles.is_author(user):
+        raise NotAllowed("only authors may close a campaign")
+    locked = campaign_lock(campaign=campaign, status=Campaign.Status.ANNOTATING, doing="close it")
+    # Lock the enrollments too: a save in flight finishes first, and none starts after (answer_save
+    # locks the enrollment and then sees it ended or the campaign closed).
+    still_open = list(open_enrollments(locked).select_for_update().order_by("pseudonym"))
+    if still_open and not end_open:
+        names = ", ".join(e.pseudonym for e in still_open)
+        raise ApplicationError(
+            f"campaign '{locked.slug}' has {len(still_open)} enrollment(s) not submitted ({names}): wait for them, "
+            "or end them explicitly (the release will say so)"
+        )
+    now = timezone.now()
+    if still_open:
+        Enrollment.objects.filter(pk__in=[e.pk for e in still_open]).update(ended_at=now, ended_by=user)
+    Campaign.objects.filter(pk=locked.pk).update(status=Campaign.Status.CLOSED, closed_at=now, closed_by=user)
+    locked.refresh_from_db()
+    campaign.__dict__.update(status=locked.status, closed_at=locked.closed_at, closed_by_id=locked.closed_by_id)
+    return locked
+
+
+def campaign_mark_frozen(*, campaign: Campaign) -> Campaign:
+    """Closed -> frozen; called by the keys app inside the transaction that freezes the campaign's key,
+    which already holds `campaign_lock(status=CLOSED)`."""
+    now = timezone.now()
+    updated = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.CLOSED).update(
+        status=Campaign.Status.FROZEN, frozen_at=now
+    )
+    if updated != 1:
+        raise NotAllowed(f"campaign '{campaign.slug}' is not closed: it cannot be frozen")
+    campaign.__dict__.update(status=Campaign.Status.FROZEN, frozen_at=now)
+    return campaign
+
+
 @dataclass
 class SaveResult:
     answer: Answer
@@ -198,7 +266,11 @@ def answer_save(
     with transaction.atomic():
         # Lock the enrollment: its phase milestones and progress counters change with this save, and
         # a concurrent save by the same annotator (another tab) must see them.
-        enrollment = Enrollment.objects.select_for_update().get(pk=assignment.enrollment_id)
+        enrollment = Enrollment.objects.select_for_update(of=("self",)).select_related("campaign").get(
+            pk=assignment.enrollment_id
+        )
+        if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+            raise NotAllowed("this campaign is closed to annotation: answers can no longer change")
         # Lock the answer row: two tabs saving at once must each see the other's merged values.
         answer, _ = Answer.objects.select_for_update().get_or_create(assignment=assignment)
         merged = dict(values) if replace else {**answer.values, **values}
@@ -280,12 +352,21 @@ def enrollment_close_phase1(*, enrollment: Enrollment) -> Enrollment:
 
 
 @transaction.atomic
-def enrollment_submit(*, enrollment: Enrollment) -> Enrollment:
+def enrollment_submit(*, enrollment: Enrollment, as_imported: bool = False) -> Enrollment:
     """Hand in the annotation: every open item answered in every phase. Recorded once, for disclosure;
-    from then on this annotator may see the campaign's unblinded material (if an author)."""
+    from then on this annotator may see the campaign's unblinded material (if an author).
+
+    `as_imported`: the answers came from an exported file, which is handed in as it is, complete or not
+    (Phase 1 is closed first if the protocol has a Phase 2)."""
     enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
     if enrollment.submitted_at:
         return enrollment
+    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        raise NotAllowed("this campaign is closed to annotation: nothing can be submitted")
+    if as_imported:
+        if protocols.get(enrollment.campaign.protocol).has_phase2:
+            enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
+        return enrollment_mark(enrollment=enrollment, milestone="submitted_at")
     if phase1_missing(enrollment):
         raise ApplicationError("Phase 1 is not complete: answer every item before submitting")
     _complete_phase1_if_done(enrollment)

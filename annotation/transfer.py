@@ -159,11 +159,10 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
         enrollment.refresh_from_db()
         submitted = False
         if submit and not enrollment.submitted_at and raw:
-            try:
-                enrollment = enrollment_submit(enrollment=enrollment)
-                submitted = True
-            except ApplicationError:
-                pass  # an unfinished annotation: it stays open for the annotator
+            # An exported answer file is finished work, handed in as it is: missing answers stay missing
+            # (the queue's missing_answers reason), they are not left open for someone to fill in later.
+            enrollment = enrollment_submit(enrollment=enrollment, as_imported=True)
+            submitted = True
         if dry_run:
             # Everything above ran (validation, the phase lock, completion): now undo it.
             transaction.set_rollback(True)

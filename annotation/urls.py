@@ -6,6 +6,7 @@ app_name = "annotation"
 urlpatterns = [
     path("", views.my_work, name="my_work"),
     path("overview/<slug:slug>/", views.overview, name="overview"),
+    path("overview/<slug:slug>/close/", views.campaign_close_view, name="close"),
     path("<slug:slug>/", views.campaign_resume, name="resume"),
     path("<slug:slug>/item/<int:position>/", views.item, name="item"),
     path("<slug:slug>/crisis/", views.crisis, name="crisis"),

@@ -3,6 +3,7 @@ annotation.access, call one service or selector, and render."""
 
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -120,4 +121,17 @@ def overview(request, slug):
         "campaign": campaign,
         "rows": selectors.campaign_overview(campaign),
         "unblinded": access.can_view_unblinded(request.user, campaign),
+        "open_count": services.open_enrollments(campaign).count(),
     })
+
+
+@require_POST
+@annotator_view
+def campaign_close_view(request, slug):
+    """Authors: close the campaign to annotation (the overview's button), ending open enrollments only
+    when the form says so explicitly."""
+    access.require_author(request.user)
+    campaign = access.get_campaign(slug)
+    services.campaign_close(campaign=campaign, user=request.user, end_open=request.POST.get("end_open") == "1")
+    messages.success(request, f"{campaign.name} is closed to annotation: its disagreements can now be decided.")
+    return redirect("annotation:overview", slug=slug)

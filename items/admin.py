@@ -31,7 +31,8 @@ def item_sets_blind_for(user):
     Follows the campaign access rule (annotation/access.py) through the ORM relation, since items
     come before annotation in the data flow and may not import it."""
     return ItemSet.objects.filter(
-        campaigns__enrollments__annotator=user, campaigns__enrollments__submitted_at__isnull=True
+        campaigns__enrollments__annotator=user, campaigns__enrollments__submitted_at__isnull=True,
+        campaigns__enrollments__ended_at__isnull=True,
     ).values("pk")
 
 

@@ -166,6 +166,8 @@ def render(data: dict) -> dict[str, bytes]:
                 "key_version": data["key"]["version"],
                 "sha256": data["key"]["sha256"],
                 "parent": data["key"]["parent"],
+                # The hash chain over the key line: each release names the key it was derived from.
+                "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
                 "manifest": data["key"]["manifest"],
                 "changelog": data["lineage"][-1]["changelog"],
             }

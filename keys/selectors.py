@@ -12,6 +12,7 @@ import protocols
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
 from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
+from annotation import access
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
@@ -32,12 +33,17 @@ def keys_for_user(user):
     qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
     if not roles.is_author(user):
         qs = qs.filter(status=GoldKey.Status.FROZEN)
+    else:
+        qs = qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=access.blind_campaigns(user))
     return qs.order_by("benchmark__name", "version")
 
 
 def get_key_for_user(version: str, user) -> GoldKey:
+    """Frozen keys are public; a draft is for authors who are not blind to its campaign."""
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
     if key is None or (not key.is_frozen and not roles.is_author(user)):
+        raise NotFound(f"no gold key '{version}'")
+    if not key.is_frozen and key.campaign_id and access.blind_campaigns(user).filter(pk=key.campaign_id).exists():
         raise NotFound(f"no gold key '{version}'")
     return key
 
@@ -95,6 +101,24 @@ def key_lineage(key: GoldKey) -> list[GoldKey]:
     while chain[-1].parent_id is not None:
         chain.append(GoldKey.objects.select_related("parent").get(pk=chain[-1].parent_id))
     return list(reversed(chain))
+
+
+def errata_feed(key: GoldKey) -> list[dict]:
+    """Every erratum of the key line (all versions from the root down), as the line's public feed."""
+    root = key_lineage(key)[0]
+    versions, frontier = {root.pk}, [root.pk]
+    while frontier:
+        frontier = list(GoldKey.objects.filter(parent_id__in=frontier).values_list("pk", flat=True))
+        versions.update(frontier)
+    return [
+        {
+            "id": e.pk, "key_version": e.key.version, "item": e.item_external_id, "kind": e.kind, "value": e.value,
+            "description": e.description, "status": e.status, "filed_at": _iso(e.filed_at),
+            "decided_at": _iso(e.decided_at), "decision_note": e.decision_note,
+            "applied_in": e.applied_in.version if e.applied_in_id else None,
+        }
+        for e in Erratum.objects.filter(key_id__in=versions).select_related("key", "applied_in").order_by("id")
+    ]
 
 
 def errata_for_key(key: GoldKey):
@@ -310,7 +334,9 @@ def bundle_data(key: GoldKey) -> dict:
                 "decision_note": e.decision_note,
                 "applied_in": e.applied_in.version if e.applied_in_id else None,
             }
-            for e in Erratum.objects.filter(key__in=lineage).select_related("key", "applied_in").order_by("id")
+            # Only the errata this release's lineage applied: errata filed later belong to the key line's
+            # feed, not to a release sealed before them.
+            for e in Erratum.objects.filter(applied_in__in=lineage).select_related("key", "applied_in").order_by("id")
         ],
         "candidates": [],
         "rejects": [],

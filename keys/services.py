@@ -13,11 +13,13 @@ from django.utils import timezone
 
 from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
 from annotation.models import Campaign
+from annotation.services import campaign_lock, campaign_mark_frozen
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import Evidence, GoldType, Item, ItemKind, Turn
 from keys.canonical import entry_content, key_bytes, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release
+from keys.releases import release_drift, release_seal
 from keys.selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
 from protocols.lapse import LABELS as LAPSE_LABELS
 
@@ -123,12 +125,20 @@ def _require_author(user) -> None:
 
 @transaction.atomic
 def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists)."""
+    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
+    from a closed campaign: while annotators work, the queue and the kept set are not settled."""
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
+    if existing is not None and existing.is_frozen:
+        raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
+    campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="build a key")
+    # One key line per campaign: its first version is built from it; later versions derive from that.
+    other = GoldKey.objects.filter(campaign=campaign, parent__isnull=True).exclude(version=version).first()
+    if other is not None:
+        raise ApplicationError(
+            f"campaign '{campaign.slug}' already has key line '{other.version}': rebuild that draft, or derive from it"
+        )
     if existing is not None:
-        if existing.is_frozen:
-            raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
         if existing.campaign_id != campaign.pk:
             raise ApplicationError(f"draft key '{version}' belongs to another campaign")
         existing.entries.all().delete()
@@ -182,22 +192,62 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
 
 @transaction.atomic
 def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """Freeze `version` from the campaign's fully decided queue. Irreversible."""
+    """Freeze `version` from the campaign's fully decided queue, and the campaign with it. Irreversible.
+    Only a closed campaign freezes: annotators are done and no decision can land meanwhile (the
+    campaign row stays locked until this transaction commits)."""
+    _require_author(user)
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
-    return _freeze(key, user, sha256=key.sha256)
+    key = _freeze(key, user, sha256=key.sha256)
+    campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
+    return key
+
+
+@transaction.atomic
+def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
+    """Freeze a draft exactly as it was built and reviewed (the admin's action): refused when the
+    campaign's decisions changed since, so that what is frozen is what the author looked at."""
+    _require_author(user)
+    if key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is already frozen")
+    if key.campaign_id is None:
+        raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
+    campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
+    current = _entries_from_campaign(campaign, key, key_campaign_data(campaign))
+    if sha256_hex(key_bytes(key.kind, key.version, current)) != key.sha256:
+        raise ApplicationError(
+            f"the decisions of '{campaign.slug}' changed since draft '{key.version}' was built: rebuild it and review it again"
+        )
+    key = _freeze(key, user)
+    campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
+    return key
 
 
 def key_verify(*, version: str) -> dict:
-    """Recompute the key's hash from its entries and compare with the recorded one."""
+    """Recompute the key's hash from its entries and compare it with the recorded one; for a frozen key
+    also check its sealed release against its manifest, and the live rows it was rendered from (items,
+    answers, decisions, council votes) against the sealed copy. `drift` names everything that moved."""
     key = key_get(version)
     computed = sha256_hex(key_canonical_bytes(key))
+    hash_ok = bool(key.sha256) and computed == key.sha256
+    drift = [] if hash_ok else [f"entries: key.jsonl: the entries hash to {computed}, not the recorded {key.sha256 or '-'}"]
+    release = None
+    if key.is_frozen:
+        release = Release.objects.filter(key=key).first()
+        if release is None:
+            drift.append("release: the key has no sealed release")
+        else:
+            drift += [str(d) for d in release_drift(key=key) if not (d.where == "entries" and not hash_ok)]
     return {
         "version": key.version,
         "status": key.status,
         "recorded": key.sha256,
         "computed": computed,
         "entries": key.entries.count(),
-        "ok": bool(key.sha256) and computed == key.sha256,
+        "release_sha256": release.sha256 if release else None,
+        "drift": drift,
+        "ok": hash_ok and not drift,
     }
 
 
@@ -365,6 +415,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
+    release_seal(key=key)  # after the errata point at it: the release lists what it applied
     return key
 
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from adjudication.models import Action
 from adjudication.services import decision_save
 from annotation.models import Answer, Campaign, Protocol
-from annotation.services import campaign_create
+from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.models import CouncilMember
 from council.services import ImportedVote, imported_votes_save
@@ -151,6 +151,7 @@ def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str 
             name=f"Lapse gold trail ({directory.name})", created_by=user, pseudonyms=list(names),
         )
         labels = [answers_import(campaign=campaign, path=p, annotator=name, user=user) for p, name in zip(paths, names, strict=True)]
+        campaign_close(campaign=campaign, user=user)
         items = campaign_items_by_external_id(campaign)
         for gid, label in sorted(adjudicated.items()):
             decision_save(

@@ -5,6 +5,7 @@ from django.db import IntegrityError, connection, transaction
 
 from keys.models import GoldKey, KeyEntry
 from keys.services import key_build
+from tests.adjudication.conftest import make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -57,8 +58,9 @@ def test_no_entry_can_be_added_to_a_frozen_key(frozen_key):
     )
 
 
-def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, key_campaign, author):
-    draft = key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
+def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, author, annotator_b):
+    other = make_campaign(slug="other", n=3, annotators=[author, annotator_b])
+    draft = key_build(campaign=other, version="TWIST-test-draft", user=author)
     refused(lambda: KeyEntry.objects.filter(key=draft).update(key=frozen_key))
 
 

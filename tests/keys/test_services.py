@@ -18,7 +18,8 @@ from keys.services import (
     key_verify,
     next_version,
 )
-from tests.adjudication.conftest import decide
+from tests.adjudication.conftest import decide, make_campaign
+from tests.conftest import close_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,8 @@ def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(f
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description=" ", user=outsider)
     with pytest.raises(ApplicationError, match="fix-quote needs"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="fix-quote", description="x", user=outsider)
-    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
+    other = make_campaign(slug="other", n=3, annotators=[author, outsider])
+    draft = key_build(campaign=other, version="K-draft", user=author)
     with pytest.raises(ApplicationError, match="draft"):
         erratum_file(key=draft, item_external_id="s-0000", kind="drop", description="x", user=outsider)
 
@@ -194,6 +196,9 @@ def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
         a, b = labels[assignment.item.external_id]
         answer_save(assignment=assignment, values={"label": a if assignment.enrollment.pseudonym == "A" else b})
+    with pytest.raises(ApplicationError, match="still being annotated"):
+        key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    close_campaign(campaign)
     with pytest.raises(ApplicationError, match="g003"):
         key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     decide(campaign, "g003", "relabel", author, new_gold="HEDGE")
@@ -212,5 +217,5 @@ def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, froze
     from items.models import Item
 
     item = Item.objects.get(item_set=key_campaign.item_set, external_id="s-0004")
-    with pytest.raises(ApplicationError, match="frozen key"):
+    with pytest.raises(ApplicationError, match="frozen"):
         decision_save(campaign=key_campaign, item=item, action="drop", note="too late", user=author)

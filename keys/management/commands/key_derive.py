@@ -1,9 +1,8 @@
 from django.db import transaction
 
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, acting_user
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.management.commands.key_freeze import acting_user
 
 
 class Command(GoldkeyCommand):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
-from keys import bundle
+from keys import bundle, releases
 from keys import selectors as key_selectors
 
 
@@ -17,7 +17,7 @@ class Command(GoldkeyCommand):
         key = key_selectors.key_get(options["version"])
         if not key.is_frozen:
             raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
-        files = bundle.render(key_selectors.bundle_data(key))
+        files = releases.release_files(key)  # the sealed bytes, whatever happened since the freeze
         out = Path(options["out"])
         bundle.write(files, out)
         return {"version": key.version, "out": str(out), "files": len(files), "sha256": key.sha256}
