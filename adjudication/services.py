@@ -12,8 +12,8 @@ from adjudication.models import Action, Decision, DecisionRevision
 from annotation.models import Answer, Campaign, Protocol
 from annotation.services import campaign_lock
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import GoldType, Item
-from items.parsing import ErrorLog, ImportFailed, read_json
 from protocols.lapse import LABELS as LAPSE_LABELS
 
 
@@ -94,14 +94,15 @@ def decisions_import(*, campaign: Campaign, path: Path, user=None, dry_run: bool
     Validated in full, then all-or-nothing. Items not in the file are kept (they need no record);
     an item in the file that is not queued is still recorded."""
     path = Path(path)
-    data = read_json(path)
+    doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("decisions"), dict):
         raise ImportFailed([f'{path.name}:1: expected {{"exported", "decisions": {{item_id: {{"action", "note"?}}}}}}'])
     items = _items_by_id(campaign)
     log = ErrorLog()
     parsed = []
+    lines = json_key_lines(doc.text, ("decisions",))
     for item_id, record in data["decisions"].items():
-        where = f"{path.name}: {item_id}"
+        where = f"{path.name}:{lines.get(item_id, 1)}: {item_id}"
         if not isinstance(record, dict):
             log.add(where, 'a decision must be an object {"action", "note"?}')
             continue

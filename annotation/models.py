@@ -25,7 +25,14 @@ class Campaign(models.Model):
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="campaigns")
     protocol = models.CharField(max_length=10, choices=Protocol.choices)
     per_item = models.PositiveSmallIntegerField(default=2)
+    # Seeds agreement bootstraps and, when given explicitly (the released trails' order), the orders.
     seed = models.BigIntegerField()
+    # The secret the annotators' orders and item sets are drawn from when no explicit seed was given:
+    # 256 random bits kept server-side (never on a page an annotator can reach), published with the
+    # release once the campaign is closed (annotation.selectors.order_disclosure). Empty for a campaign
+    # whose order was given by its seed. (Nullable rather than defaulted: on SQLite adding a defaulted
+    # column rebuilds the table, which would drop the sealing triggers the keys app installs on it.)
+    order_secret = models.CharField(max_length=64, null=True, blank=True)
     crisis_block = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -62,7 +69,9 @@ class Enrollment(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="enrollments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="enrollments")
     pseudonym = models.CharField(max_length=50)  # "A", "B": the name in released answer files
-    order_seed = models.BigIntegerField()
+    # The annotator's own order seed when the campaign's order comes from its explicit seed; null when
+    # it comes from the campaign's order secret (a small integer per annotator could be searched).
+    order_seed = models.BigIntegerField(null=True, blank=True)
     phase1_completed_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)
@@ -136,6 +145,11 @@ class AnswerRevision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     saved_at = models.DateTimeField(auto_now_add=True)
+    # Which page wrote it (a random id per loaded item page) and that page's running number: a change
+    # from another page over a newer revision is a conflict (answer_save), and a page's own older
+    # request overtaken on the network by its newer one is not applied after it.
+    writer = models.CharField(max_length=40, null=True, blank=True)  # nullable: see Campaign.order_secret
+    writer_seq = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["answer", "revision"]

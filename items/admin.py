@@ -15,8 +15,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from goldkey import roles
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-from items.parsing import ImportFailed
 from items.upload_services import Upload, upload_import
 
 

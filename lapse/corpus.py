@@ -6,8 +6,9 @@ import hashlib
 from datetime import date
 from pathlib import Path
 
+from goldkey.lib.jsonio import ErrorLog, read_jsonl
 from items.models import GenerationReject, Item, ItemKind
-from items.parsing import ErrorLog, ParsedLapseItem, read_jsonl
+from items.parsing import ParsedLapseItem
 from items.services import _atomic_import, item_set_get_or_create, lapse_items_create
 from lapse.pair_gate import build_with_gate
 

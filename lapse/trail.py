@@ -17,8 +17,9 @@ from annotation.transfer import answers_import
 from council.models import CouncilMember
 from council.services import ImportedVote, imported_votes_save
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json, read_jsonl
 from items.models import ItemSet
-from items.parsing import ErrorLog, ImportFailed, ParsedLapseItem, read_json, read_jsonl
+from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
 from lapse.selectors import campaign_items_by_external_id
 from protocols.lapse import LABELS

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from goldkey.errors import ApplicationError
+from goldkey.lib.error_records import error_records
 
 
 def user_named(username: str | None):
@@ -51,8 +52,17 @@ class GoldkeyCommand(BaseCommand):
         try:
             result = self.run(**options)
         except ApplicationError as exc:
+            if options.get("json"):
+                # A script reads stdout: every problem as a record (an import lists them all in extra["errors"]),
+                # while the exit status and stderr still say the command failed.
+                messages = exc.extra.get("errors") or [exc.message]
+                self.stdout.write(json.dumps({"errors": error_records(messages)}, indent=2))
             hint = f" ({exc.operator_hint})" if exc.operator_hint else ""
             raise CommandError(exc.message + hint) from exc
+        except CommandError as exc:
+            if options.get("json"):
+                self.stdout.write(json.dumps({"errors": error_records([str(exc)])}, indent=2))
+            raise
         if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str))
         else:

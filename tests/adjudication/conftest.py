@@ -59,8 +59,10 @@ def frozen_rows_teardown(db):
     yield
     key_triggers.uninstall(connection)
     try:
-        from keys.models import Erratum, GoldKey, KeyEntry
+        from keys.models import Erratum, GoldKey, KeyEntry, Release, ReleaseFile
 
+        ReleaseFile.objects.all().delete()
+        Release.objects.all().delete()
         Erratum.objects.all().delete()
         KeyEntry.objects.all().delete()
         GoldKey.objects.filter(parent__isnull=False).delete()

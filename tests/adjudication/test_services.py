@@ -9,8 +9,8 @@ from adjudication.models import Decision, DecisionRevision
 from adjudication.selectors import campaign_queue
 from council.models import CouncilMember, CouncilVote
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Item
-from items.parsing import ImportFailed
 from lapse import trail
 from tests.conftest import close_campaign
 

@@ -8,7 +8,7 @@ import pytest
 
 from council.models import CouncilVote
 from council.services import council_votes_import
-from items.parsing import ImportFailed
+from goldkey.lib.jsonio import ImportFailed
 
 
 @pytest.fixture

@@ -210,6 +210,14 @@ def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp
     records = [json.loads(line) for line in files["key.jsonl"].decode().splitlines()]
     assert records[3] == {"id": "g003", "key_version": "LAPSE-v1.0", "label": "HEDGE", "provenance": "relabelled"}
     assert json.loads(files["annotation/answers_B.json"])["answers"]["g003"] == {"label": "HEDGE"}
+    # Candidate and test records have the Lapse spec's fields (JSON and booleans decoded as such).
+    candidates = [json.loads(line) for line in files["candidates.jsonl"].decode().splitlines()]
+    assert candidates[0] == {"id": "g000", "request": "Write the invite", "response": "r0",
+                             "key_fact": "the Marbury Residences", "text_released": True, "hidden": {"gap": 0}}
+    test_record = json.loads(files["hf/test.jsonl"].decode().splitlines()[3])
+    assert test_record == {**candidates[3], "label": "HEDGE", "key_version": "LAPSE-v1.0"}
+    assert key.manifest["protocol_version"] == "lapse-behaviour-labels/1"
+    assert key.manifest["agreement"]["question"] == "label" and "kappa_binary" in key.manifest["agreement"]
 
 
 def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, frozen_key, author):
@@ -219,3 +227,21 @@ def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, froze
     item = Item.objects.get(item_set=key_campaign.item_set, external_id="s-0004")
     with pytest.raises(ApplicationError, match="frozen"):
         decision_save(campaign=key_campaign, item=item, action="drop", note="too late", user=author)
+
+
+def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_once(key_campaign, author):
+    from unittest import mock
+
+    from adjudication import agreement, selectors
+
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    figures = mock.Mock(wraps=agreement.gold_verdict_agreement)
+    with (
+        mock.patch.object(selectors, "_campaign_data", wraps=selectors._campaign_data) as load,
+        mock.patch.object(selectors, "_build_queue", wraps=selectors._build_queue) as queue,
+        mock.patch.dict(agreement.FIGURES, {"gold_verdict": figures}),
+    ):
+        key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
+    assert (load.call_count, queue.call_count, figures.call_count) == (1, 1, 1)
+    assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2

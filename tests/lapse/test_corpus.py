@@ -5,8 +5,8 @@ from datetime import date
 
 import pytest
 
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Item
-from items.parsing import ImportFailed
 from lapse.corpus import lapse_outputs_import, lapse_stimuli_create, output_external_id
 from protocols import blind_view
 

@@ -7,8 +7,9 @@ import pytest
 
 from annotation.services import campaign_create
 from council.models import CouncilMember, CouncilVote
+from goldkey.lib.jsonio import ImportFailed
 from items.models import ItemKind
-from items.parsing import ImportFailed, ParsedLapseItem
+from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 from lapse.trail import judge_import
 

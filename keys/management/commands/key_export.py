@@ -4,6 +4,7 @@ from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
 from keys import bundle, releases
 from keys import selectors as key_selectors
+from keys.canonical import sha256_hex
 
 
 class Command(GoldkeyCommand):
@@ -17,6 +18,9 @@ class Command(GoldkeyCommand):
         key = key_selectors.key_get(options["version"])
         if not key.is_frozen:
             raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
+        if sha256_hex(key_selectors.key_canonical_bytes(key)) != key.sha256:
+            # The sealed bytes are still intact, but someone changed the key's rows: say so first.
+            raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
         files = releases.release_files(key)  # the sealed bytes, whatever happened since the freeze
         out = Path(options["out"])
         bundle.write(files, out)

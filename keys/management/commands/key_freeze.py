@@ -10,13 +10,9 @@ class Command(GoldkeyCommand):
     )
     dry_run_option = True
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # The issue spells the key label `--version`, which Django reserves for its own version flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_command_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--version", required=True, help="key version label, e.g. TWIST-v1.0")
+        parser.add_argument("--key-version", dest="version", required=True, help="key version label, e.g. TWIST-v1.0")
         parser.add_argument("--by", default=None, help="username of the author freezing the key (default: the first admin)")
         parser.add_argument("--notes", default="")
         parser.add_argument("--draft", action="store_true", help="build (or rebuild) a draft key instead of freezing")
