@@ -13,8 +13,23 @@ from goldkey.errors import NotAllowed, NotFound
 def can_view_unblinded(user, campaign: Campaign) -> bool:
     if not roles.is_author(user):
         return False
-    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at").first()
-    return enrollment is None or enrollment.submitted_at is not None
+    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at", "ended_at").first()
+    return enrollment is None or enrollment.submitted_at is not None or enrollment.ended_at is not None
+
+
+def blind_campaigns(user):
+    """The campaigns `user` is still blind to: they annotate in them and have neither handed in nor been
+    ended. Admin lists and draft keys filter on it (a subquery of campaign ids)."""
+    if not user.is_authenticated:
+        return Campaign.objects.none().values("pk")
+    return Campaign.objects.filter(
+        enrollments__annotator=user, enrollments__submitted_at__isnull=True, enrollments__ended_at__isnull=True
+    ).values("pk")
+
+
+def blind_item_sets(user):
+    """The item sets of `blind_campaigns(user)`: their gate verdicts and audits stay hidden too."""
+    return Campaign.objects.filter(pk__in=blind_campaigns(user)).values("item_set")
 
 
 def require_unblinded(user, campaign: Campaign) -> None:
@@ -33,7 +48,7 @@ def get_campaign(slug: str) -> Campaign:
     campaign = Campaign.objects.filter(slug=slug).select_related("item_set__track__benchmark").first()
     if campaign is None:
         known = ", ".join(Campaign.objects.order_by("slug").values_list("slug", flat=True)[:20]) or "none"
-        raise NotFound(f"no campaign '{slug}' (campaigns: {known})")
+        raise NotFound(f"no campaign '{slug}'", operator_hint=f"campaigns: {known}")
     return campaign
 
 

@@ -1,7 +1,9 @@
 """Writes for the council: members, prompt versions, runs and their batches, votes (produced or imported),
 cancel, resume and the sweep that makes every run reach a final state."""
 
+import json
 import random
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,8 +17,8 @@ from council import conf
 from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
 from items.models import Evidence, Item, ItemKind
-from items.parsing import ErrorLog, read_json
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -437,19 +439,57 @@ def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = No
 
 
 @transaction.atomic
+@dataclass(frozen=True)
+class ImportedVote:
+    where: str  # "FILE:LINE" of the record, for messages
+    item: Item
+    values: dict
+
+
+def imported_votes_save(*, campaign: Campaign, member: CouncilMember, votes: list[ImportedVote]) -> dict:
+    """The one policy for imported votes (released council answer files, released judge files): an
+    imported file is evidence, so an imported vote is never rewritten. Re-importing the same values
+    changes nothing; a file that gives an item other values than the vote already imported for this
+    member is refused whole, each change named by FILE:LINE and item (import it under another member
+    name to keep both). Runs in the caller's transaction; writes only new votes."""
+    existing = dict(
+        CouncilVote.objects.filter(campaign=campaign, member=member, prompt_version=IMPORTED).values_list("item_id", "values")
+    )
+    log = ErrorLog()
+    for vote in votes:
+        stored = existing.get(vote.item.pk)
+        if stored is not None and stored != vote.values:
+            log.add(
+                vote.where,
+                f"item '{vote.item.external_id}': '{member.name}' already has an imported vote {json.dumps(stored, sort_keys=True)}, "
+                f"this file says {json.dumps(vote.values, sort_keys=True)} (an imported vote is never rewritten)",
+            )
+    log.raise_if_any()
+    fresh = [
+        CouncilVote(campaign=campaign, member=member, item=vote.item, prompt_version=IMPORTED, values=vote.values)
+        for vote in votes
+        if vote.item.pk not in existing
+    ]
+    CouncilVote.objects.bulk_create(fresh, batch_size=2000)
+    return {"created": len(fresh), "unchanged": len(votes) - len(fresh)}
+
+
+@transaction.atomic
 def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is_generator: bool | None = None) -> dict:
     """A released council answer file (`{"annotator", "answers": {item_id: {...}}}`) as one member's
-    votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing."""
+    votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing,
+    a file that changes an imported vote is refused (`imported_votes_save`)."""
     path = Path(path)
-    data = read_json(path)
+    doc, data = read_json_document(path)
     log = ErrorLog()
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         log.add(f"{path.name}:1", "expected an object with an 'answers' object")
         log.raise_if_any()
+    lines = json_key_lines(doc.text, ("answers",))
     items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type")}
-    rows = []
+    votes = []
     for external_id, values in data["answers"].items():
-        where = f"{path.name}: item '{external_id}'"
+        where = f"{path.name}:{lines.get(external_id, 1)}: item '{external_id}'"
         item = items.get(external_id)
         if item is None:
             log.add(where, f"not an item of campaign '{campaign.slug}'")
@@ -459,27 +499,14 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
             continue
         for problem in protocols.get(campaign.protocol).validate_values(values, item.gold_type):
             log.add(where, problem)
-        rows.append((item, values))
+        votes.append(ImportedVote(where, item, values))
     log.raise_if_any()
     member, created = CouncilMember.objects.get_or_create(name=member_name)
     if is_generator is not None and member.is_generator != is_generator:
         member.is_generator = is_generator
         member.save(update_fields=["is_generator"])
-    existing = dict(
-        CouncilVote.objects.filter(campaign=campaign, member=member, prompt_version=IMPORTED).values_list("item_id", "values")
-    )
-    changed = [item.external_id for item, values in rows if item.pk in existing and existing[item.pk] != values]
-    if changed:
-        raise ApplicationError(
-            f"{len(changed)} imported vote(s) of '{member_name}' differ from this file (first: {changed[0]})"
-        )
-    fresh = [
-        CouncilVote(campaign=campaign, member=member, item=item, prompt_version=IMPORTED, values=values)
-        for item, values in rows
-        if item.pk not in existing
-    ]
-    CouncilVote.objects.bulk_create(fresh)
-    return {"member": member.name, "member_created": created, "created": len(fresh), "unchanged": len(rows) - len(fresh)}
+    saved = imported_votes_save(campaign=campaign, member=member, votes=votes)
+    return {"member": member.name, "member_created": created, **saved}
 
 
 def votes_summary(*, campaign: Campaign) -> dict:

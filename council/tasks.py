@@ -10,7 +10,6 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
 
 from council import conf
-from council.client import TransientCallError
 from council.throttle import Throttled
 
 logger = logging.getLogger(__name__)
@@ -102,35 +101,3 @@ def gates_run_task(self, item_set_id: int, llm_member_id: int | None = None):
     from council import gates
 
     gates.gates_run(item_set_id=item_set_id, llm_member_id=llm_member_id)
-
-
-@shared_task(bind=True, acks_late=True, soft_time_limit=conf.soft_time_limit(), time_limit=conf.hard_time_limit())
-def lapse_judge_output(self, item_id: int, member_id: int, attempt: int = 0):
-    """Judge one Lapse behaviour output (lapse branch): ids in, one service call, explicit retries."""
-    from lapse import services as lapse_services
-
-    try:
-        lapse_services.lapse_output_judge(item_id=item_id, member_id=member_id)
-    except TransientCallError as exc:
-        if attempt >= conf.max_transient_retries():
-            raise
-        from council import services
-
-        delay = services.retry_delay(attempt, getattr(exc, "retry_after", None))
-        raise self.retry(args=(item_id, member_id, attempt + 1), countdown=delay) from None
-
-
-@shared_task(bind=True, acks_late=True, soft_time_limit=conf.soft_time_limit(), time_limit=conf.hard_time_limit())
-def lapse_generate_output(self, stimulus_id: int, member_id: int, item_set_name: str = "Lapse outputs", attempt: int = 0):
-    """A council member answers one Lapse stimulus (lapse branch); idempotent, explicit retries."""
-    from lapse import services as lapse_services
-
-    try:
-        lapse_services.lapse_output_generate(stimulus_id=stimulus_id, member_id=member_id, item_set_name=item_set_name)
-    except TransientCallError as exc:
-        if attempt >= conf.max_transient_retries():
-            raise
-        from council import services
-
-        delay = services.retry_delay(attempt, getattr(exc, "retry_after", None))
-        raise self.retry(args=(stimulus_id, member_id, item_set_name, attempt + 1), countdown=delay) from None

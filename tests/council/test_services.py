@@ -277,3 +277,11 @@ def test_a_batch_queued_behind_others_of_a_run_making_progress_is_sent_again_but
     run.refresh_from_db()
     second.refresh_from_db()
     assert run.status == "running" and second.resends == 0
+
+
+def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"annotator": "m", "answers": {"nope": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ApplicationError) as caught:
+        council_votes_import(campaign=small_campaign, path=path, member_name="m")
+    assert caught.value.message == f"c.json:4: item 'nope': not an item of campaign '{small_campaign.slug}'"
