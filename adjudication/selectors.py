@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.db import connections
-from django.db.models import F, Func, TextField
+from django.db.models import Count, F, Func, TextField
 from django.db.models.functions import Cast
 
 import protocols
@@ -453,7 +453,6 @@ def retained_items(campaign: Campaign, *, data: CampaignData | None = None) -> l
 
 def campaign_list() -> list[dict]:
     """Every campaign with its item set and size, for the adjudication index."""
-    from django.db.models import Count
 
     campaigns = Campaign.objects.select_related("item_set").annotate(annotators=Count("enrollments", distinct=True)).order_by("slug")
     return [{"campaign": c, "annotators": c.annotators} for c in campaigns]

@@ -430,7 +430,7 @@ def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = No
     """Run the gates over an item set on the worker (after the current transaction commits)."""
 
     def enqueue():
-        from council.tasks import gates_run_task
+        from council.tasks import gates_run_task  # tasks import this module: import at call time
 
         gates_run_task.delay(item_set_id, llm_member.pk if llm_member else None)
 
