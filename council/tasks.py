@@ -8,8 +8,10 @@ import time
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.conf import settings
+from django.db import connections
 
-from council import conf
+from council import conf, execution, gates, services
+from council.client import warm_up
 from council.throttle import Throttled
 
 logger = logging.getLogger(__name__)
@@ -25,8 +27,6 @@ logger = logging.getLogger(__name__)
 )
 def council_batch(self, batch_id: int):
     """One member's batch of a run: up to the member's concurrency of requests in flight in this process."""
-    from council import execution
-
     started = time.monotonic()
     try:
         return execution.batch_work(batch_id=batch_id, holder=self.request.id or f"local-{batch_id}", started=started)
@@ -38,8 +38,6 @@ def council_batch(self, batch_id: int):
 def council_sweep():
     """The sweep as a task, for deployments that schedule it with Celery beat; every worker also runs it on
     its own timer (below), so `make demo` and CI need no beat."""
-    from council import services
-
     return services.council_sweep()
 
 
@@ -58,10 +56,6 @@ class _SweepTimer:
             self.thread.start()
 
     def _loop(self) -> None:
-        from django.db import connections
-
-        from council import services
-
         while not self.stop.wait(conf.sweep_interval()):
             try:
                 result = services.council_sweep()
@@ -78,7 +72,6 @@ _sweep_timer = _SweepTimer()
 
 @worker_process_init.connect
 def _warm_up_the_client(**kwargs):
-    from council.client import warm_up
 
     warm_up()
 
@@ -98,6 +91,4 @@ def _stop_sweep_timer(**kwargs):
     soft_time_limit=max(1, settings.GATES_TIME_LIMIT - 60), time_limit=settings.GATES_TIME_LIMIT,
 )
 def gates_run_task(self, item_set_id: int, llm_member_id: int | None = None):
-    from council import gates
-
     gates.gates_run(item_set_id=item_set_id, llm_member_id=llm_member_id)
