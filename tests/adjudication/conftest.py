@@ -125,7 +125,7 @@ def frozen_key(key_campaign, author):
     return key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
 
 
-def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None):
+def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None, close=True):
     """A TWIST campaign over synthetic items. `answers` maps an item id to the two annotators' values
     ({} = not answered); `gold` maps an item id to its gold type (default contradicting)."""
     from annotation.models import Answer, Assignment
@@ -164,7 +164,8 @@ def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold
         for pseudonym, values in zip(("A", "B"), pair, strict=True)
         if values
     )
-    close_campaign(campaign)
+    if close:  # annotation over: its disagreements can be decided
+        close_campaign(campaign)
     return campaign
 
 
