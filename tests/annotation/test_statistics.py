@@ -324,7 +324,7 @@ def test_holm_equals_statsmodels_on_seeded_random_families():
     from statsmodels.stats.multitest import multipletests
 
     rng = random.Random(19)
-    for _ in range(100):
+    for _ in range(40):
         p = [rng.random() ** 3 for _ in range(rng.randint(1, 90))]
         if rng.random() < 0.3:
             p += p[: rng.randint(1, len(p))]  # ties
