@@ -111,6 +111,7 @@ def _figures_from_counts(right: dict, total: dict, caught: int, attributed: int,
 
 def figures(entries: Sequence[KeyItem], predictions: Mapping[str, Prediction]) -> dict:
     """CR, AS, HNS, Attr, GCR, fact-only citations (each k of n with Wilson) and balanced accuracy."""
+    check_run(entries, predictions)
     right = dict.fromkeys(GOLD_TYPES, 0)
     total = dict.fromkeys(GOLD_TYPES, 0)
     caught = attributed = fact_only = 0

@@ -143,7 +143,7 @@ def results_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, dict[s
                 break  # each message rescans the text for its line: stop when no more will be shown
             item_id = record.get("item_id") if isinstance(record, dict) else None
             if isinstance(item_id, str) and item_id in seen:
-                first = _where(inside, seen[item_id]).rsplit(":", 1)[1]
+                first = _where(inside, seen[item_id], "item_id").rsplit(":", 1)[1]
                 log.add(f"{_where(inside, index, 'item_id')}: item_id",
                         f"duplicate prediction for '{item_id}' in '{name}' (first on line {first})")
                 continue
@@ -154,7 +154,7 @@ def results_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, dict[s
                 predictions[parsed[0]] = parsed[1]
         _missing(key, set(seen), _where(inside), log, within=f" in '{name}'")
         runs[name] = predictions
-    if not runs:
+    if not data["results"]:
         log.add(_where(doc, "results"), "results: no configurations")
     log.raise_if_any()
     return runs
