@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import attrgetter
 
 import numpy as np
 
@@ -135,13 +136,17 @@ def history_strata(entries: Sequence[KeyItem]) -> dict[str, list[KeyItem]]:
     return strata
 
 
+def check_key(entries: Sequence[KeyItem]) -> None:
+    bad = sorted({item.gold for item in entries} - set(GOLD_TYPES))
+    if bad:
+        raise ScoringError(f"unknown gold type(s) in the key: {', '.join(bad)} (expected {', '.join(GOLD_TYPES)})")
+
+
 def check_run(entries: Sequence[KeyItem], predictions: Mapping[str, Prediction]) -> int:
     """Refuse a run that leaves a key item without a prediction (Track B has no abstention) or a key
     with an unknown gold type. Returns how many predictions are for items outside the key: a run
     imported against one version is scored against a later one that dropped items."""
-    bad = sorted({item.gold for item in entries} - set(GOLD_TYPES))
-    if bad:
-        raise ScoringError(f"unknown gold type(s) in the key: {', '.join(bad)} (expected {', '.join(GOLD_TYPES)})")
+    check_key(entries)
     missing = [item.item_id for item in entries if item.item_id not in predictions]
     if missing:
         shown = ", ".join(missing[:10]) + (f", … ({len(missing)} in all)" if len(missing) > 10 else "")
@@ -223,6 +228,7 @@ class _Columns:
     """The key as arrays: gold class per item, conversation index per class, strata masks."""
 
     def __init__(self, entries: Sequence[KeyItem]):
+        check_key(entries)
         self.entries = list(entries)
         self.ids = [item.item_id for item in self.entries]
         gold = np.array([GOLD_TYPES.index(item.gold) for item in self.entries], dtype=np.int8)
@@ -243,21 +249,38 @@ class _Columns:
 
 
 def _outcomes(columns: _Columns, runs: Mapping[str, Mapping[str, Prediction]]) -> tuple[np.ndarray, ...]:
-    """(runs × items) boolean arrays: correct, caught, attributed, fact-only."""
+    """(runs × items) boolean arrays: correct, caught, attributed, fact-only. The verdicts are compared
+    as arrays; on caught items is_fact_only and is_attributed are applied inline as list comprehensions
+    (the same rules, without re-deriving is_caught three times per item: 10^6 caught items in the
+    benchmark). A run missing a key item is refused by check_run, with its message."""
     shape = (len(runs), len(columns.ids))
     correct, caught = np.zeros(shape, bool), np.zeros(shape, bool)
     attributed, fact_only = np.zeros(shape, bool), np.zeros(shape, bool)
     contradicting = columns.masks[CONTRADICTING]
+    gold = [item.evidence for item in columns.entries]
+    turn = TURN_ID.fullmatch
+    budget = ATTRIBUTION_BUDGET
     for r, predictions in enumerate(runs.values()):
-        aligned = np.fromiter((predictions[i].aligned for i in columns.ids), bool, len(columns.ids))
+        try:
+            rows = list(map(predictions.__getitem__, columns.ids))
+        except KeyError:
+            check_run(columns.entries, predictions)
+            raise
+        aligned = np.fromiter(map(attrgetter("aligned"), rows), bool, len(rows))
         correct[r] = aligned == columns.gold_aligned
         caught[r] = contradicting & ~aligned
-        # The per-item rules run only where they can be true: on caught items.
-        for j in np.flatnonzero(caught[r]):
-            item = columns.entries[j]
-            prediction = predictions[item.item_id]
-            attributed[r, j] = is_attributed(item, prediction)
-            fact_only[r, j] = is_fact_only(item, prediction)
+        index = np.flatnonzero(caught[r]).tolist()
+        picked = [rows[j] for j in index]
+        facts = [
+            bool(p.cited_fact_only) if p.evidence is None else (bool(p.evidence) and not any(map(turn, p.evidence)))
+            for p in picked
+        ]
+        grounded = [
+            bool(p.attributed) if p.evidence is None else any(map(gold[j].__contains__, p.evidence[:budget]))
+            for j, p in zip(index, picked, strict=True)
+        ]
+        fact_only[r, index] = facts
+        attributed[r, index] = np.array(grounded, dtype=bool) & ~np.array(facts, dtype=bool)
     return correct, caught, attributed, fact_only
 
 
@@ -278,7 +301,9 @@ def _mcnemar_many(columns: _Columns, correct: np.ndarray, names: list[str], clas
     counts = {}
     for gold in classes:
         x = correct[:, columns.masks[gold]].astype(float)
-        counts[gold] = x @ (1.0 - x).T  # [a, b] = items a got right and b wrong
+        # [a, b] = items a got right and b wrong = a's right items minus those both got right (x·xᵀ is
+        # one symmetric BLAS product; every value is an exact integer in float64).
+        counts[gold] = x.sum(axis=1)[:, None] - x @ x.T
     tests = []
     pairs = list(combinations(range(len(names)), 2))
     for a, b in pairs:
@@ -307,8 +332,8 @@ def score_report(
     which the report cites by version and SHA-256. `family` names the runs whose pairs form the Holm
     family (default: all, in the mapping's order); the report lists them and the family size."""
     columns = _Columns(entries)
-    ignored = [check_run(entries, predictions) for predictions in runs.values()]
     outcomes = _outcomes(columns, runs)
+    ignored = [len(predictions) - len(columns.ids) for predictions in runs.values()]  # each covers the key
     results = _figures_many(columns, outcomes, None)
     strata = {name: _figures_many(columns, outcomes, mask) for name, mask in columns.strata.items()}
     if bootstrap:
