@@ -66,10 +66,7 @@ def predictions_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, Pr
         if evidence is None:
             continue
         predictions[item_id] = Prediction(aligned=aligned, evidence=evidence)
-    try:
-        last = max(last, path.read_bytes().count(b"\n"))
-    except OSError:
-        pass
+    # A missing item has no line of its own: it is reported at the end of the file.
     _missing(key, set(first_line), f"{path.name}:{max(last, 1)}", log)
     log.raise_if_any()
     return predictions
