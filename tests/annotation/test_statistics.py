@@ -429,3 +429,16 @@ def test_hierarchical_bootstrap_spreads_over_disagreeing_ingests():
     low, high = st.hierarchical_bootstrap([right, wrong])
     assert 0.1 < low < 0.5 < high < 0.9  # each replicate is Binomial(10, 1/2)/10
     assert st.hierarchical_bootstrap([]) == (0.0, 0.0)
+
+
+def test_bootstrap_draws_refuse_an_empty_set_of_clusters():
+    with pytest.raises(ValueError):
+        st.bootstrap_draws(0)
+
+
+def test_a_shared_count_matrix_gives_the_same_intervals_as_drawing_afresh():
+    counts = st.draw_counts(st.bootstrap_draws(4, replicates=500, seed=7), 4)
+    sizes, hits = [3, 1, 2, 5], np.array([[1, 1, 2, 4], [0, 1, 1, 5]])
+    assert st.cluster_bootstrap_many(sizes, hits, replicates=500, counts=counts).tolist() == (
+        st.cluster_bootstrap_many(sizes, hits, replicates=500, seed=7).tolist()
+    )

@@ -1,5 +1,6 @@
 """Track B metrics (PROTOCOL.md §10) on hand-built keys, and the batch path against the plain one."""
 
+import json
 import random
 
 import pytest
@@ -236,3 +237,11 @@ def test_multi_ingest_reports_points_mean_range_and_the_hierarchical_interval():
     assert result["HNS"]["points"] == [0.5, 0.5]  # the score-level ingest reported no HNS
     assert result["Attr"]["points"] == [0.25, 0.0, 0.5] and "hierarchical" not in result["Attr"]
     assert result["bootstrap"]["seed"] == 11
+
+
+def test_the_report_is_plain_json_with_no_numpy_values_or_nan():
+    rng = random.Random(53)
+    entries = random_key(rng, 90, 4)
+    runs = {"a": random_run(rng, entries, 0.7), "b": random_run(rng, entries, 0.8)}
+    report = score_report(key_version="K", key_sha256="0" * 64, entries=entries, runs=runs, replicates=100)
+    assert json.loads(json.dumps(report, allow_nan=False)) == report
