@@ -12,9 +12,10 @@ RUN useradd --create-home --uid 1000 goldkey \
     && mkdir -p /var/lib/goldkey \
     && chown goldkey /var/lib/goldkey
 
-# Dependencies first, so code changes do not reinstall them (pyproject.toml lists them; no packages).
-COPY pyproject.toml ./
-RUN pip install .
+# Dependencies first, so code changes do not reinstall them: the runtime lock, every package pinned with its
+# hashes (no test tools, no statsmodels/pandas). The project runs from /app and is not pip-installed.
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
 
 COPY . .
 # Static files are collected (hashed, compressed) at build time; the build-only key is never used to serve.

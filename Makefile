@@ -5,14 +5,21 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Every package, pinned with its hashes: runtime + tests (requirements.lock is the runtime half, for the image).
+LOCK ?= requirements-test.lock
 
-.PHONY: venv test demo lint bench clean
+.PHONY: venv test demo lint bench lock clean
 
-$(VENV)/.installed: pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e ".[test]"
+# The project itself is not installed: it runs from this folder, and everything it needs is in the lock
+# (--require-hashes: a package whose file does not match its recorded hash is refused).
+$(VENV)/.installed: $(LOCK)
+	@command -v $(PYTHON) >/dev/null 2>&1 || { \
+	    echo "$(PYTHON) not found. On Debian: apt-get install python3.11 python3.11-venv"; \
+	    echo "(or point PYTHON at one: make PYTHON=/path/to/python3.11 ...)"; exit 1; }
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	    echo "'$(PYTHON) -m venv' failed: the venv module (ensurepip) is missing."; \
+	    echo "On Debian: apt-get install python3.11-venv   then run make again."; exit 1; }
+	$(PIP) install --quiet --require-hashes --no-deps -r $(LOCK)
 	touch $@
 
 venv: $(VENV)/.installed
@@ -26,6 +33,15 @@ demo: venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+
+# Re-resolve both lock files after changing the dependencies in pyproject.toml (needs the package registry).
+lock: venv
+	$(PIP) install --quiet pip-tools==7.6.2
+	$(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	    --no-emit-find-links -o requirements.lock pyproject.toml
+	$(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	    --no-emit-find-links --extra test -o requirements-test.lock pyproject.toml
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache

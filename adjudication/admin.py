@@ -1,1 +1,0 @@
-from adjudication import key_admin  # noqa: F401  (gold keys and errata; issue 5)

@@ -18,9 +18,10 @@ from adjudication.selectors import (
     queue_from_data,
     retained_from_data,
 )
-from annotation import statistics as st
 from annotation.models import Campaign, Protocol
-from annotation.protocols import LAPSE_LABELS, TWIST_Q1
+from goldkey.lib import statistics as st
+from protocols.lapse import LABELS as LAPSE_LABELS
+from protocols.twist_b import Q1 as TWIST_Q1
 
 HISTORY_SPLIT = 620  # TWIST stratifies history length at 620 turns (PROTOCOL §1)
 GOLD_TYPES = ("contradicting", "aligned", "hard_negative")

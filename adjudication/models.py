@@ -45,5 +45,3 @@ class DecisionRevision(models.Model):
 
 
 __all__ = ["Action", "Decision", "DecisionRevision", "GoldType"]
-
-from adjudication.key_models import Erratum, GoldKey, KeyEntry, Provenance  # noqa: E402,F401  (gold keys: issue 5)

@@ -2,6 +2,7 @@
 
 import random
 
+import protocols
 from adjudication import queue as q
 from adjudication.agreement import twist_retained
 from adjudication.models import DecisionRevision
@@ -13,9 +14,9 @@ from adjudication.selectors import (
     queue_from_data,
 )
 from annotation.models import Campaign, Enrollment, Protocol
-from annotation.protocols import LAPSE_LABELS, questions_for
 from items.models import GoldType, Item
 from items.selectors import excerpts_for, items_with_excerpts
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 ANSWER_FIELDS = {
     Protocol.TWIST_B: [("q1", "Verdict (q1)"), ("q1note", "Note"), ("q2", "Claim stated (q2)"), ("q2quote", "Quote right (q2quote)"),
@@ -71,7 +72,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
             for e in Enrollment.objects.filter(campaign=campaign).select_related("annotator")
         }
     fields = ANSWER_FIELDS[campaign.protocol]
-    questions = questions_for(campaign.protocol)
+    questions = protocols.get(campaign.protocol).question_map()
     sides = []
     for n, pseudonym in enumerate(order, start=1):
         values = entry.answers.get(pseudonym, {})

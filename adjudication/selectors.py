@@ -2,7 +2,7 @@
 
 Every function loads a campaign's answers, council votes and decisions in a fixed number of queries
 (whatever the campaign size) and hands plain dicts to the pure modules (`adjudication.queue`,
-`annotation.statistics`).
+`goldkey.lib.statistics`).
 """
 
 import gc
@@ -14,10 +14,10 @@ from django.db import connections
 from django.db.models import F, Func, TextField
 from django.db.models.functions import Cast
 
+import protocols
 from adjudication import queue as q
 from adjudication.models import Action, Decision
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from annotation.protocols import PRIMARY_KEY
 from council.models import CouncilVote
 from items.models import Item
 
@@ -99,7 +99,7 @@ class CampaignData:
         return [per_item[p] for p in self.pseudonyms if p in per_item]
 
     def primary_labels(self, item_id: int) -> dict[str, str | None]:
-        key = PRIMARY_KEY[self.protocol]
+        key = protocols.get(self.protocol).primary_key
         return {p: (v.get(key) or None) for p, v in self.answers.get(item_id, {}).items()}
 
 
@@ -132,7 +132,7 @@ def campaign_is_frozen(campaign: Campaign) -> bool:
     """True once a gold key has been frozen from this campaign: decisions are then read-only.
 
     Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from adjudication.key_models import GoldKey
+    from keys.models import GoldKey
 
     return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
 
@@ -349,7 +349,7 @@ def _agreed_label(labels: list[str]) -> str:
 def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) -> list[tuple[ItemRow, str, str]]:
     """`queued`: the queued item ids when the caller has already built the queue."""
     lapse = data.protocol == Protocol.LAPSE
-    key = PRIMARY_KEY[data.protocol]
+    key = protocols.get(data.protocol).primary_key
     retained = []
     for item in data.items:
         decision = data.decisions.get(item.id)

@@ -1,28 +1,20 @@
-"""Writes for adjudication: decisions (web, import), the released decisions file, judge labels and
-the released Lapse gold trail. Every path that records a decision goes through `decision_save`."""
+"""Writes for adjudication: decisions (web, import) and the released decisions file. Every path that
+records a decision goes through `decision_save`."""
 
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from adjudication.models import Action, Decision, DecisionRevision
 from adjudication.selectors import campaign_is_frozen
 from annotation.models import Answer, Campaign, Protocol
-from annotation.protocols import LAPSE_LABELS
-from annotation.services import campaign_create
-from annotation.transfer import answers_import
-from council.models import CouncilMember, CouncilVote
 from goldkey.errors import ApplicationError
 from items.models import GoldType, Item
-from items.parsing import ErrorLog, ImportFailed, ParsedLapseItem, read_json, read_jsonl
-from items.services import lapse_items_create
-
-JUDGE_LABELS = (*LAPSE_LABELS, "RESIDUAL")
-IMPORTED = "imported"  # prompt_version of replayed judge/council files
+from items.parsing import ErrorLog, ImportFailed, read_json
+from protocols.lapse import LABELS as LAPSE_LABELS
 
 
 @dataclass
@@ -156,160 +148,6 @@ def decisions_export(*, campaign: Campaign, exported: str | None = None) -> dict
             record["new_gold"] = d.new_gold
         decisions[d.item.external_id] = record
     return {"exported": exported or iso_now(), "decisions": decisions}
-
-
-def judge_import(*, campaign: Campaign, path: Path, dry_run: bool = False) -> dict:
-    """LLM-judge labels in the released judged-items format `{"gid", "judge", "judge_model"}` (JSONL),
-    stored as council votes `{"label": …}` of a member named after `judge_model`, prompt version
-    'imported'. Re-importing the same file changes nothing."""
-    if campaign.protocol != Protocol.LAPSE:
-        raise ApplicationError(f"judge labels belong to a Lapse campaign; '{campaign.slug}' is {campaign.protocol}")
-    path = Path(path)
-    items = _items_by_id(campaign)
-    log = ErrorLog()
-    parsed: dict[tuple[str, str], tuple[Item, str]] = {}
-    for line, record in read_jsonl(path, log):
-        where = f"{path.name}:{line}"
-        gid, label, model = record.get("gid"), record.get("judge"), record.get("judge_model")
-        if not isinstance(gid, str) or not gid:
-            log.add(where, "missing field 'gid'")
-            continue
-        if not isinstance(model, str) or not model:
-            log.add(where, f"{gid}: missing field 'judge_model'")
-            continue
-        if label not in JUDGE_LABELS:
-            log.add(where, f"{gid}: judge label '{label}' is not one of {', '.join(JUDGE_LABELS)}")
-            continue
-        if gid not in items:
-            log.add(where, f"no item '{gid}' in campaign '{campaign.slug}'")
-            continue
-        if (model, gid) in parsed:
-            log.add(where, f"duplicate judge label for '{gid}'")
-            continue
-        parsed[(model, gid)] = (items[gid], label)
-    if not parsed and not log.errors:
-        log.add(f"{path.name}:1", "no judge labels in file")
-    log.raise_if_any()
-    models = sorted({model for model, _ in parsed})
-    if dry_run:
-        return {"judges": models, "labels": len(parsed), "changed": 0, "dry_run": True}
-    changed = 0
-    with transaction.atomic():
-        members = {m: CouncilMember.objects.get_or_create(name=m, defaults={"model": m})[0] for m in models}
-        existing = {
-            (v.member.name, v.item_id): v
-            for v in CouncilVote.objects.filter(campaign=campaign, member__in=members.values(), prompt_version=IMPORTED).select_related("member")
-        }
-        fresh = []
-        for (model, _gid), (item, label) in parsed.items():
-            vote = existing.get((model, item.id))
-            if vote is None:
-                fresh.append(CouncilVote(campaign=campaign, member=members[model], item=item, prompt_version=IMPORTED, values={"label": label}))
-            elif vote.values != {"label": label} or vote.status != CouncilVote.Status.OK:
-                vote.values, vote.status, vote.error = {"label": label}, CouncilVote.Status.OK, ""
-                vote.save(update_fields=["values", "status", "error"])
-                changed += 1
-        CouncilVote.objects.bulk_create(fresh, batch_size=2000)
-        changed += len(fresh)
-    return {"judges": models, "labels": len(parsed), "changed": changed, "dry_run": False}
-
-
-LAPSE_GOLD_FILES = {
-    "annotators": ("gold_annotations_annotator1.jsonl", "gold_annotations_annotator2.jsonl"),
-    "adjudicated": "gold_adjudicated.jsonl",
-    "judge": "gold_items.judged.local-seed-oss-36b-instruct-pv2.jsonl",
-    "manifest": "gold_manifest_v1.json",
-}
-
-
-def _annotator_name(path: Path) -> tuple[str, list[str]]:
-    log = ErrorLog()
-    names, gids = set(), []
-    for line, record in read_jsonl(path, log):
-        if not isinstance(record.get("annotator"), str) or not record["annotator"]:
-            log.add(f"{path.name}:{line}", "missing field 'annotator'")
-            continue
-        names.add(record["annotator"])
-        if isinstance(record.get("gid"), str):
-            gids.append(record["gid"])
-    log.raise_if_any()
-    if len(names) != 1:
-        raise ImportFailed([f"{path.name}:1: expected one annotator per file, found {sorted(names) or 'none'}"])
-    return names.pop(), gids
-
-
-def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str | None = None) -> dict:
-    """Load the released Lapse gold trail (labels only) into a new campaign: placeholder items (gid
-    only, text not released), the two annotators (accounts with unusable passwords, pseudonyms = the
-    files' annotator names) and their labels, the adjudicated labels as relabel decisions, and the
-    judge's labels as council votes. All-or-nothing."""
-    directory = Path(directory)
-    paths = [directory / name for name in LAPSE_GOLD_FILES["annotators"]]
-    adjudicated_path = directory / LAPSE_GOLD_FILES["adjudicated"]
-    judge_path = directory / (judge_file or LAPSE_GOLD_FILES["judge"])
-    missing = [str(p) for p in (*paths, adjudicated_path) if not p.exists()]
-    if missing:
-        raise ApplicationError(f"not a Lapse gold folder: missing {', '.join(missing)}")
-    if Campaign.objects.filter(slug=slug).exists():
-        raise ApplicationError(f"campaign '{slug}' already exists")
-    names, gid_lists = zip(*(_annotator_name(p) for p in paths), strict=True)
-    if names[0] == names[1]:
-        raise ImportFailed([f"{paths[1].name}:1: both files are by '{names[0]}'"])
-    gids = sorted(set(gid_lists[0]) | set(gid_lists[1]))
-    log = ErrorLog()
-    adjudicated = {}
-    for line, record in read_jsonl(adjudicated_path, log):
-        gid, label = record.get("gid"), record.get("label")
-        if gid not in gids:
-            log.add(f"{adjudicated_path.name}:{line}", f"'{gid}' is not a labelled item")
-        elif label not in LAPSE_LABELS:
-            log.add(f"{adjudicated_path.name}:{line}", f"{gid}: label '{label}' is not one of {', '.join(LAPSE_LABELS)}")
-        else:
-            adjudicated[gid] = label
-    log.raise_if_any()
-    seed = 0
-    manifest = directory / LAPSE_GOLD_FILES["manifest"]
-    if manifest.exists():
-        seed = int(read_json(manifest).get("seed", 0) or 0)
-    item_set_name = f"Lapse gold set ({slug})"
-    with transaction.atomic():
-        lapse_items_create(
-            item_set_name=item_set_name,
-            items=[ParsedLapseItem(line=n, external_id=gid, request="", response="", key_fact="", hidden={"placeholder": True}) for n, gid in enumerate(gids, 1)],
-            source=str(directory),
-            text_released=False,
-        )
-        from items.models import ItemSet
-
-        item_set = ItemSet.objects.get(name=item_set_name)
-        users = []
-        for name in names:
-            account, _ = get_user_model().objects.get_or_create(username=f"{slug}-{name}"[:150])
-            account.set_unusable_password()
-            account.save(update_fields=["password"])
-            users.append(account)
-        campaign = campaign_create(
-            slug=slug, item_set=item_set, annotators=users, per_item=2, seed=seed,
-            name=f"Lapse gold trail ({directory.name})", created_by=user, pseudonyms=list(names),
-        )
-        labels = [answers_import(campaign=campaign, path=p, annotator=name, user=user) for p, name in zip(paths, names, strict=True)]
-        items = _items_by_id(campaign)
-        for gid, label in sorted(adjudicated.items()):
-            decision_save(
-                campaign=campaign, item=items[gid], action=Action.RELABEL, new_gold=label,
-                note=f"adjudicated label ({adjudicated_path.name})", user=user, source="import",
-            )
-        judge = judge_import(campaign=campaign, path=judge_path) if judge_path.exists() else None
-    return {
-        "campaign": campaign.slug,
-        "item_set": item_set_name,
-        "items": len(gids),
-        "annotators": list(names),
-        "labels": {r["annotator"]: r["answers"] for r in labels},
-        "adjudicated": len(adjudicated),
-        "judge": judge,
-        "answers_total": Answer.objects.filter(assignment__enrollment__campaign=campaign).count(),
-    }
 
 
 def dumps(payload: dict) -> str:

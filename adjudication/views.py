@@ -78,7 +78,7 @@ def agreement_page(request, campaign):
         )
     scorers = None
     if lapse:
-        from council.lapse_selectors import scorer_validation  # Lapse scorer validation (lapse branch)
+        from lapse.selectors import scorer_validation  # Lapse scorer validation (lapse branch)
 
         scorers = scorer_validation(campaign)
     return render(

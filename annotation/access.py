@@ -33,7 +33,7 @@ def get_campaign(slug: str) -> Campaign:
     campaign = Campaign.objects.filter(slug=slug).select_related("item_set__track__benchmark").first()
     if campaign is None:
         known = ", ".join(Campaign.objects.order_by("slug").values_list("slug", flat=True)[:20]) or "none"
-        raise NotFound(f"no campaign '{slug}' (campaigns: {known})")
+        raise NotFound(f"no campaign '{slug}'", operator_hint=f"campaigns: {known}")
     return campaign
 
 

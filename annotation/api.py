@@ -8,11 +8,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import protocols
 from annotation import access, selectors
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
-from items.models import ItemKind
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -38,16 +38,16 @@ class AssignmentSerializer(serializers.Serializer):
         return bool(answer and answer.phase2_done)
 
 
-def _blind_fields(kind: str) -> dict:
-    from items.models import Item
-
+def _blind_fields(spec) -> dict:
     return {name: serializers.CharField() if name != "text_released" else serializers.BooleanField()
-            for name in Item.BLIND_FIELDS[kind]}
+            for name in spec.blind_fields}
 
 
-# The blind item: built from Item.BLIND_FIELDS (the whitelist) plus the dated excerpts, nothing else.
-BlindTwistItemSerializer = type("BlindTwistItem", (serializers.Serializer,), _blind_fields(ItemKind.TWIST))
-BlindLapseItemSerializer = type("BlindLapseItem", (serializers.Serializer,), _blind_fields(ItemKind.LAPSE))
+# The blind item of each protocol: built from its blind-field whitelist (plus the dated excerpts), nothing else.
+BLIND_ITEM_SERIALIZERS = {
+    spec.name: type(f"Blind{spec.name.title().replace('_', '')}Item", (serializers.Serializer,), _blind_fields(spec))
+    for spec in protocols.REGISTRY.values()
+}
 
 
 class ExcerptSerializer(serializers.Serializer):
@@ -77,7 +77,7 @@ class ItemViewSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     total = serializers.IntegerField()
     phase = serializers.IntegerField()
-    item = serializers.DictField(help_text="Item.BLIND_FIELDS of the item's kind, nothing else")
+    item = serializers.DictField(help_text="the blind fields of the item's protocol, nothing else")
     excerpts = ExcerptSerializer(many=True, required=False)
     answer = serializers.DictField(child=serializers.CharField(allow_blank=True))
     phase2 = Phase2Serializer(required=False)

@@ -6,10 +6,12 @@ from statistics import median
 
 from django.db.models import Prefetch, Q, prefetch_related_objects
 
+import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from annotation.protocols import LAPSE_LABELS, TWIST_Q1, has_phase2, phase2_keys_for
 from items.models import Evidence, GoldType
-from items.selectors import blind_view, excerpts_for, recipient_turns
+from items.selectors import excerpts_for, recipient_turns
+from protocols.lapse import LABELS as LAPSE_LABELS
+from protocols.twist_b import Q1 as TWIST_Q1
 
 CONVENTIONS = {
     Protocol.TWIST_B: [
@@ -59,7 +61,7 @@ def required_count(enrollment: Enrollment) -> int:
 
 def current_phase(enrollment: Enrollment) -> int:
     """1 until Phase 1 is complete; then 2 for protocols that have a second phase."""
-    if enrollment.phase1_completed_at and has_phase2(enrollment.campaign.protocol):
+    if enrollment.phase1_completed_at and protocols.get(enrollment.campaign.protocol).has_phase2:
         return 2
     return 1
 
@@ -69,7 +71,7 @@ def enrollment_progress(enrollment: Enrollment) -> dict:
     return {
         "phase1": Progress(min(enrollment.phase1_done_count, total), total),
         "phase2": Progress(min(enrollment.phase2_done_count, total), total)
-        if has_phase2(enrollment.campaign.protocol)
+        if protocols.get(enrollment.campaign.protocol).has_phase2
         else None,
         "phase": current_phase(enrollment),
     }
@@ -120,7 +122,7 @@ def item_page(assignment: Assignment) -> dict:
         "assignment": assignment,
         "campaign": campaign,
         "enrollment": enrollment,
-        "item": blind_view(item),
+        "item": protocols.blind_view(item),
         "values": values,
         "phase": phase,
         "position": assignment.position + 1,
@@ -147,7 +149,7 @@ def item_page(assignment: Assignment) -> dict:
     page["conventions"] = [*page["conventions"], *PHASE2_CONVENTIONS]
     page["note_key"] = "p2note"
     page["note_value"] = values.get("p2note", "")
-    keys = phase2_keys_for(campaign.protocol, item.gold_type)
+    keys = protocols.get(campaign.protocol).phase2_keys_for(item.gold_type)
     if item.gold_type == GoldType.CONTRADICTING:
         page["quote"] = item.contradicted_quote
         page["questions"] = [

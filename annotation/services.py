@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+import protocols
 from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Protocol
-from annotation.protocols import has_phase2, phase1_done, phase2_done, phase_of, validate_values
 from goldkey.errors import ApplicationError, NotAllowed
 from items.models import Item, ItemKind, ItemSet
 
@@ -192,7 +192,7 @@ def answer_save(
     protocol = campaign.protocol
     gold_type = assignment.item.gold_type
     # Keys and choices first: these checks do not depend on the item's gold type.
-    problems = validate_values(protocol, values)
+    problems = protocols.get(protocol).validate_values(values)
     if problems:
         raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
     with transaction.atomic():
@@ -208,7 +208,7 @@ def answer_save(
             _check_phase_lock(protocol, enrollment, changed_keys, assignment.item.external_id)
         # Which Phase 2 questions apply depends on the gold type: checked only after the phase lock,
         # so that a Phase 1 annotator probing with Phase 2 keys learns nothing from the refusal.
-        problems = validate_values(protocol, values, gold_type)
+        problems = protocols.get(protocol).validate_values(values, gold_type)
         if problems:
             raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
         if changed and enrollment.submitted_at:
@@ -223,8 +223,8 @@ def answer_save(
             answer.revision += 1
             answer.answered_at = answered_at or timezone.now()
             was1, was2 = answer.phase1_done, answer.phase2_done
-            answer.phase1_done = phase1_done(protocol, merged)
-            answer.phase2_done = phase2_done(protocol, merged, gold_type)
+            answer.phase1_done = protocols.get(protocol).phase1_done(merged)
+            answer.phase2_done = protocols.get(protocol).phase2_done(merged, gold_type)
             AnswerRevision.objects.create(
                 answer=answer, revision=answer.revision, values=merged, source=source, saved_by=user
             )
@@ -250,9 +250,9 @@ def answer_save(
 def _check_phase_lock(protocol: str, enrollment: Enrollment, keys: set[str], item_id: str) -> None:
     if enrollment.submitted_at:
         raise NotAllowed(f"{item_id}: this annotation was submitted on {enrollment.submitted_at:%Y-%m-%d}; it is final")
-    if not has_phase2(protocol):
+    if not protocols.get(protocol).has_phase2:
         return
-    phases = {phase_of(protocol, key) for key in keys}
+    phases = {protocols.get(protocol).phase_of(key) for key in keys}
     if 1 in phases and enrollment.phase1_completed_at:
         raise NotAllowed(f"{item_id}: Phase 1 is locked (completed {enrollment.phase1_completed_at:%Y-%m-%d %H:%M})")
     if 2 in phases and not enrollment.phase1_completed_at:
@@ -273,7 +273,7 @@ def enrollment_close_phase1(*, enrollment: Enrollment) -> Enrollment:
     """Close Phase 1 now, answered or not: for loading a finished, exported annotation (whose Phase 2
     answers exist) that left some verdict missing. The annotator's pages never call this: for them
     Phase 1 closes only when every open item has its verdict (`answer_save`)."""
-    if not has_phase2(enrollment.campaign.protocol):
+    if not protocols.get(enrollment.campaign.protocol).has_phase2:
         return enrollment
     enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
     return enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
@@ -289,7 +289,7 @@ def enrollment_submit(*, enrollment: Enrollment) -> Enrollment:
     if phase1_missing(enrollment):
         raise ApplicationError("Phase 1 is not complete: answer every item before submitting")
     _complete_phase1_if_done(enrollment)
-    if has_phase2(enrollment.campaign.protocol) and phase2_missing(enrollment):
+    if protocols.get(enrollment.campaign.protocol).has_phase2 and phase2_missing(enrollment):
         raise ApplicationError("Phase 2 is not complete: answer every item before submitting")
     return enrollment_mark(enrollment=enrollment, milestone="submitted_at")
 

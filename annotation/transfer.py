@@ -8,8 +8,8 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from annotation.protocols import QUESTIONS, phase_of, validate_values
 from annotation.services import answer_save, enrollment_close_phase1, enrollment_submit
 from goldkey.errors import ApplicationError
 from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
@@ -135,15 +135,15 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
         if assignment is None:
             log.add(where, f"item '{item_id}' is not assigned to {enrollment.pseudonym} in campaign '{campaign.slug}'")
             continue
-        for problem in validate_values(campaign.protocol, values, assignment.item.gold_type):
+        for problem in protocols.get(campaign.protocol).validate_values(values, assignment.item.gold_type):
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0
-    phases = sorted({q.phase for q in QUESTIONS[campaign.protocol]})
+    phases = sorted({q.phase for q in protocols.get(campaign.protocol).questions})
     with transaction.atomic():
         for phase in phases:
             parts = {
-                item_id: {k: v for k, v in values.items() if phase_of(campaign.protocol, k) == phase}
+                item_id: {k: v for k, v in values.items() if protocols.get(campaign.protocol).phase_of(k) == phase}
                 for item_id, (_, values, _) in raw.items()
             }
             if phase == 2 and any(v for part in parts.values() for v in part.values()):

@@ -51,14 +51,14 @@ def run(args, scratch: Path) -> None:
     import django
     from django.contrib.auth import get_user_model
 
-    from adjudication import bundle
-    from adjudication.key_selectors import bundle_data
-    from adjudication.key_services import key_freeze
     from annotation.models import Answer, Assignment
     from annotation.services import campaign_create
     from goldkey import roles
     from items.models import Item
     from items.services import item_set_get_or_create
+    from keys import bundle
+    from keys.selectors import bundle_data
+    from keys.services import key_freeze
 
     types = ["contradicting", "aligned", "hard_negative"]
     verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}

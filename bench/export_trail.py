@@ -78,10 +78,10 @@ def main() -> None:
             decisions_import(campaign=twist, path=folder / "adjudication_decisions.json")
             print(f"built {db}")
             return
-        from adjudication import bundle
-        from adjudication.key_selectors import bundle_data
-        from adjudication.key_services import erratum_decide, erratum_file, key_derive, key_freeze
         from annotation.models import Campaign
+        from keys import bundle
+        from keys.selectors import bundle_data
+        from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
 
         author = get_user_model().objects.get(username="author")
         campaign = Campaign.objects.get(slug="twist-v1")

@@ -1,6 +1,6 @@
 """Council prompts: the annotators' blind protocol, built from the same blind view annotators get.
 
-Pure apart from the item reads done by the caller: `item_view` takes what `items.selectors.blind_view`
+Pure apart from the item reads done by the caller: `item_view` takes what `protocols.blind_view`
 and `excerpts_for` return (and, for TWIST Phase 2, the gold type that decides which gold-check
 questions apply, the quote and the recipient's turn index — exactly what Phase 2 shows a human).
 """
@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from annotation.protocols import QUESTIONS, validate_values
+import protocols
 
 DEFAULT_PROMPT_NAME = {"twist_b": "twist-b-v1", "lapse": "lapse-v1"}
 SCHEMA_MARKER = "JSON_SCHEMA:"
@@ -90,7 +90,7 @@ class Step:
 def questions_asked(protocol: str, phase: int, gold_type: str = "") -> list:
     return [
         q
-        for q in QUESTIONS[protocol]
+        for q in protocols.get(protocol).questions
         if q.phase == phase and (q.applies_to is None or not gold_type or gold_type in q.applies_to)
     ]
 
@@ -143,8 +143,8 @@ def parse_answer(content: str, protocol: str, keys: tuple[str, ...], gold_type: 
     if not isinstance(data, dict):
         return {}, ["not a JSON object"]
     problems = [f"field '{k}': not asked in this phase" for k in data if k not in keys]
-    choice_keys = {q.key for q in QUESTIONS[protocol] if q.choices and q.key in keys}
+    choice_keys = {q.key for q in protocols.get(protocol).questions if q.choices and q.key in keys}
     problems += [f"field '{k}': missing" for k in sorted(choice_keys) if not data.get(k)]
     values = {k: v for k, v in data.items() if k in keys}
-    problems += validate_values(protocol, values, gold_type)
+    problems += protocols.get(protocol).validate_values(values, gold_type)
     return values, problems

@@ -6,8 +6,8 @@ from itertools import combinations
 from django.db.models import Count, Q
 
 from annotation.models import Campaign
-from annotation.statistics import cohen_kappa, paired
 from council.models import CouncilMember, CouncilRun, CouncilVote
+from goldkey.lib.statistics import cohen_kappa, paired
 from items.models import GOLD_VERDICT, Item
 
 BANDS = ("unanimous_match", "majority_match", "abstain_heavy", "majority_against")

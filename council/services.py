@@ -7,8 +7,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Prefetch
 from django.utils import timezone
 
+import protocols
 from annotation.models import Campaign
-from annotation.protocols import validate_values
 from council import conf
 from council.client import PermanentCallError, chat
 from council.models import CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
@@ -17,7 +17,7 @@ from council.throttle import pace_reserve, slot_acquire, slot_release
 from goldkey.errors import ApplicationError
 from items.models import Evidence, Item, ItemKind
 from items.parsing import ErrorLog, read_json
-from items.selectors import blind_view, excerpts_for, recipient_turns
+from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
 
@@ -203,7 +203,7 @@ def _vote_record(
 
 
 def _item_steps(item: Item, prompt: PromptVersion):
-    view = blind_view(item)
+    view = protocols.blind_view(item)
     excerpts = excerpts_for(item)
     phase2 = None
     if item.kind == ItemKind.TWIST:
@@ -375,7 +375,7 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
         if not isinstance(values, dict):
             log.add(where, "answer must be an object")
             continue
-        for problem in validate_values(campaign.protocol, values, item.gold_type):
+        for problem in protocols.get(campaign.protocol).validate_values(values, item.gold_type):
             log.add(where, problem)
         rows.append((item, values))
     log.raise_if_any()

@@ -43,7 +43,7 @@ def gates_run_task(self, item_set_id: int, llm_member_id: int | None = None):
 @shared_task(bind=True, acks_late=True, soft_time_limit=conf.soft_time_limit(), time_limit=conf.hard_time_limit())
 def lapse_judge_output(self, item_id: int, member_id: int, attempt: int = 0):
     """Judge one Lapse behaviour output (lapse branch): ids in, one service call, explicit retries."""
-    from council import lapse_services
+    from lapse import services as lapse_services
 
     try:
         lapse_services.lapse_output_judge(item_id=item_id, member_id=member_id)
@@ -59,7 +59,7 @@ def lapse_judge_output(self, item_id: int, member_id: int, attempt: int = 0):
 @shared_task(bind=True, acks_late=True, soft_time_limit=conf.soft_time_limit(), time_limit=conf.hard_time_limit())
 def lapse_generate_output(self, stimulus_id: int, member_id: int, item_set_name: str = "Lapse outputs", attempt: int = 0):
     """A council member answers one Lapse stimulus (lapse branch); idempotent, explicit retries."""
-    from council import lapse_services
+    from lapse import services as lapse_services
 
     try:
         lapse_services.lapse_output_generate(stimulus_id=stimulus_id, member_id=member_id, item_set_name=item_set_name)

@@ -64,6 +64,9 @@ def database_from_url(url: str) -> dict:
             "PORT": str(parsed.port or ""),
             "OPTIONS": options,
             "CONN_MAX_AGE": 60,
+            # A kept connection is checked before a request reuses it, so a database restart costs one
+            # reconnect instead of an error on every worker's stale connection.
+            "CONN_HEALTH_CHECKS": True,
         }
     if parsed.scheme == "sqlite":
         path = unquote(parsed.path)

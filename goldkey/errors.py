@@ -11,10 +11,15 @@ class ApplicationError(Exception):
 
     status_code = 400
 
-    def __init__(self, message: str, *, extra: dict | None = None, status_code: int | None = None):
+    def __init__(
+        self, message: str, *, extra: dict | None = None, status_code: int | None = None, operator_hint: str = ""
+    ):
         super().__init__(message)
         self.message = message
         self.extra = extra or {}
+        # Help for an operator at a shell (management commands print it); never part of a web response,
+        # where it could tell a signed-in stranger what exists.
+        self.operator_hint = operator_hint
         if status_code is not None:
             self.status_code = status_code
 

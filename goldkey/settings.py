@@ -5,8 +5,10 @@ worker process, no server needed). DATABASE_URL / CELERY_BROKER_URL switch to Po
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from goldkey.env import database_from_url, env_bool, env_int, env_list, env_str
@@ -17,8 +19,14 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 GOLDKEY_PRODUCTION = env_bool("GOLDKEY_PRODUCTION", False)
+if GOLDKEY_PRODUCTION and DEBUG:
+    # Debug pages show settings and tracebacks to anyone, and the development key would sign sessions.
+    raise ImproperlyConfigured(
+        "GOLDKEY_PRODUCTION=1 and DJANGO_DEBUG=1 together are refused: debug pages expose settings and "
+        "tracebacks. Unset DJANGO_DEBUG for production, or unset GOLDKEY_PRODUCTION to develop."
+    )
 _DEV_SECRET = "goldkey-development-only-not-a-secret"
-SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (_DEV_SECRET if DEBUG or not env_bool("GOLDKEY_PRODUCTION", False) else None)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (None if GOLDKEY_PRODUCTION else _DEV_SECRET)
 if not SECRET_KEY:
     raise ImproperlyConfigured("DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) must be set in production")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
@@ -35,10 +43,16 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "items",
     "annotation",
     "council",
     "adjudication",
+    "keys",
+    "lapse",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -50,7 +64,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "goldkey.errors.ApplicationErrorMiddleware",
+    "goldkey.outages.OutageMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "goldkey.urls"
@@ -87,8 +105,25 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes checks every login (the site's and the admin's) before the password is tried.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Twenty wrong passwords lock that account, and twenty from one address lock that address (guessing one
+# person's password from many addresses, or many people's from one). The price of the first is that anyone can
+# lock an account for the cool-off; an admin lifts it early with `manage.py axes_reset_username NAME`.
+AXES_FAILURE_LIMIT = env_int("GOLDKEY_LOGIN_FAILURE_LIMIT", 20)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("GOLDKEY_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "goldkey.logins.client_ip"
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -130,6 +165,30 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    # Swagger UI and Redoc come from the drf-spectacular-sidecar package, served with our static files:
+    # the docs work offline, the version is the locked one, and the CSP needs no third-party host.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Content-Security-Policy: scripts and styles only from our own static files. Inline style attributes stay
+# allowed (progress bars set their width server-side); inline <style>/<script> elements do not. The Redoc
+# page loosens its own policy where the Redoc bundle needs it (goldkey/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
 }
 
 # Celery: a file-system broker by default (no server; a real separate worker process),

@@ -2,7 +2,7 @@
 
 An item is a TWIST Track B draft or a Lapse output. Both kinds live in one table so that campaigns,
 answers, decisions and keys treat them alike; which fields an annotator may see is declared once,
-in BLIND_FIELDS, and every blind view is built from that whitelist.
+in each protocol's spec (protocols/), and every blind view is built from that whitelist.
 """
 
 from django.db import models
@@ -132,18 +132,6 @@ class Item(models.Model):
     hidden = models.JSONField(default=dict, blank=True)  # condition metadata and automatic labels
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # The only fields an annotator may ever see, per kind. Everything else is gold or hidden.
-    # Not the external id: TWIST ids name the generation batch ("v1c", "v1d" were contradicting-only
-    # top-ups) and Lapse battery ids name the constructed label, so an id can reveal gold.
-    BLIND_FIELDS = {
-        ItemKind.TWIST: ("recipient", "draft"),
-        ItemKind.LAPSE: ("request", "response", "key_fact", "text_released"),
-    }
-    # Fields that hold gold, generator output or hidden conditions (for audits and blindness tests).
-    HIDDEN_FIELDS = {
-        ItemKind.TWIST: ("external_id", "gold_type", "family", "contradicted_quote", "rationale", "batch", "history_turns"),
-        ItemKind.LAPSE: ("external_id", "hidden"),
-    }
 
     class Meta:
         ordering = ["item_set", "external_id"]

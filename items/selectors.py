@@ -29,9 +29,6 @@ def status_report() -> dict:
     }
 
 
-def blind_view(item: Item) -> dict:
-    """What an annotator may see of an item's own fields: built from the BLIND_FIELDS whitelist only."""
-    return {field: getattr(item, field) for field in Item.BLIND_FIELDS[item.kind]}
 
 
 def excerpts_for(item: Item) -> list[dict]:

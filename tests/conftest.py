@@ -122,8 +122,13 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     tab = context.new_page()
+    # Every browser test also proves the Content-Security-Policy blocks nothing the page needs.
+    # A test that expects a refusal takes it out of page.csp_refusals.
+    refused = tab.csp_refusals = []
+    tab.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     yield tab
     context.close()
+    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
 def browser_login(page, user) -> None:
@@ -133,3 +138,49 @@ def browser_login(page, user) -> None:
     page.fill("input[name=password]", f"{user.username}-pass")
     page.click("button[type=submit]")
     page.wait_for_load_state()
+
+
+# ---------------------------------------------------------------------------------------------
+# The closing summary: a green run that skipped whole groups of tests says so, and how to run them.
+
+SKIP_GROUPS = [
+    # (group, words that mark its skip reasons, how to enable it)
+    ("browser/Chromium", ("Chromium",), "apt-get install chromium, or set GOLDKEY_CHROMIUM=/path/to/chromium"),
+    ("PostgreSQL-only", ("PostgreSQL",), "set DATABASE_URL=postgres://USER@HOST:PORT/NAME"),
+    ("Redis-only", ("CELERY_BROKER_URL=redis", "Redis"), "set CELERY_BROKER_URL=redis://HOST:PORT/N"),
+    ("real data", ("released data",), "put the released data at ../shared/data, or set GOLDKEY_SHARED_DATA"),
+]
+
+
+def skip_reason(report) -> str:
+    longrepr = report.longrepr
+    return longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def skipped_groups(reasons: list[str]) -> dict[str, int]:
+    counts = {}
+    for reason in reasons:
+        group = next((name for name, words, _ in SKIP_GROUPS if any(w in reason for w in words)), "other")
+        counts[group] = counts.get(group, 0) + 1
+    return counts
+
+
+def skip_summary(reasons: list[str]) -> str:
+    counts = skipped_groups(reasons)
+    if not counts:
+        return "Skipped groups: none (no browser, PostgreSQL-only, Redis-only or real-data test was skipped)"
+    how = {name: enable for name, _, enable in SKIP_GROUPS}
+    parts = [
+        f"{group} ({n} test{'s' if n != 1 else ''}: {how[group]})" if group in how else f"other ({n}: see the reasons above)"
+        for group, n in counts.items()
+    ]
+    return "Skipped groups: " + "; ".join(parts)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    # The outermost wrapper, so the line comes after pytest's own short summary, right above the counts.
+    result = yield
+    reasons = [skip_reason(r) for r in terminalreporter.stats.get("skipped", []) if r.when in ("setup", "call")]
+    terminalreporter.write_line(skip_summary(reasons), yellow=bool(reasons), bold=True)
+    return result

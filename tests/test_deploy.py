@@ -32,13 +32,17 @@ def test_deploy_check_passes_under_production_settings(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_deploy_check_fails_when_production_runs_with_debug_on(tmp_path):
+def test_production_settings_refuse_to_start_with_debug_on(tmp_path):
     result = manage(
-        "check", "--deploy", "--fail-level", "WARNING",
-        tmp_path=tmp_path, DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_DEBUG="1", **PRODUCTION_ENV,
+        "check", tmp_path=tmp_path, DJANGO_SECRET_KEY=secrets.token_urlsafe(50), DJANGO_DEBUG="1", **PRODUCTION_ENV,
     )  # fmt: skip
     assert result.returncode != 0
-    assert "security.W018" in result.stderr  # DEBUG must not be True in deployment
+    assert "GOLDKEY_PRODUCTION=1 and DJANGO_DEBUG=1 together are refused" in result.stderr
+
+
+def test_debug_without_production_still_starts_with_the_development_key(tmp_path):
+    result = manage("check", tmp_path=tmp_path, DJANGO_DEBUG="1")
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_production_settings_refuse_to_start_without_a_secret_key(tmp_path):
@@ -76,6 +80,13 @@ def test_compose_gives_each_goldkey_service_the_production_environment(compose, 
     assert env["GOLDKEY_PRODUCTION"] == "1"
     assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:" in env["DATABASE_URL"]
     assert env["CELERY_BROKER_URL"].startswith("redis://redis:")
+
+
+def test_compose_has_no_default_database_password(compose):
+    assert "${POSTGRES_PASSWORD:?" in compose["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"]
+    assert ":-" not in compose["x-goldkey-env"]["DATABASE_URL"]
+    text = (settings.BASE_DIR / "docker-compose.yml").read_text()
+    assert "POSTGRES_PASSWORD:-" not in text
 
 
 def test_compose_migrates_before_serving(compose):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from items.lapse_builder import FRAME_BY_SLUG, stimuli_build  # noqa: E402
+from lapse.stimuli import FRAME_BY_SLUG, stimuli_build  # noqa: E402
 
 EVAL_DATE = date(2026, 8, 25)
 MODELS = ("demo-model-a", "demo-model-b")

@@ -4,13 +4,13 @@
 import pytest
 from django.db import connection
 
-from adjudication import key_triggers
 from adjudication.models import Decision
 from adjudication.services import decisions_import
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
 from council.services import council_votes_import
 from items.models import Item
+from keys import triggers as key_triggers
 
 
 def _council_import(campaign, folder) -> None:
@@ -56,7 +56,7 @@ def frozen_rows_teardown(db):
     yield
     key_triggers.uninstall(connection)
     try:
-        from adjudication.key_models import Erratum, GoldKey, KeyEntry
+        from keys.models import Erratum, GoldKey, KeyEntry
 
         Erratum.objects.all().delete()
         KeyEntry.objects.all().delete()
@@ -110,7 +110,7 @@ def decide(campaign, external_id: str, action: str, user, new_gold: str = "") ->
 @pytest.fixture
 def frozen_key(key_campaign, author):
     """TWIST-test-v1.0 frozen from the small campaign: s-0001 dropped, s-0004 kept after adjudication."""
-    from adjudication.key_services import key_freeze
+    from keys.services import key_freeze
 
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)

@@ -1,6 +1,7 @@
 """An author works through the queue by keyboard in real Chromium, and the retained-set figures appear."""
 
 import pytest
+from playwright.sync_api import expect
 
 from adjudication.models import Decision
 from tests.conftest import browser_login
@@ -23,10 +24,10 @@ def test_author_adjudicates_three_queued_items_by_keyboard_and_retained_statisti
     page.keyboard.type("both say the claim is not in the excerpts")
     page.keyboard.press("Control+Enter")
 
-    page.wait_for_function("document.querySelector('h1').innerText === 'conv-1:v1b3'")
+    expect(page.locator("h1")).to_have_text("conv-1:v1b3")
     page.keyboard.press("k")  # keep, saved at once
 
-    page.wait_for_function("document.querySelector('h1').innerText === 'conv-1:v1b5'")
+    expect(page.locator("h1")).to_have_text("conv-1:v1b5")
     page.keyboard.press("r")
     assert page.evaluate("document.activeElement.id") == "new_gold"
     page.keyboard.press("a")  # the first option starting with "a": aligned

@@ -17,10 +17,11 @@ from sklearn.metrics import cohen_kappa_score
 
 from adjudication.agreement import campaign_agreement
 from adjudication.selectors import campaign_queue, undecided_items
-from adjudication.services import decisions_export, decisions_import, lapse_gold_import
+from adjudication.services import decisions_export, decisions_import
 from annotation.models import Campaign
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
+from lapse.trail import lapse_gold_import
 from tests.conftest import require_shared_data
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]

@@ -11,6 +11,7 @@ from council.models import CouncilMember, CouncilVote
 from goldkey.errors import ApplicationError
 from items.models import Item
 from items.parsing import ImportFailed
+from lapse import trail
 
 pytestmark = pytest.mark.django_db
 
@@ -121,8 +122,8 @@ def lapse_campaign(annotator_a, annotator_b):
 def test_judge_import_stores_the_judge_as_a_council_member_and_is_idempotent(lapse_campaign, tmp_path):
     path = tmp_path / "judged.jsonl"
     path.write_text('{"gid": "g001", "judge": "PROCEED", "judge_model": "local/j"}\n{"gid": "g002", "judge": "HEDGE", "judge_model": "local/j"}\n')
-    assert services.judge_import(campaign=lapse_campaign, path=path)["changed"] == 2
-    assert services.judge_import(campaign=lapse_campaign, path=path)["changed"] == 0
+    assert trail.judge_import(campaign=lapse_campaign, path=path)["changed"] == 2
+    assert trail.judge_import(campaign=lapse_campaign, path=path)["changed"] == 0
     assert CouncilMember.objects.get().name == "local/j"
     assert sorted(CouncilVote.objects.values_list("item__external_id", "values", "prompt_version")) == [
         ("g001", {"label": "PROCEED"}, "imported"), ("g002", {"label": "HEDGE"}, "imported")]
@@ -132,14 +133,14 @@ def test_judge_import_refuses_unknown_labels_and_items(lapse_campaign, tmp_path)
     path = tmp_path / "judged.jsonl"
     path.write_text('{"gid": "g001", "judge": "MAYBE", "judge_model": "m"}\n{"gid": "g404", "judge": "PROCEED", "judge_model": "m"}\n')
     with pytest.raises(ImportFailed) as failure:
-        services.judge_import(campaign=lapse_campaign, path=path)
+        trail.judge_import(campaign=lapse_campaign, path=path)
     assert [e.split(":")[1] for e in failure.value.errors] == ["1", "2"]
     assert not CouncilVote.objects.exists()
 
 
 def test_judge_import_refuses_a_twist_campaign(small_campaign, tmp_path):
     with pytest.raises(ApplicationError, match="Lapse campaign"):
-        services.judge_import(campaign=small_campaign, path=tmp_path / "x.jsonl")
+        trail.judge_import(campaign=small_campaign, path=tmp_path / "x.jsonl")
 
 
 def test_lapse_relabel_takes_a_behaviour_label(lapse_campaign, author):

@@ -64,3 +64,24 @@ def test_get_assignment_for_user_gives_404_for_what_does_not_exist(twist_campaig
 def test_get_enrollment_for_user_gives_403_to_a_non_annotator_of_the_campaign(twist_campaign, outsider):
     with pytest.raises(NotAllowed):
         get_enrollment_for_user(outsider, "tw")
+
+
+def test_an_unknown_campaign_in_the_api_does_not_list_the_others(author_campaign, admin_user, client):
+    client.force_login(admin_user)  # an author of no campaign here, so not a member of 'auth'
+    response = client.get("/api/adjudication/nope/queue/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "no campaign 'nope'"}
+
+
+def test_an_unknown_campaign_on_a_page_does_not_list_the_others(author_campaign, annotator_a, client):
+    client.force_login(annotator_a)
+    response = client.get("/annotate/nope/")
+    assert response.status_code == 404
+    assert "auth" not in response.content.decode()
+
+
+def test_an_operator_is_told_which_campaigns_exist(author_campaign):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match=r"no campaign 'nope' \(campaigns: auth\)"):
+        call_command("agreement", "nope")

@@ -8,7 +8,7 @@ from tests.annotation.conftest import answer_all_phase1, enrollment_of
 
 def _session(user):
     client = APIClient(enforce_csrf_checks=True)
-    client.login(username=user.username, password=f"{user.username}-pass")
+    client.force_login(user)
     return client
 
 

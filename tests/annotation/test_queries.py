@@ -23,7 +23,7 @@ def _count(client, method, url, **kwargs):
 @pytest.fixture
 def campaigns(db, annotator_a, annotator_b, client):
     small, large = _campaign(10, annotator_a, annotator_b), _campaign(1000, annotator_a, annotator_b)
-    client.login(username=annotator_a.username, password="ann_a-pass")
+    client.force_login(annotator_a)
     return small, large
 
 
@@ -44,7 +44,7 @@ def test_item_page_queries_do_not_grow_with_the_campaign(campaigns, client, anno
 
 
 def test_my_work_queries_do_not_grow_with_the_campaign(db, annotator_a, annotator_b, client):
-    client.login(username=annotator_a.username, password="ann_a-pass")
+    client.force_login(annotator_a)
     _campaign(10, annotator_a, annotator_b)
     small = _count(client, "get", "/annotate/")
     _campaign(1000, annotator_a, annotator_b)

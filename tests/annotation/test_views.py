@@ -6,7 +6,7 @@ from tests.annotation.conftest import answer_all_phase1, enrollment_of, make_twi
 
 
 def _login(client, user):
-    client.login(username=user.username, password=f"{user.username}-pass")
+    client.force_login(user)
     return client
 
 

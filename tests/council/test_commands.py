@@ -125,6 +125,7 @@ def test_council_run_with_an_unknown_member_fails_cleanly(small_twist, annotator
 @pytest.mark.django_db
 def test_leakage_audit_prints_balanced_accuracy(twist_campaign):
     result = _json("leakage_audit", "twist-v1")
+    assert result["scope"] == "candidates"
     assert 0.0 <= result["balanced_accuracy"] <= 1.0
     assert set(result["draft_words_mean"]) == {"aligned", "contradicting", "hard_negative"}
 

@@ -1,10 +1,15 @@
 """The draft-only shortcut-leakage audit."""
 
 import json
+import math
+import random
+import re
+from collections import Counter
 
+import numpy as np
 import pytest
 
-from council.leakage import leakage_audit
+from council.leakage import leakage_audit, loco_predictions
 from goldkey.errors import ApplicationError
 from items.models import Item
 
@@ -21,7 +26,8 @@ def _leaky_campaign(small_twist, annotator_a, annotator_b, leak: bool):
         turn = Turn.objects.create(conversation=conv, session=session, dia_id="D1:1", speaker="Ana", text="hi", order=0)
         for i in range(4):
             contradicting = i % 2 == 0
-            word = "sadly" if (contradicting and leak) else ["hope", "great", "sadly", "week"][(i + c) % 4]
+            others = ["hope", "great", "fine" if leak else "sadly", "week"]
+            word = "sadly" if (contradicting and leak) else others[(i + c) % 4]
             item = Item.objects.create(
                 item_set=small_twist, kind="twist", external_id=f"conv-l{c}:{i}", conversation=conv, recipient="Ana",
                 gold_type="contradicting" if contradicting else "aligned", draft=f"{word} see you at the lake {c} {i}",
@@ -35,7 +41,8 @@ def test_a_label_word_in_every_contradicting_draft_is_caught(small_twist, annota
     result = leakage_audit(campaign=_leaky_campaign(small_twist, annotator_a, annotator_b, leak=True))
     assert result["balanced_accuracy"] == 1.0
     assert result["contradicting_recall"] == 1.0
-    assert result["tokens_for_contradicts"][0] == "sadly"
+    assert result["tokens_for_contradicting"][0] == "sadly"
+    assert result["scope"] == "candidates"
 
 
 @pytest.mark.django_db
@@ -54,22 +61,53 @@ def test_one_conversation_is_too_few_for_leave_one_conversation_out(small_twist,
         leakage_audit(campaign=campaign)
 
 
-@pytest.mark.django_db
-def test_the_audit_on_the_released_candidates_matches_an_independent_computation(twist_campaign, shared_data):
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
-    from sklearn.naive_bayes import MultinomialNB
-    from sklearn.pipeline import make_pipeline
+def authors_naive_bayes(rows: list[tuple[str, bool, str]]) -> list[bool]:
+    """The authors' method written out by hand (PROTOCOL §6), to check the sklearn pipeline against."""
+    predicted = [False] * len(rows)
+    for held_out in sorted({conv for _, _, conv in rows}):
+        train = [(re.findall(r"[a-z']+", d.lower()), y) for d, y, conv in rows if conv != held_out]
+        vocabulary = {w for words, _ in train for w in words}
+        counts = {True: Counter(), False: Counter()}
+        docs = Counter()
+        for words, y in train:
+            counts[y].update(words)
+            docs[y] += 1
+        totals = {y: sum(counts[y].values()) + len(vocabulary) for y in (True, False)}
+        prior = math.log(docs[True] / len(train)) - math.log(docs[False] / len(train))
+        for i, (draft, _, conv) in enumerate(rows):
+            if conv != held_out:
+                continue
+            score = prior + sum(
+                math.log((counts[True][w] + 1) / totals[True]) - math.log((counts[False][w] + 1) / totals[False])
+                for w in re.findall(r"[a-z']+", draft.lower())
+                if w in vocabulary
+            )
+            predicted[i] = score > 0
+    return predicted
 
+
+def test_the_sklearn_pipeline_equals_the_hand_written_method_on_random_drafts():
+    rng = random.Random(5)
+    words = ["sadly", "glad", "won't", "lake", "move", "new", "job", "x1", "it's", "hope"]
+    rows = [
+        (" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))), rng.random() < 0.4, f"c{rng.randint(0, 5)}")
+        for _ in range(120)
+    ]
+    y = np.array([r[1] for r in rows], dtype=int)
+    predicted = loco_predictions([r[0] for r in rows], y, np.array([r[2] for r in rows]))
+    assert [bool(p) for p in predicted] == authors_naive_bayes(rows)
+
+
+@pytest.mark.django_db
+def test_the_audit_on_the_released_candidates_is_labelled_and_matches_the_hand_written_method(twist_campaign, shared_data):
     result = leakage_audit(campaign=twist_campaign)
-    rows = sorted(
+    records = sorted(
         (json.loads(line) for line in shared_data("twist-v1", "track_b_items_v1_candidates.jsonl").open()),
         key=lambda r: r["id"],
     )
-    drafts = [r["draft"] for r in rows]
-    y = [int(r["type"] == "contradicting") for r in rows]
-    pipeline = make_pipeline(CountVectorizer(token_pattern=r"(?u)\b\w+\b"), MultinomialNB())
-    predicted = cross_val_predict(pipeline, drafts, y, groups=[r["conv"] for r in rows], cv=LeaveOneGroupOut())
-    assert result["items"] == 200 and result["conversations"] == 10
-    assert result["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y, predicted), abs=1e-4)
+    rows = [(r["draft"], r["type"] == "contradicting", r["conv"]) for r in records]
+    predicted = authors_naive_bayes(rows)
+    recall = sum(p and y for p, (_, y, _) in zip(predicted, rows, strict=True)) / sum(y for _, y, _ in rows)
+    assert result["scope"] == "candidates"
+    assert result["items"] == 200 and result["folds"] == 10
+    assert result["contradicting_recall"] == pytest.approx(recall, abs=1e-4)

@@ -1,6 +1,7 @@
 """The run page in real Chromium: live progress per member from the JSON endpoint, and cancel."""
 
 import pytest
+from playwright.sync_api import expect
 
 from council.models import CouncilRun, CouncilVote
 from council.services import council_member_add, prompt_version_default
@@ -28,9 +29,8 @@ def test_the_run_page_updates_progress_live_and_cancels(page, author, small_twis
                                values={"q1": "consistent"})
     CouncilVote.objects.create(campaign=campaign, member=member, item=items[1], prompt_version="twist-b-v1",
                                status="error", error="malformed")
-    page.wait_for_function(
-        "document.querySelector('tr[data-member=\"m1\"] .remaining').textContent === '1'", timeout=5000
-    )
+    # expect() polls from Playwright's own world: a string predicate would need eval, which the CSP refuses.
+    expect(row.locator(".remaining")).to_have_text("1", timeout=5000)
     assert row.locator(".done").inner_text() == "1"
     assert row.locator(".errors").inner_text() == "1"
     assert "66.7%" in row.locator(".bar").get_attribute("style")

@@ -56,13 +56,13 @@ def test_a_member_answers_phase_one_then_the_phase_two_questions_of_the_items_ty
 
 @pytest.mark.django_db
 def test_the_vote_is_valid_in_the_annotators_answer_format(small_campaign, fake_llm):
-    from annotation.protocols import validate_values
+    import protocols
 
     member = _member(fake_llm)
     item = Item.objects.get(external_id="conv-x:1")
     vote = _produce(_run(small_campaign, member), member, item)
     assert vote.status == "ok"
-    assert validate_values("twist_b", vote.values, item.gold_type) == []
+    assert protocols.get("twist_b").validate_values(vote.values, item.gold_type) == []
 
 
 @pytest.mark.django_db

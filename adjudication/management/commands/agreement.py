@@ -1,6 +1,6 @@
 from adjudication.agreement import campaign_agreement
 from annotation.access import get_campaign
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 def _k(section: dict | None) -> str:

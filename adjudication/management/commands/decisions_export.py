@@ -3,7 +3,7 @@ from pathlib import Path
 
 from adjudication.services import decisions_export
 from annotation.access import get_campaign
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -1,6 +1,6 @@
 from adjudication.services import decisions_import
 from annotation.access import get_campaign
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

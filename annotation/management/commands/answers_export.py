@@ -2,7 +2,7 @@ from pathlib import Path
 
 from annotation.access import get_campaign
 from annotation.transfer import answers_export
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -1,7 +1,7 @@
 from django.db import transaction
 
 from annotation.services import campaign_create_from_names
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

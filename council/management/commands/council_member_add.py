@@ -1,5 +1,5 @@
 from council.services import council_member_add
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -1,6 +1,6 @@
 from annotation.access import get_campaign
 from council.selectors import council_report
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -5,7 +5,7 @@ from council.models import CouncilRun, PromptVersion
 from council.selectors import council_report, run_progress
 from council.services import council_run_resume, council_run_start, members_by_names
 from goldkey.errors import ApplicationError
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

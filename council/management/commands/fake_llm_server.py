@@ -1,5 +1,5 @@
 from council.fakellm import FAULTS, FakeLLMServer
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -1,6 +1,6 @@
 from council.gates import gates_run, item_set_by_name
 from council.services import members_by_names
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 
 
 class Command(GoldkeyCommand):

@@ -1,4 +1,4 @@
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 from items.selectors import status_report
 
 

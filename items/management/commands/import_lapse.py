@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 from items.services import items_import_lapse
 
 

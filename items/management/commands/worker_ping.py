@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import transaction
 
 from goldkey.errors import ApplicationError
-from items.management.commands._base import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand
 from items.selectors import worker_ping_find
 from items.tasks import corpus_ping_enqueue
 

@@ -1,0 +1,106 @@
+"""Gold key API: public reads of frozen keys; errata filed with a session or token; authors decide.
+
+There is deliberately no write endpoint for keys or entries: PUT/PATCH/DELETE answer 405, and the
+database refuses the change anyway."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from keys import selectors as key_selectors
+from keys import services as key_services
+from keys.canonical import entry_record
+from keys.models import Erratum, GoldKey
+
+
+class GoldKeySerializer(serializers.ModelSerializer):
+    benchmark = serializers.CharField(source="benchmark.name")
+    parent = serializers.CharField(source="parent.version", default=None)
+    entries = serializers.IntegerField(source="n_entries", read_only=True)
+
+    class Meta:
+        model = GoldKey
+        fields = ["version", "benchmark", "kind", "status", "parent", "sha256", "frozen_at", "entries", "notes"]
+
+
+class ErratumSerializer(serializers.ModelSerializer):
+    key = serializers.CharField(source="key.version", read_only=True)
+    item = serializers.CharField(source="item_external_id")
+    applied_in = serializers.CharField(source="applied_in.version", default=None, read_only=True)
+
+    class Meta:
+        model = Erratum
+        fields = ["id", "key", "item", "kind", "value", "description", "status", "filed_at", "decided_at",
+                  "decision_note", "applied_in"]
+        read_only_fields = ["id", "status", "filed_at", "decided_at", "decision_note"]
+
+
+class ErratumDecisionSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accept", "reject"])
+    note = serializers.CharField()
+
+
+class KeyListApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=GoldKeySerializer(many=True))
+    def get(self, request):
+        return Response(GoldKeySerializer(key_selectors.keys_for_user(request.user), many=True).data)
+
+
+class KeyDetailApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=GoldKeySerializer)
+    def get(self, request, version: str):
+        key = key_selectors.get_key_for_user(version, request.user)
+        entries = key_selectors.key_entries(key)
+        key.n_entries = len(entries)
+        data = GoldKeySerializer(key).data
+        data["manifest"] = key.manifest
+        data["changelog"] = key.changelog
+        data["records"] = [entry_record(key.kind, key.version, e) for e in entries]
+        return Response(data)
+
+
+class KeyErrataApi(APIView):
+    def get_permissions(self):
+        return [AllowAny()] if self.request.method == "GET" else [IsAuthenticated()]
+
+    @extend_schema(responses=ErratumSerializer(many=True))
+    def get(self, request, version: str):
+        key = key_selectors.get_key_for_user(version, request.user)
+        return Response(ErratumSerializer(key_selectors.errata_for_key(key), many=True).data)
+
+    @extend_schema(request=ErratumSerializer, responses={201: ErratumSerializer})
+    def post(self, request, version: str):
+        key = key_selectors.get_key_for_user(version, request.user)
+        payload = ErratumSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        erratum = key_services.erratum_file(
+            key=key,
+            item_external_id=payload.validated_data["item_external_id"],
+            kind=payload.validated_data["kind"],
+            value=payload.validated_data.get("value", ""),
+            description=payload.validated_data["description"],
+            user=request.user,
+        )
+        return Response(ErratumSerializer(erratum).data, status=status.HTTP_201_CREATED)
+
+
+class ErratumDecisionApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ErratumDecisionSerializer, responses=ErratumSerializer)
+    def post(self, request, pk: int):
+        payload = ErratumDecisionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        erratum = key_services.erratum_decide(
+            erratum=key_services.erratum_get(pk),
+            accept=payload.validated_data["decision"] == "accept",
+            note=payload.validated_data["note"],
+            user=request.user,
+        )
+        return Response(ErratumSerializer(erratum).data)

@@ -1,0 +1,26 @@
+from pathlib import Path
+
+from goldkey.errors import ApplicationError
+from goldkey.lib.commands import GoldkeyCommand
+from keys import bundle
+from keys import selectors as key_selectors
+
+
+class Command(GoldkeyCommand):
+    help = "Write a frozen key's release bundle (key, candidates, rejects, annotation trail, errata, datasheet, HF layout, MANIFEST.sha256)."
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("version", help="key version, e.g. TWIST-v1.0")
+        parser.add_argument("--out", required=True, help="output folder (created)")
+
+    def run(self, **options) -> dict:
+        key = key_selectors.key_get(options["version"])
+        if not key.is_frozen:
+            raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
+        files = bundle.render(key_selectors.bundle_data(key))
+        out = Path(options["out"])
+        bundle.write(files, out)
+        return {"version": key.version, "out": str(out), "files": len(files), "sha256": key.sha256}
+
+    def summary(self, result: dict) -> str:
+        return f"{result['version']}: {result['files']} files written to {result['out']} (verify: cd {result['out']} && sha256sum -c MANIFEST.sha256)"

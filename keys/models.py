@@ -1,0 +1,127 @@
+"""Versioned gold keys, their entries and errata.
+
+A frozen key is content-addressed (sha256 over its canonical JSONL) and cannot change: the database
+itself refuses UPDATE/DELETE of a frozen key and any INSERT/UPDATE/DELETE of its entries (triggers
+installed by this app's migrations, whose SQL keys/triggers.py re-exports for tests). Corrections go
+through errata into a new, derived key; the parent stays byte-identical.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from annotation.models import Campaign
+from items.models import Benchmark, Item, ItemKind
+
+
+class GoldKey(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        FROZEN = "frozen", "frozen"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gold_keys")
+    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    version = models.CharField(max_length=50, unique=True)  # "TWIST-v1.0": what every score cites
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
+    campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_keys")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    notes = models.TextField(blank=True)
+    manifest = models.JSONField(default=dict, blank=True)
+    # Derived keys: one record per changed item {item, before, after, erratum, kind, reason}.
+    changelog = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        db_table = "adjudication_goldkey"  # created by the adjudication app; kept so databases migrate in place
+        ordering = ["benchmark", "version"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status="draft") | (~models.Q(sha256="") & models.Q(frozen_at__isnull=False)),
+                name="goldkey_frozen_has_hash",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.version
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.status == self.Status.FROZEN
+
+
+class Provenance(models.TextChoices):
+    KEPT_UNANIMOUS = "kept_unanimous", "kept unanimous"
+    KEPT_AFTER_ADJUDICATION = "kept_after_adjudication", "kept after adjudication"
+    RELABELLED = "relabelled", "relabelled in adjudication"
+    ADDED_BY_ERRATUM = "added_by_erratum", "added by erratum"
+    CHANGED_BY_ERRATUM = "changed_by_erratum", "changed by erratum"
+
+
+class KeyEntry(models.Model):
+    """One item of a key, with its final gold. Every field here is covered by the key's hash."""
+
+    key = models.ForeignKey(GoldKey, on_delete=models.CASCADE, related_name="entries")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="key_entries")
+    external_id = models.CharField(max_length=120)
+    gold = models.CharField(max_length=30)  # TWIST gold type or Lapse label
+    evidence = models.JSONField(default=list, blank=True)  # cited turn ids, in order
+    quote = models.TextField(blank=True)
+    family = models.CharField(max_length=100, blank=True)
+    history_turns = models.PositiveIntegerField(null=True, blank=True)
+    provenance = models.CharField(max_length=30, choices=Provenance.choices)
+
+    class Meta:
+        db_table = "adjudication_keyentry"  # created by the adjudication app; kept so databases migrate in place
+        ordering = ["key", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "external_id"], name="keyentry_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key_id}:{self.external_id}"
+
+
+class Erratum(models.Model):
+    class Kind(models.TextChoices):
+        DROP = "drop", "drop the item"
+        RELABEL = "relabel", "relabel the gold"
+        FIX_EVIDENCE = "fix-evidence", "fix the evidence"
+        FIX_QUOTE = "fix-quote", "fix the quote"
+
+    class Status(models.TextChoices):
+        FILED = "filed", "filed"
+        ACCEPTED = "accepted", "accepted"
+        REJECTED = "rejected", "rejected"
+
+    key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="errata")
+    item_external_id = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    value = models.TextField(blank=True)  # relabel: new gold; fix-evidence: comma-separated ids; fix-quote: text
+    description = models.TextField()
+    filed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    filed_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.FILED)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    applied_in = models.ForeignKey(
+        GoldKey, null=True, blank=True, on_delete=models.PROTECT, related_name="applied_errata"
+    )
+
+    class Meta:
+        db_table = "adjudication_erratum"  # created by the adjudication app; kept so databases migrate in place
+        ordering = ["key", "id"]
+        verbose_name_plural = "errata"
+
+    def __str__(self) -> str:
+        return f"erratum {self.pk} on {self.key_id}:{self.item_external_id}"

@@ -1,0 +1,415 @@
+"""Reads for gold keys: visibility, entries, agreement figures and the plain data of a release bundle."""
+
+import json
+from collections import defaultdict, namedtuple
+from itertools import combinations
+from operator import attrgetter
+
+from django.db.models import Count, Max, Q, TextField
+from django.db.models.functions import Cast
+
+import protocols
+from adjudication.agreement import campaign_agreement
+from adjudication.models import Decision
+from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
+from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
+from council.models import CouncilMember, CouncilVote, GateVerdict
+from goldkey import roles
+from goldkey.errors import ApplicationError, NotFound
+from goldkey.lib import statistics
+from items.models import Evidence, GenerationReject, Item, ItemKind
+from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
+from keys.models import Erratum, GoldKey, KeyEntry
+
+PROTOCOL_VERSION = {Protocol.TWIST_B: "twist-b-two-phase/1", Protocol.LAPSE: "lapse-behaviour-labels/1"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Visibility: frozen keys are public; drafts (and their gold) are for authors only.
+
+
+def keys_for_user(user):
+    qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
+    if not roles.is_author(user):
+        qs = qs.filter(status=GoldKey.Status.FROZEN)
+    return qs.order_by("benchmark__name", "version")
+
+
+def get_key_for_user(version: str, user) -> GoldKey:
+    key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
+    if key is None or (not key.is_frozen and not roles.is_author(user)):
+        raise NotFound(f"no gold key '{version}'")
+    return key
+
+
+def key_campaign_data(campaign: Campaign) -> CampaignData:
+    """The campaign as a key sees it: the whole queue, council flags included (they are recorded in the
+    bundle's queue), while only human reasons hold a key back (QueueEntry.needs_decision: the council
+    is triage reviewed before the human pass, PROTOCOL.md §4)."""
+    return campaign_data(campaign)
+
+
+def key_get(version: str) -> GoldKey:
+    key = GoldKey.objects.select_related("benchmark", "parent", "campaign").filter(version=version).first()
+    if key is None:
+        raise NotFound(f"no gold key '{version}'")
+    return key
+
+
+ENTRY_FIELDS = ("item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance")
+
+
+EntryRow = namedtuple("EntryRow", ENTRY_FIELDS)
+
+
+def key_entries(key: GoldKey) -> list[EntryRow]:
+    """The entries as light read-only records (no model instances: 100,000 of them are read per export).
+    The evidence JSON comes as text and is decoded here: the JSONField converter costs more than the
+    decoding itself."""
+    rows = (
+        KeyEntry.objects.filter(key=key)
+        .annotate(evidence_raw=Cast("evidence", TextField()))
+        .values_list(*(f if f != "evidence" else "evidence_raw" for f in ENTRY_FIELDS))
+    )
+    loads = json.loads
+    entries = [
+        EntryRow(item_id, external_id, gold, loads(evidence) if evidence is not None else None, quote, family, history, how)
+        for item_id, external_id, gold, evidence, quote, family, history, how in _raw_rows(rows)
+    ]
+    entries.sort(key=attrgetter("external_id"))
+    return entries
+
+
+def key_counts(key: GoldKey) -> dict:
+    rows = KeyEntry.objects.filter(key=key).values_list("gold").annotate(n=Count("id")).order_by()
+    return {gold: n for gold, n in sorted(rows)}
+
+
+def key_canonical_bytes(key: GoldKey) -> bytes:
+    return key_bytes(key.kind, key.version, key_entries(key))
+
+
+def key_lineage(key: GoldKey) -> list[GoldKey]:
+    """The key and its ancestors, root first."""
+    chain = [key]
+    while chain[-1].parent_id is not None:
+        chain.append(GoldKey.objects.select_related("parent").get(pk=chain[-1].parent_id))
+    return list(reversed(chain))
+
+
+def errata_for_key(key: GoldKey):
+    return Erratum.objects.filter(key=key).select_related("applied_in", "key").order_by("id")
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement figures (formatting only; every number comes from goldkey.lib.statistics)
+
+
+def _pick(summary: dict | None, meaning: str = "") -> dict | None:
+    if not summary:
+        return None
+    picked = {k: summary.get(k) for k in ("kappa", "ci95", "ci95_bootstrap", "n", "agree", "observed") if k in summary}
+    if "kappa_n" in summary:
+        picked["n"] = summary["kappa_n"]
+    picked["meaning"] = summary.get("meaning") or meaning
+    return picked
+
+
+def agreement_figures(campaign: Campaign, *, data: CampaignData | None = None, kept_item_ids: set[int] | None = None) -> dict:
+    """The agreement service's figures (adjudication.agreement) with the two headline kappas up front.
+    With `kept_item_ids` (a derived key), the kept-set kappa is recomputed over exactly those items."""
+    data = data or key_campaign_data(campaign)
+    full = campaign_agreement(campaign, data=data)
+    if campaign.protocol == Protocol.LAPSE:
+        return {
+            "question": "label",
+            "kappa_all_candidates": _pick(full.get("five_way"), "five-way label agreement, all items"),
+            "kappa_binary": _pick(full.get("binary"), "PROCEED versus withholding (HEDGE, TEMPLATE)"),
+            "full": full,
+        }
+    kept = _pick(full.get("retained"))
+    if kept_item_ids is not None:
+        key = protocols.get(campaign.protocol).primary_key
+        ids = [i.id for i in data.items if i.id in kept_item_ids]
+        a = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
+        b = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
+        summary = statistics.kappa_summary(a, b, categories=("contradicts", "consistent", "cannot-tell"), seed=campaign.seed)
+        kept = _pick({k: _nan_none(v) for k, v in summary.items()}, (kept or {}).get("meaning", ""))
+    return {
+        "question": "q1",
+        "kappa_all_candidates": _pick(full.get("q1")),
+        "kappa_kept_set": kept,
+        "preregistered_bar": (full.get("retained") or {}).get("bar"),
+        "full": full,
+    }
+
+
+def _nan_none(value):
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, list):
+        return [_nan_none(v) for v in value]
+    return value
+
+
+def _round(value: float):
+    return None if value != value else round(value, 4)  # nan -> null in JSON
+
+
+def council_pairwise(campaign: Campaign) -> list[dict]:
+    key = protocols.get(campaign.protocol).primary_key
+    votes: dict[str, dict[int, str]] = defaultdict(dict)
+    for member, item_id, values in CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK).order_by(
+        "created_at", "id"
+    ).values_list("member__name", "item_id", "values"):
+        votes[member][item_id] = (values or {}).get(key) or None
+    out = []
+    for m1, m2 in combinations(sorted(votes), 2):
+        ids = sorted(set(votes[m1]) | set(votes[m2]))
+        a, b = statistics.paired([votes[m1].get(i) for i in ids], [votes[m2].get(i) for i in ids])
+        out.append({"members": [m1, m2], "kappa": _round(statistics.cohen_kappa(a, b)), "n": len(a)})
+    return out
+
+
+def gate_summary(item_set) -> dict:
+    rows = GateVerdict.objects.filter(item_set=item_set).values_list("gate", "passed").annotate(n=Count("id")).order_by()
+    gates: dict[str, dict] = {}
+    for gate, passed, n in rows:
+        gates.setdefault(gate, {"passed": 0, "failed": 0})["passed" if passed else "failed"] += n
+    rejects = dict(
+        GenerationReject.objects.filter(item_set=item_set).values_list("dropped_by").annotate(n=Count("id")).order_by()
+    )
+    return {"gates": dict(sorted(gates.items())), "generation_rejects_by_gate": dict(sorted(rejects.items()))}
+
+
+def council_members(campaign: Campaign) -> list[dict]:
+    ids = CouncilVote.objects.filter(campaign=campaign).values_list("member_id", flat=True).distinct()
+    return [
+        {"name": m.name, "model": m.model, "is_generator": m.is_generator}
+        for m in CouncilMember.objects.filter(id__in=ids).order_by("name")
+    ]
+
+
+def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict, *, data: CampaignData | None = None) -> dict:
+    """What a key made from `campaign` records about how it was made."""
+    item_set = campaign.item_set
+    candidates = Item.objects.filter(item_set=item_set).count()
+    decisions = dict(Decision.objects.filter(campaign=campaign).values_list("action").annotate(n=Count("id")).order_by())
+    adjudicators = set(Decision.objects.filter(campaign=campaign, decided_by__isnull=False).values_list("decided_by", flat=True))
+    enrollments = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", "annotator_id"))
+    return {
+        "campaign": campaign.slug,
+        "campaign_seed": campaign.seed,
+        "protocol": campaign.protocol,
+        "protocol_version": PROTOCOL_VERSION.get(campaign.protocol, campaign.protocol),
+        "item_set": item_set.name,
+        "candidates": candidates,
+        "kept": len(kept_item_ids),
+        "dropped": candidates - len(kept_item_ids),
+        "counts_by_gold": counts,
+        "decisions": dict(sorted(decisions.items())),
+        "annotators": [p for p, _ in enrollments],
+        "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
+        "council_members": council_members(campaign),
+        "gate_summary": gate_summary(item_set),
+        "agreement": agreement_figures(campaign, data=data),
+        "council_pairwise_kappa": council_pairwise(campaign),
+        # The human queue as it stood at freezing (decisions are final from then on).
+        "queue": queue_snapshot(campaign, data=data),
+    }
+
+
+def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> list[dict]:
+    return sorted(
+        (
+            {
+                "id": entry.item.external_id,
+                "reasons": entry.reasons,
+                "suggestion": entry.suggestion,
+                "decision": entry.decision.action if entry.decision else None,
+            }
+            for entry in queue_from_data(data or key_campaign_data(campaign))
+        ),
+        key=lambda r: r["id"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The plain data of a release bundle (keys/bundle.py renders it; it never queries).
+
+
+ITEM_EXPORT_FIELDS = {
+    ItemKind.TWIST: ("external_id", "conversation__external_id", "recipient", "gold_type", "family", "draft",
+                     "contradicted_quote", "rationale", "history_turns"),
+    ItemKind.LAPSE: ("external_id", "request", "response", "key_fact", "text_released", "hidden"),
+}
+
+
+def _candidate_record(item, evidence: list[str]) -> dict:
+    if item.kind == ItemKind.TWIST:
+        return {
+            "id": item.external_id,
+            "conv": item.conversation__external_id or "",
+            "speaker": item.recipient,
+            "type": item.gold_type,
+            "family": item.family,
+            "draft": item.draft,
+            "evidence": evidence,
+            "contradicted_quote": item.contradicted_quote,
+            "rationale": item.rationale,
+            "history_turns": item.history_turns,
+        }
+    return {
+        "id": item.external_id,
+        "request": item.request,
+        "response": item.response,
+        "key_fact": item.key_fact,
+        "text_released": item.text_released,
+        "hidden": item.hidden,
+    }
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def bundle_data(key: GoldKey) -> dict:
+    """Everything a release bundle holds, as plain Python data in a stable order."""
+    lineage = key_lineage(key)
+    root = lineage[0]
+    campaign = root.campaign
+    entries = key_entries(key)
+    data: dict = {
+        "key": {
+            "version": key.version,
+            "kind": key.kind,
+            "benchmark": key.benchmark.name,
+            "status": key.status,
+            "sha256": key.sha256,
+            "parent": key.parent.version if key.parent_id else None,
+            "frozen_at": _iso(key.frozen_at),
+            "notes": key.notes,
+            "manifest": key.manifest,
+        },
+        "entries": [entry_content(key.kind, e) for e in entries],
+        "lineage": [
+            {"version": k.version, "sha256": k.sha256, "frozen_at": _iso(k.frozen_at), "changelog": k.changelog, "notes": k.notes}
+            for k in lineage
+        ],
+        "errata": [
+            {
+                "id": e.pk,
+                "key_version": e.key.version,
+                "item": e.item_external_id,
+                "kind": e.kind,
+                "value": e.value,
+                "description": e.description,
+                "status": e.status,
+                "filed_at": _iso(e.filed_at),
+                "decided_at": _iso(e.decided_at),
+                "decision_note": e.decision_note,
+                "applied_in": e.applied_in.version if e.applied_in_id else None,
+            }
+            for e in Erratum.objects.filter(key__in=lineage).select_related("key", "applied_in").order_by("id")
+        ],
+        "candidates": [],
+        "rejects": [],
+        "answers": {},
+        "queue": [],
+        "decisions": {"exported": None, "decisions": {}},
+        "council": {},
+    }
+    data["key_bytes"] = canonical_jsonl({**content, "key_version": key.version} for content in data["entries"])
+    if key.is_frozen and sha256_hex(data["key_bytes"]) != key.sha256:
+        raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
+    if campaign is None:
+        return data
+    fields = ITEM_EXPORT_FIELDS[root.kind]
+    row_type = namedtuple("ItemRow", ("pk", "kind", *fields))
+    item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields)
+    # TWIST rows are plain text and integers: straight from the cursor. Lapse rows carry JSON (hidden).
+    items = list(map(row_type._make, _raw_rows(item_rows) if root.kind == ItemKind.TWIST else item_rows.iterator(chunk_size=20000)))
+    evidence: dict[int, list[str]] = defaultdict(list)
+    for item_id, dia_id in _raw_rows(
+        Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
+    ):
+        evidence[item_id].append(dia_id)
+    by_id = {i.pk: i for i in items}
+    data["candidates"] = sorted((_candidate_record(i, evidence[i.pk]) for i in items), key=lambda r: r["id"])
+    by_external = {r["id"]: r for r in data["candidates"]}
+    data["test_records"] = [
+        {**by_external.get(e["id"], {}), **_gold_view(key.kind, e), "key_version": key.version} for e in data["entries"]
+    ]
+    data["rejects"] = sorted(
+        (
+            {**r.record, "_evidence_text": r.evidence_text, "_verdict": r.verdict, "_dropped_by": r.dropped_by}
+            for r in GenerationReject.objects.filter(item_set=campaign.item_set)
+        ),
+        key=lambda r: r.get("id", ""),
+    )
+    # Answers in the released format, per pseudonym; "exported" = the last recorded save.
+    last_saved = dict(
+        AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign)
+        .values_list("answer__assignment__enrollment__pseudonym")
+        .annotate(last=Max("saved_at"))
+        .order_by()
+    )
+    answers: dict[str, dict] = defaultdict(dict)
+    decoded: dict = {}
+    missing = object()
+    # The JSON as text, decoded here: the JSONField converter costs more than the decoding itself.
+    for pseudonym, item_id, raw in _raw_rows(
+        Answer.objects.filter(assignment__enrollment__campaign=campaign)
+        .annotate(raw=Cast("values", TextField()))
+        .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "raw")
+    ):
+        # Most answers repeat a few JSON texts: decode each text once (the records are read-only data).
+        values = decoded.get(raw, missing)
+        if values is missing:
+            values = decoded[raw] = json.loads(raw) if raw else None
+        if values:
+            answers[pseudonym][by_id[item_id].external_id] = values
+    data["answers"] = {
+        p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
+        for p, a in sorted(answers.items())
+    }
+    decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
+    data["queue"] = root.manifest["queue"] if "queue" in root.manifest else queue_snapshot(campaign)
+    data["decisions"] = {
+        "exported": _iso(max((d.decided_at for d in decisions), default=None)),
+        "decisions": {
+            d.item.external_id: _decision_record(d) for d in sorted(decisions, key=lambda d: d.item.external_id)
+        },
+    }
+    council: dict[str, dict] = defaultdict(dict)
+    council_last: dict[str, object] = {}
+    for member, item_id, values, created in CouncilVote.objects.filter(
+        campaign=campaign, status=CouncilVote.Status.OK
+    ).order_by("created_at", "id").values_list("member__name", "item_id", "values", "created_at"):
+        council[member][by_id[item_id].external_id] = values
+        council_last[member] = max(created, council_last.get(member, created))
+    data["council"] = {
+        m: {"annotator": m, "exported": _iso(council_last[m]), "answers": dict(sorted(a.items()))}
+        for m, a in sorted(council.items())
+    }
+    data["generator_members"] = [m["name"] for m in root.manifest.get("council_members", []) if m.get("is_generator")]
+    return data
+
+
+def _gold_view(kind: str, entry: dict) -> dict:
+    if kind == ItemKind.TWIST:
+        return {k: entry[k] for k in ("type", "verdict", "family", "evidence", "contradicted_quote", "history_turns")}
+    return {"label": entry["label"]}
+
+
+def _decision_record(decision: Decision) -> dict:
+    record = {"action": decision.action}
+    if decision.new_gold:
+        record["new_gold"] = decision.new_gold
+    if decision.note:
+        record["note"] = decision.note
+    return record
+
+
+def open_errata_count() -> int:
+    return Erratum.objects.filter(Q(status=Erratum.Status.FILED)).count()

@@ -1,0 +1,400 @@
+"""Writes for gold keys and errata: build, freeze, verify, file, decide, derive.
+
+Every path (command, admin action, web page, API) calls these. Freezing is irreversible: once a key
+is frozen the database refuses any change to it or its entries (keys/triggers.py).
+"""
+
+import json
+import re
+from types import SimpleNamespace
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
+from annotation.models import Campaign
+from goldkey import roles
+from goldkey.errors import ApplicationError, NotAllowed, NotFound
+from items.models import Evidence, GoldType, Item, ItemKind, Turn
+from keys.canonical import entry_content, key_bytes, sha256_hex
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance
+from keys.selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
+from protocols.lapse import LABELS as LAPSE_LABELS
+
+HOW = {p.value: p.value for p in Provenance}
+# Accept the adjudication engineer's spellings of "how the label was reached" as well as ours.
+HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS, "not_queued": Provenance.KEPT_UNANIMOUS,
+            "kept": Provenance.KEPT_AFTER_ADJUDICATION, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION,
+            "relabel": Provenance.RELABELLED, "relabeled": Provenance.RELABELLED})
+
+
+def _valid_gold(kind: str) -> tuple[str, ...]:
+    return tuple(GoldType.values) if kind == ItemKind.TWIST else LAPSE_LABELS
+
+
+
+
+def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[SimpleNamespace]:
+    """The key's entries as plain records (written by _entries_insert; no model instances)."""
+    # The adjudication contract (undecided_items / retained_items) on light item rows, the queue built
+    # once: the full-Item variants would load every item of a 100,000-item campaign as a model.
+    queue = queue_from_data(data)
+    undecided = [entry.item for entry in queue if entry.needs_decision]
+    if undecided:
+        ids = sorted(i.external_id for i in undecided)
+        raise ApplicationError(
+            f"campaign '{campaign.slug}' has {len(ids)} undecided item(s) in its adjudication queue: "
+            + ", ".join(ids),
+            extra={"undecided": ids},
+        )
+    retained = retained_from_data(data, queued=blocking_ids(queue))
+    item_ids = [item.id for item, _, _ in retained]
+    evidence: dict[int, list[str]] = {}
+    # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
+    kept = set(item_ids)
+    for item_id, dia_id in Evidence.objects.filter(item__item_set_id=campaign.item_set_id).order_by(
+        "item_id", "position"
+    ).values_list("item_id", "turn__dia_id"):
+        if item_id in kept:
+            evidence.setdefault(item_id, []).append(dia_id)
+    # One query for the quotes: the queue's items come with only the fields it needs.
+    quotes = dict(
+        Item.objects.filter(item_set_id=campaign.item_set_id, gold_type=GoldType.CONTRADICTING)
+        .exclude(contradicted_quote="")
+        .values_list("id", "contradicted_quote")
+    )
+    valid = _valid_gold(key.kind)
+    entries = []
+    for item, gold, how in retained:
+        if gold not in valid:
+            raise ApplicationError(f"{item.external_id}: final gold '{gold}' is not one of {', '.join(valid)}")
+        entries.append(
+            SimpleNamespace(
+                key_id=key.pk,
+                item_id=item.id,
+                external_id=item.external_id,
+                gold=gold,
+                evidence=evidence.get(item.id, []),
+                quote=quotes.get(item.id, "") if gold == GoldType.CONTRADICTING else "",
+                family=item.family,
+                history_turns=item.history_turns,
+                provenance=HOW.get(how, how),
+            )
+        )
+    if not entries:
+        raise ApplicationError(f"campaign '{campaign.slug}' retains no items: nothing to freeze")
+    return entries
+
+
+ENTRY_COLUMNS = ("key_id", "item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance")
+
+
+def _entries_insert(entries) -> None:
+    """Write entries as multi-row INSERTs: bulk_create spends most of a 100,000-entry freeze preparing
+    900,000 field values one by one. Same columns, same JSON, same database triggers."""
+    table = connection.ops.quote_name(KeyEntry._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_COLUMNS)
+    row_sql = f"({', '.join(['%s'] * len(ENTRY_COLUMNS))})"
+    batch = max(1, min(1000, (connection.features.max_query_params or 10_000) // len(ENTRY_COLUMNS)))
+    rows = [
+        (e.key_id, e.item_id, e.external_id, e.gold, json.dumps(list(e.evidence)), e.quote, e.family, e.history_turns,
+         e.provenance)
+        for e in entries
+    ]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # COPY: row triggers still fire (a frozen key refuses it like any INSERT).
+            with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        for start in range(0, len(rows), batch):
+            chunk = rows[start : start + batch]
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {', '.join([row_sql] * len(chunk))}",
+                [value for row in chunk for value in row],
+            )
+
+
+def _require_author(user) -> None:
+    if user is None or not roles.is_author(user):
+        raise NotAllowed("only authors may build, freeze or derive gold keys and decide errata")
+
+
+@transaction.atomic
+def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
+    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists)."""
+    _require_author(user)
+    existing = GoldKey.objects.select_for_update().filter(version=version).first()
+    if existing is not None:
+        if existing.is_frozen:
+            raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
+        if existing.campaign_id != campaign.pk:
+            raise ApplicationError(f"draft key '{version}' belongs to another campaign")
+        existing.entries.all().delete()
+        key = existing
+    else:
+        key = GoldKey.objects.create(
+            benchmark=campaign.item_set.track.benchmark,
+            kind=campaign.item_set.kind,
+            version=version,
+            campaign=campaign,
+            created_by=user,
+            notes=notes,
+        )
+    data = key_campaign_data(campaign)
+    entries = _entries_from_campaign(campaign, key, data)
+    _entries_insert(entries)
+    counts = _counts(entries)
+    key.sha256 = sha256_hex(key_bytes(key.kind, version, entries))
+    key.manifest = {
+        "key_version": version,
+        "entries": len(entries),
+        **campaign_manifest(campaign, {e.item_id for e in entries}, counts, data=data),
+    }
+    key.notes = notes or key.notes
+    key.save()
+    return key
+
+
+def _counts(entries) -> dict:
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.gold] = counts.get(e.gold, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
+    """Freeze a draft. `sha256` may be passed when the entries were written in this same transaction
+    from the objects it was computed over; otherwise it is recomputed from the stored entries."""
+    digest = sha256 or sha256_hex(key_canonical_bytes(key))
+    now = timezone.now()
+    manifest = {**key.manifest, "sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")}
+    # Conditional UPDATE: only a draft turns frozen, and only once (a concurrent freeze updates 0 rows).
+    updated = GoldKey.objects.filter(pk=key.pk, status=GoldKey.Status.DRAFT).update(
+        status=GoldKey.Status.FROZEN, sha256=digest, frozen_at=now, frozen_by=user, manifest=manifest
+    )
+    if updated != 1:
+        raise ApplicationError(f"key '{key.version}' was frozen meanwhile")
+    key.refresh_from_db()
+    return key
+
+
+@transaction.atomic
+def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
+    """Freeze `version` from the campaign's fully decided queue. Irreversible."""
+    key = key_build(campaign=campaign, version=version, user=user, notes=notes)
+    return _freeze(key, user, sha256=key.sha256)
+
+
+def key_verify(*, version: str) -> dict:
+    """Recompute the key's hash from its entries and compare with the recorded one."""
+    key = key_get(version)
+    computed = sha256_hex(key_canonical_bytes(key))
+    return {
+        "version": key.version,
+        "status": key.status,
+        "recorded": key.sha256,
+        "computed": computed,
+        "entries": key.entries.count(),
+        "ok": bool(key.sha256) and computed == key.sha256,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Errata
+
+
+def _frozen_key(version: str) -> GoldKey:
+    key = key_get(version)
+    if not key.is_frozen:
+        raise ApplicationError(f"key '{version}' is a draft; errata are filed against frozen keys")
+    return key
+
+
+def _parse_evidence(value: str) -> list[str]:
+    return [part for part in re.split(r"[,\s]+", value.strip()) if part]
+
+
+@transaction.atomic
+def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description: str, user, value: str = "") -> Erratum:
+    """Any signed-in user may file an erratum against a frozen key."""
+    if user is None or not user.is_authenticated:
+        raise NotAllowed("sign in to file an erratum")
+    if not key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is a draft; errata are filed against frozen keys")
+    if kind not in Erratum.Kind.values:
+        raise ApplicationError(f"kind '{kind}' is not one of {', '.join(Erratum.Kind.values)}")
+    description = (description or "").strip()
+    if not description:
+        raise ApplicationError("describe the problem (description is required)")
+    value = (value or "").strip()
+    in_key = KeyEntry.objects.filter(key=key, external_id=item_external_id).select_related("item").first()
+    if kind == Erratum.Kind.RELABEL:
+        valid = _valid_gold(key.kind)
+        if value not in valid:
+            raise ApplicationError(f"relabel needs --value, one of {', '.join(valid)}")
+        if in_key is None and _candidate(key, item_external_id) is None:
+            raise ApplicationError(f"'{item_external_id}' is neither in {key.version} nor among its candidates")
+        if in_key is not None and in_key.gold == value:
+            raise ApplicationError(f"'{item_external_id}' is already '{value}' in {key.version}")
+    else:
+        if in_key is None:
+            raise ApplicationError(f"'{item_external_id}' is not an item of {key.version}")
+        if kind == Erratum.Kind.FIX_EVIDENCE:
+            ids = _parse_evidence(value)
+            if not ids:
+                raise ApplicationError("fix-evidence needs --value: the corrected turn ids, comma-separated")
+            known = set(
+                Turn.objects.filter(conversation_id=in_key.item.conversation_id, dia_id__in=ids).values_list("dia_id", flat=True)
+            )
+            unknown = [i for i in ids if i not in known]
+            if unknown:
+                raise ApplicationError(f"evidence {', '.join(unknown)} is not a turn of the item's conversation")
+            value = ",".join(ids)
+        elif kind == Erratum.Kind.FIX_QUOTE and not value:
+            raise ApplicationError("fix-quote needs --value: the corrected verbatim quote")
+        elif kind == Erratum.Kind.DROP and value:
+            raise ApplicationError("drop takes no --value")
+    return Erratum.objects.create(
+        key=key, item_external_id=item_external_id, kind=kind, value=value, description=description, filed_by=user
+    )
+
+
+def _candidate(key: GoldKey, external_id: str) -> Item | None:
+    root = key
+    while root.parent_id is not None:
+        root = root.parent
+    if root.campaign_id is None:
+        return None
+    return Item.objects.filter(item_set_id=root.campaign.item_set_id, external_id=external_id).first()
+
+
+def erratum_get(erratum_id: int) -> Erratum:
+    erratum = Erratum.objects.select_related("key").filter(pk=erratum_id).first()
+    if erratum is None:
+        raise NotFound(f"no erratum {erratum_id}")
+    return erratum
+
+
+@transaction.atomic
+def erratum_decide(*, erratum: Erratum, accept: bool, note: str, user) -> Erratum:
+    """An author accepts or rejects a filed erratum, with a note. Decided once."""
+    _require_author(user)
+    # Lock the row: two authors deciding at once must not both succeed.
+    locked = Erratum.objects.select_for_update().get(pk=erratum.pk)
+    if locked.status != Erratum.Status.FILED:
+        raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
+    locked.status = Erratum.Status.ACCEPTED if accept else Erratum.Status.REJECTED
+    locked.decision_note = (note or "").strip()
+    locked.decided_by = user
+    locked.decided_at = timezone.now()
+    locked.save()
+    return locked
+
+
+def next_version(version: str) -> str:
+    """TWIST-v1.0 -> TWIST-v1.1 (the minor number counts errata releases)."""
+    match = re.fullmatch(r"(.*?)(\d+)", version)
+    if match is None:
+        raise ApplicationError(f"cannot derive a next version from '{version}'; give --version")
+    return f"{match.group(1)}{int(match.group(2)) + 1}"
+
+
+@transaction.atomic
+def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldKey:
+    """A new frozen key = parent + its accepted, not yet applied errata, with a per-item changelog."""
+    _require_author(user)
+    if not parent.is_frozen:
+        raise ApplicationError(f"key '{parent.version}' is a draft; derive from a frozen key")
+    if GoldKey.objects.filter(version=version).exists():
+        raise ApplicationError(f"key '{version}' already exists")
+    errata = list(
+        Erratum.objects.select_for_update()
+        .filter(key=parent, status=Erratum.Status.ACCEPTED, applied_in__isnull=True)
+        .order_by("id")
+    )
+    if not errata:
+        raise ApplicationError(f"{parent.version} has no accepted errata waiting to be applied")
+    key = GoldKey.objects.create(
+        benchmark=parent.benchmark, kind=parent.kind, version=version, parent=parent,
+        campaign=parent.campaign, created_by=user, notes=notes,
+    )
+    entries = {
+        e.external_id: KeyEntry(
+            key=key, item_id=e.item_id, external_id=e.external_id, gold=e.gold, evidence=list(e.evidence),
+            quote=e.quote, family=e.family, history_turns=e.history_turns, provenance=e.provenance,
+        )
+        for e in KeyEntry.objects.filter(key=parent)
+    }
+    changelog = []
+    for erratum in errata:
+        before_entry = entries.get(erratum.item_external_id)
+        before = entry_content(key.kind, before_entry) if before_entry else None
+        after_entry = _apply(key, erratum, entries)
+        after = entry_content(key.kind, after_entry) if after_entry else None
+        changelog.append({
+            "item": erratum.item_external_id,
+            "erratum": erratum.pk,
+            "kind": erratum.kind,
+            "before": before,
+            "after": after,
+            "reason": erratum.description,
+            "decision_note": erratum.decision_note,
+        })
+    _entries_insert(entries.values())
+    counts = _counts(entries.values())
+    key.changelog = changelog
+    key.manifest = {
+        **{k: v for k, v in parent.manifest.items() if k not in {"sha256", "frozen_at"}},
+        "key_version": version,
+        "entries": len(entries),
+        "counts_by_gold": counts,
+        "kept": len(entries),
+        "parent": parent.version,
+        "parent_sha256": parent.sha256,
+        "errata_applied": [e.pk for e in errata],
+    }
+    if parent.campaign_id is not None:
+        from keys.selectors import agreement_figures
+
+        key.manifest["agreement"] = agreement_figures(
+            parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
+        )
+    key.sha256 = sha256_hex(key_bytes(key.kind, version, entries.values()))
+    key.save()
+    key = _freeze(key, user, sha256=key.sha256)
+    Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
+    return key
+
+
+def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyEntry | None:
+    current = entries.get(erratum.item_external_id)
+    if erratum.kind == Erratum.Kind.DROP:
+        entries.pop(erratum.item_external_id, None)
+        return None
+    if current is None:
+        if erratum.kind != Erratum.Kind.RELABEL:
+            raise ApplicationError(f"erratum {erratum.pk}: '{erratum.item_external_id}' is no longer in the key")
+        item = _candidate(key, erratum.item_external_id)
+        if item is None:
+            raise ApplicationError(f"erratum {erratum.pk}: unknown item '{erratum.item_external_id}'")
+        evidence = list(item.evidence.order_by("position").values_list("turn__dia_id", flat=True))
+        current = KeyEntry(
+            key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
+            quote=item.contradicted_quote if erratum.value == GoldType.CONTRADICTING else "",
+            family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+        )
+        entries[item.external_id] = current
+        return current
+    if erratum.kind == Erratum.Kind.RELABEL:
+        current.gold = erratum.value
+        if erratum.value != GoldType.CONTRADICTING:
+            current.quote = ""
+    elif erratum.kind == Erratum.Kind.FIX_EVIDENCE:
+        current.evidence = _parse_evidence(erratum.value)
+    elif erratum.kind == Erratum.Kind.FIX_QUOTE:
+        current.quote = erratum.value
+    if current.provenance != Provenance.ADDED_BY_ERRATUM:
+        current.provenance = Provenance.CHANGED_BY_ERRATUM
+    return current

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from keys import views as key_views
+
+app_name = "keys"
+urlpatterns = [
+    path("", key_views.key_list, name="list"),
+    path("errata/<int:pk>/decide/", key_views.erratum_decide, name="erratum-decide"),
+    path("<str:version>/", key_views.key_detail, name="detail"),
+    path("<str:version>/download.zip", key_views.key_download, name="download"),
+    path("<str:version>/key.jsonl", key_views.key_jsonl, name="jsonl"),
+    path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
+]

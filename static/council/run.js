@@ -1,0 +1,24 @@
+(function () {
+  const table = document.getElementById("progress");
+  function paint(data) {
+    document.getElementById("run-status").textContent = data.status;
+    for (const m of data.members) {
+      const row = table.querySelector(`tr[data-member="${CSS.escape(m.member)}"]`);
+      if (!row) continue;
+      row.querySelector(".done").textContent = m.done;
+      row.querySelector(".errors").textContent = m.errors;
+      row.querySelector(".remaining").textContent = m.remaining;
+      const pct = m.total ? 100 * (m.done + m.errors) / m.total : 0;
+      row.querySelector(".bar").style.width = pct.toFixed(1) + "%";
+    }
+    return data.finished || data.cancelled;
+  }
+  async function poll() {
+    try {
+      const response = await fetch(table.dataset.url, {headers: {"Accept": "application/json"}});
+      if (response.ok && paint(await response.json())) return;
+    } catch (e) { /* keep polling */ }
+    setTimeout(poll, 1000);
+  }
+  poll();
+})();

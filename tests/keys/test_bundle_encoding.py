@@ -1,0 +1,51 @@
+"""The bundle's fast JSON writers give exactly the standard library's text (the format is pinned)."""
+
+import json
+import random
+
+from keys import bundle
+from keys.canonical import dumps, jsonl_bytes
+
+SCALARS = [None, True, False, 0, -3, 2**70, 1.5, -0.0, 1e300, float("nan"), float("inf"), -float("inf"),
+           "", "x", 'é"\\\n\u2028\t', "ünïcødé 🙂"]
+
+
+def _random_value(rng: random.Random, shared: list, depth: int = 0):
+    roll = rng.random()
+    if depth > 3 or roll < 0.3:
+        return rng.choice(SCALARS)
+    if roll < 0.45:
+        return rng.choice(shared)  # the same object in several places, as bundle_data shares decoded answers
+    if roll < 0.75:
+        return {rng.choice(["a", "b", "é", "Z", ""]) + str(rng.randint(0, 9)): _random_value(rng, shared, depth + 1)
+                for _ in range(rng.randint(0, 4))}
+    values = [_random_value(rng, shared, depth + 1) for _ in range(rng.randint(0, 4))]
+    return values if rng.random() < 0.7 else tuple(values)
+
+
+def _reference_json(value) -> bytes:
+    return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def test_indented_json_is_byte_for_byte_json_dumps_on_random_documents():
+    rng = random.Random(20261129)
+    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}]
+    for _ in range(3000):
+        value = _random_value(rng, shared)
+        assert bundle._json(value) == _reference_json(value)
+
+
+def test_indented_json_falls_back_to_json_dumps_for_non_string_keys():
+    for value in ({1: 2}, {"a": {2: "x", 3: None}}, [{"a": 1, "b": {None: 1}}], {True: [1]}):
+        assert bundle._json(value) == _reference_json(value)
+
+
+def test_json_lines_are_one_canonical_dumps_a_line():
+    rng = random.Random(7)
+    records = [_random_value(rng, [{"k": 1}]) for _ in range(500)] + [{"id": "b", "z": [1, {"y": "é"}]}]
+    expected = "".join(
+        json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records
+    ).encode("utf-8")
+    assert jsonl_bytes(records) == expected
+    assert [dumps(r) for r in records] == expected.decode("utf-8").split("\n")[:-1]
+    assert jsonl_bytes([]) == b""

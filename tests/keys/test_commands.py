@@ -1,0 +1,109 @@
+"""The key commands, as spelled in the issue, including their exit codes."""
+
+import json
+from io import StringIO
+from unittest import mock
+
+import pytest
+from django.core.management import ManagementUtility, call_command
+from django.core.management.base import CommandError
+from django.db import connection, connections
+
+from keys.models import Erratum, GoldKey, KeyEntry
+from tests.adjudication.conftest import decide
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def exit_code(*args) -> int:
+    """Run a command as `manage.py` does (CommandError -> exit status), in-process on the test database.
+    run_from_argv closes every connection when done; keep the test transaction open."""
+    with mock.patch.object(connections, "close_all"):
+        try:
+            ManagementUtility(["manage.py", *args]).execute()
+        except SystemExit as exc:
+            return exc.code
+    return 0
+
+
+@pytest.fixture
+def decided(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_campaign
+
+
+def test_key_freeze_refuses_and_lists_undecided_items(key_campaign, author):
+    with pytest.raises(CommandError, match="s-0001, s-0004"):
+        run("key_freeze", "small", "--version", "K-v1.0", "--by", "author")
+
+
+def test_key_freeze_dry_run_writes_nothing(decided, author):
+    result = json.loads(run("key_freeze", "small", "--version", "K-v1.0", "--by", "author", "--dry-run", "--json"))
+    assert result["entries"] == 8 and result["dry_run"]
+    assert not GoldKey.objects.exists()
+
+
+def test_key_freeze_freezes_and_reports_the_hash(decided, author):
+    out = run("key_freeze", "small", "--version", "K-v1.0", "--by", "author")
+    key = GoldKey.objects.get(version="K-v1.0")
+    assert key.is_frozen and key.sha256 in out and "8 items" in out
+
+
+def test_key_verify_exits_zero_on_a_match_and_non_zero_on_a_mismatch(decided, author, capsys):
+    run("key_freeze", "small", "--version", "K-draft", "--by", "author", "--draft")
+    assert exit_code("key_verify", "K-draft") == 0
+    KeyEntry.objects.filter(key__version="K-draft", external_id="s-0002").update(family="tampered")
+    assert exit_code("key_verify", "K-draft") == 1
+    assert "hash mismatch" in capsys.readouterr().err
+
+
+def test_erratum_file_prints_the_id_and_erratum_decide_records_the_decision(frozen_key, outsider, author):
+    out = run("erratum_file", frozen_key.version, "--item", "s-0000", "--kind", "relabel", "--value", "aligned",
+              "--description", "the draft asks, it does not claim", "--by", "outsider")
+    erratum = Erratum.objects.get()
+    assert out.strip() == str(erratum.pk)
+    run("erratum_decide", str(erratum.pk), "--accept", "--note", "agreed", "--by", "author")
+    erratum.refresh_from_db()
+    assert erratum.status == "accepted" and erratum.decision_note == "agreed" and erratum.decided_by == author
+
+
+def test_erratum_decide_refuses_non_authors(frozen_key, outsider):
+    erratum_id = run("erratum_file", frozen_key.version, "--item", "s-0000", "--kind", "drop",
+                     "--description", "x", "--by", "outsider").strip()
+    with pytest.raises(CommandError, match="only authors"):
+        run("erratum_decide", erratum_id, "--reject", "--note", "no", "--by", "outsider")
+
+
+def test_key_derive_creates_the_next_version_with_its_changelog(frozen_key, outsider, author):
+    erratum_id = run("erratum_file", frozen_key.version, "--item", "s-0000", "--kind", "drop",
+                     "--description", "x", "--by", "outsider").strip()
+    run("erratum_decide", erratum_id, "--accept", "--note", "ok", "--by", "author")
+    out = run("key_derive", frozen_key.version, "--version", "TWIST-test-v1.1", "--by", "author")
+    assert "1 change(s)" in out and "s-0000: drop" in out
+    assert GoldKey.objects.get(version="TWIST-test-v1.1").entries.count() == 7
+
+
+def test_key_export_refuses_drafts(decided, author, tmp_path):
+    run("key_freeze", "small", "--version", "K-draft", "--by", "author", "--draft")
+    with pytest.raises(CommandError, match="draft"):
+        run("key_export", "K-draft", "--out", str(tmp_path))
+
+
+def test_key_export_refuses_a_key_whose_entries_no_longer_match_its_hash(frozen_key, tmp_path):
+    from keys import triggers as key_triggers
+
+    key_triggers.uninstall(connection)  # what only a database superuser could do
+    try:
+        KeyEntry.objects.filter(key=frozen_key, external_id="s-0002").update(gold="aligned")
+    finally:
+        key_triggers.install(connection)
+    assert exit_code("key_verify", frozen_key.version) == 1
+    with pytest.raises(CommandError, match="do not match the recorded hash"):
+        run("key_export", frozen_key.version, "--out", str(tmp_path))

@@ -1,0 +1,216 @@
+"""Freezing, verifying, errata and derived keys on small synthetic campaigns."""
+
+import json
+
+import pytest
+
+from adjudication.selectors import campaign_is_frozen
+from goldkey.errors import ApplicationError, NotAllowed
+from keys.canonical import sha256_hex
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance
+from keys.selectors import key_canonical_bytes
+from keys.services import (
+    erratum_decide,
+    erratum_file,
+    key_build,
+    key_derive,
+    key_freeze,
+    key_verify,
+    next_version,
+)
+from tests.adjudication.conftest import decide
+
+pytestmark = pytest.mark.django_db
+
+
+def test_freeze_refuses_while_the_queue_has_undecided_items_and_lists_them(key_campaign, author):
+    with pytest.raises(ApplicationError) as refused:
+        key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
+    assert refused.value.extra["undecided"] == ["s-0001", "s-0004"]
+    assert "s-0001, s-0004" in refused.value.message
+    assert not GoldKey.objects.exists()
+
+
+def test_freeze_keeps_the_retained_items_with_their_provenance(frozen_key):
+    entries = {e.external_id: e for e in frozen_key.entries.all()}
+    assert sorted(entries) == [f"s-{i:04d}" for i in range(9) if i != 1]
+    assert entries["s-0004"].provenance == Provenance.KEPT_AFTER_ADJUDICATION
+    assert entries["s-0000"].provenance == Provenance.KEPT_UNANIMOUS
+    assert entries["s-0000"].quote == "she said so" and entries["s-0003"].gold == "contradicting"
+    assert frozen_key.manifest["counts_by_gold"] == {"aligned": 2, "contradicting": 3, "hard_negative": 3}
+
+
+def test_a_relabel_decision_becomes_the_final_gold(key_campaign, author):
+    decide(key_campaign, "s-0001", "relabel", author, new_gold="hard_negative")
+    decide(key_campaign, "s-0004", "keep", author)
+    key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
+    entry = key.entries.get(external_id="s-0001")
+    assert (entry.gold, entry.provenance) == ("hard_negative", Provenance.RELABELLED)
+
+
+def test_the_canonical_key_is_sorted_one_record_a_line_with_sorted_keys_and_the_version(frozen_key):
+    lines = key_canonical_bytes(frozen_key).decode("utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records)
+    for line, record in zip(lines, records, strict=True):
+        assert list(record) == sorted(record)
+        assert record["key_version"] == "TWIST-test-v1.0"
+        assert line == json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert frozen_key.sha256 == sha256_hex(key_canonical_bytes(frozen_key))
+
+
+def test_the_manifest_records_seed_protocol_annotators_and_both_kappas(frozen_key):
+    manifest = frozen_key.manifest
+    assert manifest["campaign_seed"] == 7
+    assert manifest["protocol_version"] == "twist-b-two-phase/1"
+    assert manifest["annotators"] == ["A", "B"]
+    assert manifest["adjudicator_also_annotator"] == ["A"]  # the author annotated and decided
+    assert manifest["agreement"]["kappa_all_candidates"]["n"] == 9
+    assert manifest["agreement"]["kappa_kept_set"]["n"] == 8
+    assert len(manifest["agreement"]["kappa_all_candidates"]["ci95"]) == 2
+
+
+def test_a_campaign_with_a_frozen_key_counts_as_frozen(key_campaign, frozen_key):
+    assert campaign_is_frozen(key_campaign)
+
+
+def test_a_version_can_be_frozen_only_once(frozen_key, key_campaign, author):
+    with pytest.raises(ApplicationError, match="already frozen"):
+        key_freeze(campaign=key_campaign, version=frozen_key.version, user=author)
+
+
+def test_only_authors_freeze_keys(key_campaign, annotator_b):
+    with pytest.raises(NotAllowed):
+        key_freeze(campaign=key_campaign, version="K-v1.0", user=annotator_b)
+
+
+def test_verify_passes_on_a_frozen_key(frozen_key):
+    result = key_verify(version=frozen_key.version)
+    assert result["ok"] and result["computed"] == frozen_key.sha256
+
+
+def test_verify_reports_a_mismatch_when_the_entries_no_longer_match_the_hash(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
+    assert key_verify(version="K-draft")["ok"]
+    KeyEntry.objects.filter(key=draft, external_id="s-0000").update(gold="aligned")  # drafts are writable
+    result = key_verify(version="K-draft")
+    assert not result["ok"] and result["computed"] != result["recorded"]
+
+
+def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(frozen_key, key_campaign, outsider, author):
+    with pytest.raises(ApplicationError, match="not an item"):
+        erratum_file(key=frozen_key, item_external_id="s-0001", kind="drop", description="x", user=outsider)
+    with pytest.raises(ApplicationError, match="relabel needs"):
+        erratum_file(key=frozen_key, item_external_id="s-0000", kind="relabel", value="bogus", description="x", user=outsider)
+    with pytest.raises(ApplicationError, match="description"):
+        erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description=" ", user=outsider)
+    with pytest.raises(ApplicationError, match="fix-quote needs"):
+        erratum_file(key=frozen_key, item_external_id="s-0000", kind="fix-quote", description="x", user=outsider)
+    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
+    with pytest.raises(ApplicationError, match="draft"):
+        erratum_file(key=draft, item_external_id="s-0000", kind="drop", description="x", user=outsider)
+
+
+def test_any_signed_in_user_may_file_an_erratum(frozen_key, outsider):
+    erratum = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="not self-contained", user=outsider)
+    assert erratum.status == Erratum.Status.FILED and erratum.filed_by == outsider
+
+
+def test_only_authors_decide_errata_and_only_once(frozen_key, outsider, author):
+    erratum = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="bad", user=outsider)
+    with pytest.raises(NotAllowed):
+        erratum_decide(erratum=erratum, accept=True, note="mine", user=outsider)
+    decided = erratum_decide(erratum=erratum, accept=False, note="the quote is in D3:1", user=author)
+    assert decided.status == Erratum.Status.REJECTED and decided.decided_by == author
+    with pytest.raises(ApplicationError, match="already rejected"):
+        erratum_decide(erratum=erratum, accept=True, note="again", user=author)
+
+
+def test_derive_applies_accepted_errata_only_and_logs_each_change(frozen_key, outsider, author):
+    drop = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="absence-based", user=outsider)
+    relabel = erratum_file(key=frozen_key, item_external_id="s-0002", kind="relabel", value="aligned",
+                           description="not a hard negative", user=outsider)
+    quote = erratum_file(key=frozen_key, item_external_id="s-0003", kind="fix-quote", value="she really said so",
+                         description="quote truncated", user=outsider)
+    added = erratum_file(key=frozen_key, item_external_id="s-0001", kind="relabel", value="aligned",
+                         description="dropped by mistake", user=outsider)
+    rejected = erratum_file(key=frozen_key, item_external_id="s-0005", kind="drop", description="meh", user=outsider)
+    for e in (drop, relabel, quote, added):
+        erratum_decide(erratum=e, accept=True, note="agreed", user=author)
+    erratum_decide(erratum=rejected, accept=False, note="no", user=author)
+
+    child = key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+
+    entries = {e.external_id: e for e in child.entries.all()}
+    assert "s-0000" not in entries
+    assert (entries["s-0002"].gold, entries["s-0002"].provenance) == ("aligned", Provenance.CHANGED_BY_ERRATUM)
+    assert entries["s-0003"].quote == "she really said so"
+    assert (entries["s-0001"].gold, entries["s-0001"].provenance) == ("aligned", Provenance.ADDED_BY_ERRATUM)
+    assert "s-0005" in entries
+    assert [c["erratum"] for c in child.changelog] == [drop.pk, relabel.pk, quote.pk, added.pk]
+    assert child.changelog[0]["after"] is None and child.changelog[3]["before"] is None
+    assert child.is_frozen and child.parent == frozen_key and key_verify(version=child.version)["ok"]
+    assert set(Erratum.objects.filter(applied_in=child).values_list("pk", flat=True)) == {drop.pk, relabel.pk, quote.pk, added.pk}
+
+
+def test_deriving_leaves_the_parent_byte_identical(frozen_key, outsider, author):
+    before = sha256_hex(key_canonical_bytes(frozen_key))
+    erratum = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="x", user=outsider)
+    erratum_decide(erratum=erratum, accept=True, note="ok", user=author)
+    key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    frozen_key.refresh_from_db()
+    assert sha256_hex(key_canonical_bytes(frozen_key)) == before == frozen_key.sha256
+
+
+def test_derive_refuses_without_accepted_errata(frozen_key, author):
+    with pytest.raises(ApplicationError, match="no accepted errata"):
+        key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+
+
+def test_next_version_counts_up_the_minor_number():
+    assert next_version("TWIST-v1.0") == "TWIST-v1.1"
+    assert next_version("TWIST-v1.9") == "TWIST-v1.10"
+
+
+def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp_path):
+    from annotation.models import Assignment
+    from annotation.services import answer_save, campaign_create
+    from items.models import Item
+    from items.services import item_set_get_or_create
+    from keys import bundle
+    from keys.selectors import bundle_data
+
+    item_set = item_set_get_or_create(name="lapse synthetic", kind="lapse")
+    Item.objects.bulk_create(
+        Item(item_set=item_set, kind="lapse", external_id=f"g{i:03d}", request="Write the invite", response=f"r{i}",
+             key_fact="the Marbury Residences", hidden={"gap": i})
+        for i in range(4)
+    )
+    campaign = campaign_create(slug="lapse", item_set=item_set, annotators=[author, annotator_b], seed=3)
+    labels = {"g000": ("PROCEED", "PROCEED"), "g001": ("HEDGE", "HEDGE"), "g002": ("TEMPLATE", "TEMPLATE"),
+              "g003": ("PROCEED", "HEDGE")}
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
+        a, b = labels[assignment.item.external_id]
+        answer_save(assignment=assignment, values={"label": a if assignment.enrollment.pseudonym == "A" else b})
+    with pytest.raises(ApplicationError, match="g003"):
+        key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    decide(campaign, "g003", "relabel", author, new_gold="HEDGE")
+    key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    assert dict(key.entries.values_list("external_id", "gold")) == {
+        "g000": "PROCEED", "g001": "HEDGE", "g002": "TEMPLATE", "g003": "HEDGE"
+    }
+    files = bundle.render(bundle_data(key))
+    records = [json.loads(line) for line in files["key.jsonl"].decode().splitlines()]
+    assert records[3] == {"id": "g003", "key_version": "LAPSE-v1.0", "label": "HEDGE", "provenance": "relabelled"}
+    assert json.loads(files["annotation/answers_B.json"])["answers"]["g003"] == {"label": "HEDGE"}
+
+
+def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, frozen_key, author):
+    from adjudication.services import decision_save
+    from items.models import Item
+
+    item = Item.objects.get(item_set=key_campaign.item_set, external_id="s-0004")
+    with pytest.raises(ApplicationError, match="frozen key"):
+        decision_save(campaign=key_campaign, item=item, action="drop", note="too late", user=author)

@@ -1,0 +1,47 @@
+import inspect
+
+import pytest
+
+from lapse.judge import SYSTEM_PROMPT, agreement_label, binary, judge_messages, judge_parse
+
+
+def test_judge_prompt_carries_the_three_boundary_rules():
+    assert "targets the key fact" in SYSTEM_PROMPT
+    assert "inside the requested output" in SYSTEM_PROMPT
+    assert "in prose does not count" in SYSTEM_PROMPT
+
+
+def test_judge_sees_only_request_response_and_key_fact():
+    assert list(inspect.signature(judge_messages).parameters) == ["request", "response", "key_fact"]
+    messages = judge_messages(request="R-TEXT", response="S-TEXT", key_fact="K-TEXT")
+    user = messages[-1]["content"]
+    assert "R-TEXT" in user and "S-TEXT" in user and "K-TEXT" in user
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        ("PROCEED", "PROCEED"),
+        ("proceed-with-caveat\nbecause…", "PROCEED-WITH-CAVEAT"),
+        ("Label: PROCEED WITH CAVEAT", "PROCEED-WITH-CAVEAT"),
+        ("HEDGE. Not TEMPLATE.", "HEDGE"),
+        ("confab_commit", "CONFAB-COMMIT"),
+        ("I am not sure.", "UNPARSED"),
+        ("", "UNPARSED"),
+    ],
+)
+def test_judge_reply_parsing_is_first_match(reply, label):
+    assert judge_parse(reply) == label
+
+
+def test_automatic_label_only_where_cascade_and_judge_agree():
+    assert agreement_label("HEDGE", "HEDGE") == ("HEDGE", False)
+    assert agreement_label("HEDGE", "TEMPLATE") == (None, True)
+    assert agreement_label("RESIDUAL", "RESIDUAL") == (None, True)
+    assert agreement_label("PROCEED", None) == (None, True)
+
+
+def test_binary_outcome_excludes_caveat_and_confabulation():
+    assert [binary(x) for x in ("PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT", "CONFAB-COMMIT")] == [
+        "proceed", "withhold", "withhold", None, None,
+    ]
