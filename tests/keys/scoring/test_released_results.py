@@ -17,16 +17,14 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from statsmodels.stats.proportion import proportion_confint
 
-from adjudication.key_selectors import key_entries
-from adjudication.key_services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
 from adjudication.services import decisions_import
-from annotation import statistics as st
 from annotation.services import campaign_create
 from annotation.transfer import answers_import
 from goldkey import roles
+from goldkey.lib import statistics as st
 from items.models import Item, ItemSet
 from items.services import corpus_import_locomo, items_import_twist
-from scoring.metrics import (
+from keys.scoring.metrics import (
     CONTRADICTING,
     HARD_NEGATIVE,
     LONG,
@@ -37,7 +35,9 @@ from scoring.metrics import (
     run_score,
     score_report,
 )
-from scoring.parsing import results_parse, score_level_parse
+from keys.scoring.parsing import results_parse, score_level_parse
+from keys.selectors import key_entries
+from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
 from tests.adjudication.conftest import _council_import
 from tests.conftest import require_shared_data
 

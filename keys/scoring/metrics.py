@@ -18,7 +18,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from annotation import statistics
+from goldkey.lib import statistics
 
 CONTRADICTING, ALIGNED, HARD_NEGATIVE = "contradicting", "aligned", "hard_negative"
 GOLD_TYPES = (CONTRADICTING, ALIGNED, HARD_NEGATIVE)

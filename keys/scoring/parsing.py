@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from items.parsing import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
-from scoring.metrics import CONTRADICTING, KeyItem, Prediction
+from keys.scoring.metrics import CONTRADICTING, KeyItem, Prediction
 
 __all__ = ["ImportFailed", "predictions_parse", "results_parse", "score_level_parse"]
 

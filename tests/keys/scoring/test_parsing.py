@@ -4,8 +4,14 @@ import json
 
 import pytest
 
-from scoring.metrics import KeyItem, Prediction, figures
-from scoring.parsing import NO_ABSTENTION, ImportFailed, predictions_parse, results_parse, score_level_parse
+from keys.scoring.metrics import KeyItem, Prediction, figures
+from keys.scoring.parsing import (
+    NO_ABSTENTION,
+    ImportFailed,
+    predictions_parse,
+    results_parse,
+    score_level_parse,
+)
 
 KEY = {
     "conv-1:b1": KeyItem("conv-1:b1", "contradicting", "conv-1", ("D1:1",), 400),

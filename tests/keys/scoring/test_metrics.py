@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from annotation import statistics as st
-from scoring.metrics import (
+from goldkey.lib import statistics as st
+from keys.scoring.metrics import (
     LONG,
     SHORT,
     KeyItem,
