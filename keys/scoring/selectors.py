@@ -85,8 +85,8 @@ def _multi_ingest(entries: list[KeyItem], runs: list[SystemRun], predictions: di
         by_base[run.base_name].append(run)
     return {
         base: {
-            "ingests": [run.ingest for run in group],
             **metrics.multi_ingest(entries=entries, ingests=[predictions[run.pk] for run in group], replicates=replicates),
+            "runs": [run.name for run in group],
         }
         for base, group in by_base.items()
         if len(group) > 1

@@ -12,93 +12,39 @@ from decimal import ROUND_HALF_UP, Decimal
 from types import SimpleNamespace
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.db import transaction
 from statsmodels.stats.proportion import proportion_confint
 
-from adjudication.services import decisions_import
-from annotation.services import campaign_create
-from annotation.transfer import answers_import
-from goldkey import roles
 from goldkey.lib import statistics as st
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, items_import_twist
 from keys.scoring.metrics import (
     CONTRADICTING,
     HARD_NEGATIVE,
     LONG,
     SHORT,
-    KeyItem,
     mcnemar_family,
     multi_ingest,
     run_score,
     score_report,
 )
 from keys.scoring.parsing import results_parse, score_level_parse
-from keys.selectors import key_entries
-from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
-from tests.adjudication.conftest import _council_import
+from keys.scoring.selectors import key_items
+from keys.services import key_verify
 from tests.conftest import require_shared_data
+from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
 DEPLOYED = "mindtwin"
-RESULTS = ("twist-v1", "results", "track_b_results_v1.0.json")
-DROPPED_IN_V11 = "conv-26:v1b1"  # a contradicting item the deployed system caught with gold evidence
-
-
-def _persona(username: str, *groups: str):
-    # No password: these users only sign the key, and hashing one costs about a second.
-    user = get_user_model().objects.create(username=username)
-    for name in groups:
-        user.groups.add(Group.objects.get_or_create(name=name)[0])
-    return user
-
-
-def _key_items(key) -> list[KeyItem]:
-    conversation = dict(Item.objects.filter(key_entries__key=key).values_list("id", "conversation__external_id"))
-    return [
-        KeyItem(item_id=e.external_id, gold=e.gold, conversation=conversation[e.item_id],
-                evidence=tuple(e.evidence or ()), history_turns=e.history_turns)
-        for e in key_entries(key)
-    ]
 
 
 @pytest.fixture(scope="module")
-def keys(django_db_setup, django_db_blocker):
-    """TWIST-v1.0 frozen from the released trail, and TWIST-v1.1 derived by an erratum dropping one
-    item; imported once for the module in a transaction rolled back at the end. Yields plain records."""
-    data = require_shared_data()
-    with django_db_blocker.unblock(), transaction.atomic():
-        corpus_import_locomo(path=data / "locomo10")
-        items_import_twist(
-            path=data / "twist-v1" / "track_b_items_v1_candidates.jsonl",
-            item_set_name="TWIST Track B v1 candidates",
-            rejects_path=data / "twist-v1" / "track_b_v1_generation_rejects.jsonl",
-        )
-        author = _persona("author", roles.AUTHOR, roles.ANNOTATOR)
-        annotator = _persona("ann_a", roles.ANNOTATOR)
-        campaign = campaign_create(
-            slug="twist-v1", item_set=ItemSet.objects.get(name="TWIST Track B v1 candidates"),
-            annotators=[author, annotator], per_item=2, seed=20260919,
-        )
-        folder = data / "twist-v1" / "annotation"
-        answers_import(campaign=campaign, path=folder / "twist_v1_answers_A.json", annotator="A")
-        answers_import(campaign=campaign, path=folder / "twist_v1_answers_B.json", annotator="B")
-        _council_import(campaign, folder / "council")
-        decisions_import(campaign=campaign, path=folder / "adjudication_decisions.json", user=author)
-        v10 = key_freeze(campaign=campaign, version="TWIST-v1.0", user=author)
-        erratum = erratum_file(key=v10, item_external_id=DROPPED_IN_V11, kind="drop", user=author,
-                               description="scoring test: one item dropped by erratum")
-        erratum_decide(erratum=erratum, accept=True, note="accepted for the test", user=author)
-        v11 = key_derive(parent=v10, version="TWIST-v1.1", user=author)
+def keys(released_keys, django_db_blocker):
+    """TWIST-v1.0 and v1.1 as plain records: scoring is pure from here on."""
+    with django_db_blocker.unblock():
         yield {
             key.version: SimpleNamespace(version=key.version, sha256=key.sha256, verify=key_verify(version=key.version),
-                                         entries=_key_items(key))
-            for key in (v10, v11)
+                                         entries=key_items(key))
+            for key in (released_keys["TWIST-v1.0"], released_keys["TWIST-v1.1"])
         }
-        transaction.set_rollback(True)
 
 
 @pytest.fixture(scope="module")
