@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from keys import views as key_views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("<str:version>/download.zip", key_views.key_download, name="download"),
     path("<str:version>/key.jsonl", key_views.key_jsonl, name="jsonl"),
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
+    path("<str:version>/scores/", include("keys.scoring.urls")),
 ]
