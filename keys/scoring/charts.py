@@ -27,7 +27,7 @@ def _interval(parts: list, pair, y: float, left: float, width: float, css: str, 
 def score_forest(runs: dict[str, dict], *, title: str) -> SafeString:
     """`runs` maps a run's name to its figures (the report's "runs"): one row per run, one panel per
     metric of CR, AS and HNS."""
-    label_w, panel_w, gap, row_h, top = 220, 230, 30, 30, 46
+    label_w, panel_w, gap, row_h, top = 220, 230, 44, 30, 46
     width = label_w + len(PANELS) * (panel_w + gap)
     height = top + row_h * max(len(runs), 1) + 28
     parts = [
