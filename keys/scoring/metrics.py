@@ -336,7 +336,7 @@ def score_report(
     ignored = [len(predictions) - len(columns.ids) for predictions in runs.values()]  # each covers the key
     results = _figures_many(columns, outcomes, None)
     strata = {name: _figures_many(columns, outcomes, mask) for name, mask in columns.strata.items()}
-    if bootstrap:
+    if bootstrap and runs:  # no run, no interval (and numpy has nothing to stack)
         shared: dict[int, np.ndarray] = {}  # the draws depend only on the number of conversations
         for metric, gold in CLASS_METRICS.items():
             index, sizes = columns.clusters[gold]

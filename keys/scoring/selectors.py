@@ -11,7 +11,7 @@ from collections import defaultdict
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from goldkey.errors import NotFound
+from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from items.models import Item
 from keys import selectors as key_selectors
@@ -37,6 +37,17 @@ def key_items(key: GoldKey) -> list[KeyItem]:
         )
         for e in entries
     ]
+
+
+def scorable_items(key: GoldKey) -> list[KeyItem]:
+    """key_items, refused with a clear message when the key's gold is not Track B's (contradicting,
+    aligned, hard_negative): the metrics of PROTOCOL.md §10 have nothing to count on other labels."""
+    entries = key_items(key)
+    try:
+        metrics.check_key(entries)
+    except ScoringError as exc:
+        raise ApplicationError(f"'{key.version}' cannot be scored with the Track B metrics: {exc}") from exc
+    return entries
 
 
 def runs_for_key(key: GoldKey) -> list[SystemRun]:
@@ -118,7 +129,7 @@ def score_report(
     "multi_ingest", "unscorable"}. A run that lacks a prediction for one of the key's items (a later
     version added it) cannot be scored against this key: it is listed under "unscorable" with the reason
     instead of being scored on part of the key."""
-    entries = key_items(key) if entries is None else entries
+    entries = scorable_items(key) if entries is None else entries
     runs = runs_for_key(key) if runs is None else runs
     predictions = run_predictions(runs)
     scorable, unscorable = [], {}
@@ -152,7 +163,7 @@ def score_changes(before: GoldKey, after: GoldKey) -> dict:
     predictions; only the key differs), and what changed: per run and metric the k of n on each side,
     the McNemar tests whose counts moved, and the key items that differ between the two versions."""
     runs = runs_for_key(before)
-    old_entries, new_entries = key_items(before), key_items(after)
+    old_entries, new_entries = scorable_items(before), scorable_items(after)
     old = score_report(before, runs=runs, entries=old_entries)
     new = score_report(after, runs=runs, entries=new_entries)
     rows = []

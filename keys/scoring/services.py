@@ -20,7 +20,7 @@ from keys import services as key_services
 from keys.models import GoldKey, RunPrediction, SystemRun
 from keys.scoring import parsing
 from keys.scoring.metrics import Prediction
-from keys.scoring.selectors import key_items
+from keys.scoring.selectors import scorable_items
 
 PREDICTIONS, RESULTS = "predictions", "results"
 FORMATS = (PREDICTIONS, RESULTS)
@@ -82,7 +82,7 @@ def score_import(
         raise ApplicationError(f"{path}: no such file")
     key = _scorable_key(version)
     data = path.read_bytes()
-    by_id = {item.item_id: item for item in key_items(key)}
+    by_id = {item.item_id: item for item in scorable_items(key)}
     if fmt == PREDICTIONS:
         if not system:
             raise ApplicationError("--system: required for a predictions file (the name the run is reported under)")

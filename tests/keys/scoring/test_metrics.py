@@ -215,6 +215,12 @@ def test_score_report_refuses_a_run_with_a_missing_item():
         score_report(key_version="K", key_sha256="0" * 64, entries=KEY, runs=runs, replicates=10)
 
 
+def test_a_report_with_no_run_still_cites_the_key_and_has_an_empty_family():
+    report = score_report(key_version="K", key_sha256="f" * 64, entries=KEY, runs={}, replicates=10)
+    assert report["key"] == {"version": "K", "sha256": "f" * 64}
+    assert (report["runs"], report["mcnemar"], report["family_size"]) == ({}, [], 0)
+
+
 def test_a_key_without_one_class_reports_zero_of_zero_and_no_interval():
     only_contradicting = [e for e in KEY if e.gold == C]
     report = score_report(key_version="K", key_sha256="0" * 64, entries=only_contradicting, runs={"r": RUN}, replicates=50)
