@@ -1,8 +1,10 @@
 """score_import on small synthetic keys: what is stored, and the keys a run cannot be scored against."""
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Assignment
@@ -84,3 +86,11 @@ def test_a_key_with_other_gold_than_track_b_is_refused_for_scoring_with_a_messag
 def test_a_key_without_runs_shows_how_to_import_one(client, frozen_key):
     page = client.get(reverse("keys:scores", args=[frozen_key.version])).content.decode()
     assert frozen_key.sha256 in page and f"score_import {frozen_key.version} FILE --system NAME" in page
+
+
+def test_score_import_dry_run_checks_the_file_and_stores_nothing(frozen_key, tmp_path):
+    path = write_run(tmp_path / "run.jsonl", score_selectors.key_items(frozen_key))
+    out = io.StringIO()
+    call_command("score_import", frozen_key.version, str(path), "--system", "deployed", "--dry-run", stdout=out)
+    assert "1 run(s) would be imported against TWIST-test-v1.0" in out.getvalue()
+    assert not SystemRun.objects.exists() and not RunPrediction.objects.exists()
