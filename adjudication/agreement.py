@@ -1,5 +1,7 @@
-"""Agreement per campaign (PROTOCOL §3 and §9): reads only, from `CampaignData`, through the one
-statistics module. The result is a plain JSON-ready dict: the page, the API and
+"""Agreement per campaign (PROTOCOL §3 and §9): reads only, from a `CampaignSnapshot` (the loaded
+campaign with its queue and retained set, each built once), through the one statistics module. The
+protocol's spec names the figure set (`ProtocolSpec.agreement_figures`) and supplies the labels, gold
+verdicts and binary collapse. The result is a plain JSON-ready dict: the page, the API and
 `manage.py agreement --json` all show this same dict.
 """
 
@@ -8,24 +10,20 @@ from collections import Counter, defaultdict
 
 from django.conf import settings
 
-from adjudication import queue as q
 from adjudication.models import Action
 from adjudication.selectors import (
     CampaignData,
+    CampaignSnapshot,
     blocking_ids,
     campaign_data,
     collector_paused,
-    queue_from_data,
     retained_from_data,
+    snapshot_from_data,
 )
-from annotation.models import Campaign, Protocol
+from annotation.models import Campaign
 from goldkey.lib import statistics as st
-from protocols.lapse import LABELS as LAPSE_LABELS
-from protocols.twist_b import Q1 as TWIST_Q1
 
 HISTORY_SPLIT = 620  # TWIST stratifies history length at 620 turns (PROTOCOL §1)
-GOLD_TYPES = ("contradicting", "aligned", "hard_negative")
-LAPSE_BINARY = {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}
 
 MEANING_ALL = (
     "Raw agreement on all candidates: the reliability of the candidate-generation process "
@@ -125,14 +123,13 @@ def _marginal(cells: Counter, position: int, value=None) -> Counter:
     return out
 
 
-def _twist_cells(data: CampaignData, q1_pairs: dict[int, tuple]):
-    """Per item, its cell key (see twist_agreement); fills q1_pairs (item id -> q1 pair) on the way.
-    The pairs are built once per distinct pair of answer dicts (campaign_data shares one dict per value
-    combination), so 100,000 items cost a few hundred tuples."""
+def _verdict_cells(data: CampaignData, pairs: dict[int, tuple]):
+    """Per item, its cell key (see gold_verdict_agreement); fills `pairs` (item id -> the primary answer
+    pair) on the way."""
     empty: dict = {}
     pseudonyms = data.pseudonyms
     two = len(pseudonyms) == 2
-    memo: dict[tuple[int, int], tuple] = {}
+    primary = data.spec.primary_key
     for item in data.items:
         per_item = data.answers.get(item.id, empty)
         if two and len(per_item) == 2:
@@ -140,24 +137,25 @@ def _twist_cells(data: CampaignData, q1_pairs: dict[int, tuple]):
         else:
             raters = [per_item[p] for p in pseudonyms if p in per_item] + [empty, empty]
             a, b = raters[0], raters[1]
-        found = memo.get((id(a), id(b)))
-        if found is None:
-            found = memo[(id(a), id(b))] = (
-                (a.get("q1"), b.get("q1")), (a.get("q2"), b.get("q2")), (a.get("q2quote"), b.get("q2quote"))
-            )
-        q1, q2, quote = found
-        q1_pairs[item.id] = q1
-        yield (q1, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch, q2, quote)
+        pair = pairs[item.id] = (a.get(primary), b.get(primary))
+        yield (
+            pair, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch,
+            (a.get("q2"), b.get("q2")), (a.get("q2quote"), b.get("q2quote")),
+        )
 
 
-def twist_agreement(data: CampaignData) -> dict:
+def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
+    """The primary answer (TWIST q1) against the item's gold verdict: kappa on all candidates, by gold
+    type, the evidence questions on contradicting items, batches, strata, the queue and the retained set."""
+    data = snapshot.data
+    spec = data.spec
     seed = data.campaign.seed
     items = data.items
     # One pass over the items into a small table: (q1 pair, gold type, history bucket, family, batch,
     # q2 pair, q2quote pair) -> count. Every figure below is a sum over this table, not another pass
     # over 100,000 items. The q1 pair per item is kept for the retained set.
     pairs: dict[int, tuple] = {}
-    cells = Counter(_twist_cells(data, pairs))
+    cells = Counter(_verdict_cells(data, pairs))
     GOLD, HISTORY, FAMILY, BATCH, Q2, Q2QUOTE = 1, 2, 3, 4, 5, 6
 
     def summary(sub: Counter, *, full: bool = False, categories=None) -> dict:
@@ -167,21 +165,21 @@ def twist_agreement(data: CampaignData) -> dict:
         return result
 
     everything = _marginal(cells, 0)
-    q1 = summary(everything, full=True, categories=TWIST_Q1)
+    q1 = summary(everything, full=True, categories=spec.primary_choices)
     q1["meaning"] = MEANING_ALL
     if len(data.pseudonyms) <= 2:
         fleiss, fleiss_n = st.fleiss_kappa_from_pairs(everything)
         q1.update(krippendorff_alpha=st.krippendorff_alpha_from_pairs(everything), fleiss_kappa=fleiss, fleiss_n=fleiss_n)
     else:
-        q1.update(_many_rater_stats(data, "q1", [pairs[i.id][0] for i in items], [pairs[i.id][1] for i in items]))
+        q1.update(_many_rater_stats(data, spec.primary_key, [pairs[i.id][0] for i in items], [pairs[i.id][1] for i in items]))
 
     by_type = {}
-    for gold_type in GOLD_TYPES:
+    for gold_type in spec.gold_values:
         sub = _marginal(cells, GOLD, gold_type)
         if not sub:
             continue
         stats = summary(sub)
-        gold = q.GOLD_VERDICT[gold_type]
+        gold = spec.verdict_of(gold_type)
         by_type[gold_type] = {
             "agree": stats["agree"],
             "n": stats["n"],
@@ -225,10 +223,10 @@ def twist_agreement(data: CampaignData) -> dict:
     histories = [h for h in (f"<{HISTORY_SPLIT}", f">={HISTORY_SPLIT}") if any(k[HISTORY] == h for k in cells)]
     families = sorted({key[FAMILY] for key in cells})
 
-    entries = queue_from_data(data)
+    entries = snapshot.queue
     result = {
         "campaign": data.campaign.slug,
-        "protocol": Protocol.TWIST_B.value,
+        "protocol": data.protocol,
         "annotators": data.pseudonyms,
         "n_items": len(items),
         "q1": q1,
@@ -246,12 +244,14 @@ def twist_agreement(data: CampaignData) -> dict:
             "family": {name: stratum(FAMILY, name) for name in families},
         },
         "queue": _queue_summary(entries),
-        "retained": twist_retained(data, entries, q1_pairs=pairs),
+        "retained": twist_retained(data, entries, q1_pairs=pairs, retained=snapshot.retained),
     }
     return st.json_safe(result)
 
 
-def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None) -> dict:
+def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None, retained=None) -> dict:
+    """The retained-set figures of the gold-verdict figure set; `retained` when the caller has it (a
+    snapshot), else computed from `entries`."""
     undecided = sum(1 for e in entries if e.needs_decision)
     bar = kappa_bar()
     result = {
@@ -273,8 +273,10 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None)
     }
     if undecided:
         return result
-    retained = retained_from_data(data, queued=blocking_ids(entries))
-    q1_pairs = q1_pairs or _pairs(data, "q1")["q1"]
+    spec = data.spec
+    if retained is None:
+        retained = retained_from_data(data, queued=blocking_ids(entries))
+    q1_pairs = q1_pairs or _pairs(data, spec.primary_key)[spec.primary_key]
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
     types = {i.id: i.gold_type for i in data.items}
     kept_a, kept_b = [], []
@@ -283,21 +285,21 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None)
         x, y = q1_pairs[item.id]
         kept_a.append(x)
         kept_b.append(y)
-        verdict = q.GOLD_VERDICT.get(final_gold, "")
+        verdict = spec.verdict_of(final_gold)
         for pseudonym, answer in data.answers.get(item.id, {}).items():
-            label = answer.get("q1")
+            label = answer.get(spec.primary_key)
             if label:
                 gold_agree[pseudonym][1] += 1
                 gold_agree[pseudonym][0] += label == verdict
-    summary = _summary(kept_a, kept_b, seed=data.campaign.seed, categories=TWIST_Q1)
+    summary = _summary(kept_a, kept_b, seed=data.campaign.seed, categories=spec.primary_choices)
     result.update(
         {
             "n": len(retained),
-            "by_type": {t: n for t in GOLD_TYPES if (n := sum(1 for _, g, _ in retained if g == t))},
+            "by_type": {t: n for t in spec.gold_values if (n := sum(1 for _, g, _ in retained if g == t))},
             "by_how": dict(sorted(Counter(how for _, _, how in retained).items())),
             "dropped": {
                 "n": len(dropped),
-                "by_type": {t: n for t in GOLD_TYPES if (n := sum(1 for d in dropped if types.get(d.item_id) == t))},
+                "by_type": {t: n for t in spec.gold_values if (n := sum(1 for d in dropped if types.get(d.item_id) == t))},
             },
             "relabelled": sum(1 for _, _, how in retained if how == "relabelled"),
             "kappa": summary["kappa"],
@@ -316,38 +318,44 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None)
     return result
 
 
-def _lapse_pair_stats(a: list, b: list, seed: int) -> dict:
-    five = _summary(a, b, seed=seed, categories=LAPSE_LABELS)
-    ba, bb, counts = st.eligible_pairs(a, b, LAPSE_BINARY)
-    binary = _summary(ba, bb, seed=seed, categories=("PROCEED", "WITHHOLD"))
-    binary.update({"excluded": counts["excluded"], "missing": counts["missing"], "mapping": LAPSE_BINARY})
-    return {"five_way": five, "binary": binary}
+def _label_pair_stats(spec, a: list, b: list, seed: int) -> dict:
+    """Agreement on every label and on the spec's binary collapse (labels outside it are excluded)."""
+    every = _summary(a, b, seed=seed, categories=spec.primary_choices)
+    ba, bb, counts = st.eligible_pairs(a, b, spec.binary)
+    binary = _summary(ba, bb, seed=seed, categories=tuple(dict.fromkeys(spec.binary.values())))
+    binary.update({"excluded": counts["excluded"], "missing": counts["missing"], "mapping": dict(spec.binary)})
+    return {"five_way": every, "binary": binary}
 
 
-def lapse_agreement(data: CampaignData) -> dict:
+def label_agreement(snapshot: CampaignSnapshot) -> dict:
+    """The primary label between the annotators (every label and the binary collapse), the gold the
+    retained set gives, and each council judge against that gold."""
+    data = snapshot.data
+    spec = data.spec
+    key = spec.primary_key
     seed = data.campaign.seed
     items = data.items
-    label_pairs = _pairs(data, "label")["label"]
+    label_pairs = _pairs(data, key)[key]
     a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
-    human = _lapse_pair_stats(a, b, seed)
-    human["five_way"].update(_many_rater_stats(data, "label", a, b))
-    entries = queue_from_data(data)
-    retained = retained_from_data(data, queued=blocking_ids(entries))
+    human = _label_pair_stats(spec, a, b, seed)
+    human["five_way"].update(_many_rater_stats(data, key, a, b))
+    entries = snapshot.queue
+    retained = snapshot.retained
     gold = {item.id: label for item, label, _ in retained}
     judges: dict[str, dict[int, str]] = defaultdict(dict)
     for item_id, ballots in data.council.items():
         for ballot in ballots:
-            if ballot.values.get("label"):
-                judges[ballot.member][item_id] = ballot.values["label"]
+            if ballot.values.get(key):
+                judges[ballot.member][item_id] = ballot.values[key]
     by_judge = {}
     for name, labels in sorted(judges.items()):
         ids = [i.id for i in items if i.id in gold and i.id in labels]
-        stats = _lapse_pair_stats([gold[i] for i in ids], [labels[i] for i in ids], seed)
+        stats = _label_pair_stats(spec, [gold[i] for i in ids], [labels[i] for i in ids], seed)
         by_judge[name] = {"judge": name, "items": len(ids), **stats}
     undecided = sum(1 for e in entries if e.needs_decision)
     result = {
         "campaign": data.campaign.slug,
-        "protocol": Protocol.LAPSE.value,
+        "protocol": data.protocol,
         "annotators": data.pseudonyms,
         "n_items": len(items),
         "five_way": human["five_way"],
@@ -367,9 +375,16 @@ def lapse_agreement(data: CampaignData) -> dict:
     return st.json_safe(result)
 
 
-def campaign_agreement(campaign: Campaign, *, data: CampaignData | None = None) -> dict:
-    data = data or campaign_data(campaign)
+# The figure sets a protocol may name in ProtocolSpec.agreement_figures.
+FIGURES = {"gold_verdict": gold_verdict_agreement, "labels": label_agreement}
+
+
+def campaign_agreement(
+    campaign: Campaign, *, data: CampaignData | None = None, snapshot: CampaignSnapshot | None = None
+) -> dict:
+    """The campaign's agreement figures, from `snapshot` when the caller has one (batch work), else
+    from `data` or a fresh load."""
+    if snapshot is None:
+        snapshot = snapshot_from_data(data or campaign_data(campaign))
     with collector_paused():  # per-item tables for 100,000 items: see collector_paused
-        if campaign.protocol == Protocol.LAPSE:
-            return lapse_agreement(data)
-        return twist_agreement(data)
+        return FIGURES[snapshot.spec.agreement_figures](snapshot)

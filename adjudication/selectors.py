@@ -7,8 +7,10 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 
 import gc
 import json
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from django.db import connections
 from django.db.models import F, Func, TextField
@@ -17,7 +19,7 @@ from django.db.models.functions import Cast
 import protocols
 from adjudication import queue as q
 from adjudication.models import Action, Decision
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, Assignment, Campaign, Enrollment
 from council.models import CouncilVote
 from items.models import Item
 
@@ -27,11 +29,7 @@ KEPT_AFTER_ADJUDICATION = "kept_after_adjudication"  # a keep decision
 RELABELLED = "relabelled"  # a relabel decision: final gold is the new label
 
 ITEM_FIELDS = ("id", "kind", "external_id", "gold_type", "family", "history_turns", "batch", "text_released")
-# The answer keys agreement and the queue read (pages that show notes load one item's full answers).
-QUEUE_KEYS = {
-    Protocol.TWIST_B: ("q1", "q2", "q2quote", "q3", "q3turn"),
-    Protocol.LAPSE: ("label",),
-}
+NOT_ANSWERED: Mapping[str, str] = MappingProxyType({})
 
 
 class JsonKeyText(Func):
@@ -67,7 +65,7 @@ class ItemRow:
 
     @property
     def gold_verdict(self) -> str:
-        return q.GOLD_VERDICT.get(self.gold_type, "")
+        return protocols.for_kind(self.kind).verdict_of(self.gold_type)
 
 
 @dataclass
@@ -77,21 +75,27 @@ class CouncilBallot:
     values: dict
 
 
-@dataclass
+@dataclass(frozen=True)
 class CampaignData:
-    """Everything agreement and the queue need, loaded once."""
+    """Everything agreement and the queue need, loaded once. The answer values are read-only mappings
+    (one per distinct combination of values, shared by the answers that have it): an answer seen twice
+    by identity is the same, unchanged values, which the queue's per-combination memo relies on."""
 
     campaign: Campaign
     pseudonyms: list[str]  # enrollment order ("A", "B")
     items: list[ItemRow]  # the campaign's items (assigned to at least one annotator), by external id
-    answers: dict[int, dict[str, dict]]  # item id -> pseudonym -> QUEUE_KEYS values ({} = not answered)
+    # item id -> pseudonym -> the spec's agreement_keys values (NOT_ANSWERED: assigned, not answered)
+    answers: dict[int, dict[str, Mapping[str, str]]]
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
-    queue_cache: list | None = field(default=None, repr=False)  # set by queue_from_data
 
     @property
     def protocol(self) -> str:
         return self.campaign.protocol
+
+    @property
+    def spec(self) -> protocols.ProtocolSpec:
+        return protocols.get(self.campaign.protocol)
 
     def answer_list(self, item_id: int) -> list[dict]:
         """One dict per annotator assigned to the item, in enrollment order."""
@@ -99,8 +103,31 @@ class CampaignData:
         return [per_item[p] for p in self.pseudonyms if p in per_item]
 
     def primary_labels(self, item_id: int) -> dict[str, str | None]:
-        key = protocols.get(self.protocol).primary_key
+        key = self.spec.primary_key
         return {p: (v.get(key) or None) for p, v in self.answers.get(item_id, {}).items()}
+
+
+@dataclass(frozen=True)
+class CampaignSnapshot:
+    """A campaign as batch work reads it, built once by campaign_snapshot: the loaded data, its queue
+    and its retained set. Freezing a key, its manifest and agreement figures take a snapshot as an
+    argument instead of loading the campaign or building its queue again."""
+
+    data: CampaignData
+    queue: tuple["QueueEntry", ...]  # queue order (drop suggestions first)
+    retained: tuple[tuple[ItemRow, str, str], ...]  # (item, final gold, how), by external id
+
+    @property
+    def campaign(self) -> Campaign:
+        return self.data.campaign
+
+    @property
+    def spec(self) -> protocols.ProtocolSpec:
+        return self.data.spec
+
+    @property
+    def undecided(self) -> list["QueueEntry"]:
+        return [entry for entry in self.queue if entry.needs_decision]
 
 
 @dataclass
@@ -128,13 +155,11 @@ def blocking_ids(entries) -> set[int]:
     return {e.item.id for e in entries if e.blocking}
 
 
+
+
 def campaign_is_frozen(campaign: Campaign) -> bool:
-    """True once a gold key has been frozen from this campaign: decisions are then read-only.
-
-    Completed by the keys branch: a frozen GoldKey made from the campaign."""
-    from keys.models import GoldKey
-
-    return GoldKey.objects.filter(campaign=campaign, status=GoldKey.Status.FROZEN).exists()
+    """True once a gold key has been frozen from this campaign: its answers and decisions are sealed."""
+    return campaign.status == Campaign.Status.FROZEN
 
 
 def _raw_rows(queryset):
@@ -174,15 +199,27 @@ def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignD
         return _campaign_data(campaign, with_council=with_council)
 
 
+def campaign_snapshot(campaign: Campaign) -> CampaignSnapshot:
+    """The campaign loaded once, its queue and retained set built once (see CampaignSnapshot)."""
+    return snapshot_from_data(campaign_data(campaign))
+
+
+def snapshot_from_data(data: CampaignData) -> CampaignSnapshot:
+    with collector_paused():
+        queue = tuple(_build_queue(data))
+        retained = tuple(retained_from_data(data, queued=blocking_ids(queue)))
+    return CampaignSnapshot(data, queue, retained)
+
+
 def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
-    keys = QUEUE_KEYS[campaign.protocol]
+    keys = protocols.get(campaign.protocol).agreement_keys
     answers: dict[int, dict[str, dict]] = {}
     assignments = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
     slot_item: dict[int, dict] = {}  # assignment id -> its item's dict (no per-row tuple: fewer objects)
     slot_pseudonym: dict[int, str] = {}
-    empty: dict = {}
+    empty = NOT_ANSWERED
     for assignment_id, item_id, pseudonym in _raw_rows(assignments.values_list("id", "item_id", "enrollment__pseudonym")):
         per_item = answers.get(item_id)
         if per_item is None:
@@ -198,14 +235,14 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
         .annotate(**{f"value_{key}": JsonKeyText("values", key) for key in keys})
         .values_list("assignment_id", *(f"value_{key}" for key in keys))
     )
-    # Most answers repeat a handful of value combinations: one shared dict per combination (read-only,
-    # like everything in CampaignData) saves building 200,000 dicts and lets the queue memoise by it.
-    shared: dict[tuple, dict] = {}
+    # Most answers repeat a handful of value combinations: one read-only mapping per combination saves
+    # building 200,000 dicts and lets the queue compute each combination's reasons once.
+    shared: dict[tuple, Mapping[str, str]] = {}
     for assignment_id, *values in _raw_rows(answer_rows):
         values = tuple(values)
         value_dict = shared.get(values)
         if value_dict is None:
-            value_dict = shared[values] = {k: v for k, v in zip(keys, values, strict=True) if v}
+            value_dict = shared[values] = MappingProxyType({k: v for k, v in zip(keys, values, strict=True) if v})
         slot_item[assignment_id][slot_pseudonym[assignment_id]] = value_dict
     items = sorted(
         (
@@ -244,24 +281,20 @@ def _reasons(data: CampaignData, item: Item) -> list[str]:
 
 
 def queue_from_data(data: CampaignData) -> list[QueueEntry]:
-    """The queue of the loaded campaign, built once per CampaignData (agreement and the pages share it).
-    Callers get a new list; treat its entries as read-only (campaign_queue copies before filling in)."""
-    if data.queue_cache is None:
-        with collector_paused():
-            data.queue_cache = _build_queue(data)
-    return list(data.queue_cache)
+    """The queue of the loaded campaign (batch work builds it once, in campaign_snapshot)."""
+    with collector_paused():
+        return _build_queue(data)
 
 
 def _build_queue(data: CampaignData) -> list[QueueEntry]:
-    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and the reasons and suggestion
-    # computed once per distinct input. Their inputs are the gold type, the answer dicts (shared per
-    # value combination by campaign_data, so identity stands for content) and the council's q1 votes
-    # (all `council_band` reads); a few hundred combinations cover a campaign.
+    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and for items without council
+    # ballots the reasons and suggestion computed once per (gold type, answers). The answers are the
+    # read-only mappings campaign_data shares per value combination and `data` keeps alive, so equal
+    # ids are the same unchanged values; a few hundred combinations cover a campaign. Items with
+    # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
     protocol = data.protocol
-    lapse = protocol == Protocol.LAPSE
-    reasons_for = q.lapse_queue_reasons if lapse else q.twist_queue_reasons
     empty: dict = {}
     memo: dict[tuple, tuple[list[str], str, str]] = {}
     # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
@@ -270,16 +303,13 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         per_item = all_answers.get(item.id, empty)
         answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
         ballots = council.get(item.id) if council else None
-        votes = tuple(b.values.get("q1") for b in ballots) if ballots and not lapse else None
-        key = (item.gold_type, votes, *map(id, answers))
-        found = memo.get(key)
-        if found is None:
-            if lapse:
-                reasons = reasons_for(answers)
-            else:
-                reasons = reasons_for(item.gold_type, answers, [b.values for b in ballots] if ballots else None)
-            action, why = q.suggestion(item.gold_type, answers, reasons, protocol=protocol) if reasons else ("", "")
-            found = memo[key] = (reasons, action, why)
+        if ballots:
+            found = _queue_verdict(item.gold_type, answers, [b.values for b in ballots], protocol)
+        else:
+            key = (item.gold_type, *map(id, answers))
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = _queue_verdict(item.gold_type, answers, None, protocol)
         reasons, action, why = found
         if not reasons:
             continue
@@ -296,6 +326,13 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         )
     entries.sort(key=lambda e: q.sort_key(e.suggestion, e.item.external_id))
     return entries
+
+
+def _queue_verdict(gold_type: str, answers: list, council_votes: list | None, protocol: str) -> tuple[list[str], str, str]:
+    """(reasons, suggested action, why) for one item: the plain path of the queue."""
+    reasons = q.queue_reasons(gold_type, answers, council_votes, protocol=protocol)
+    action, why = q.suggestion(gold_type, answers, reasons, protocol=protocol) if reasons else ("", "")
+    return reasons, action, why
 
 
 def _full_items(campaign: Campaign, ids) -> dict[int, Item]:
@@ -348,12 +385,12 @@ def _agreed_label(labels: list[str]) -> str:
 
 def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) -> list[tuple[ItemRow, str, str]]:
     """`queued`: the queued item ids when the caller has already built the queue."""
-    lapse = data.protocol == Protocol.LAPSE
-    key = protocols.get(data.protocol).primary_key
+    spec = data.spec
+    key, from_answers = spec.primary_key, spec.gold_from_answers
     retained = []
     for item in data.items:
         decision = data.decisions.get(item.id)
-        if lapse:
+        if from_answers:
             base = _agreed_label([a.get(key, "") for a in data.answer_list(item.id)])
         else:
             base = item.gold_type

@@ -9,11 +9,11 @@ from pathlib import Path
 from django.db import transaction
 
 from adjudication.models import Action, Decision, DecisionRevision
-from adjudication.selectors import campaign_is_frozen
 from annotation.models import Answer, Campaign, Protocol
+from annotation.services import campaign_lock
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import GoldType, Item
-from items.parsing import ErrorLog, ImportFailed, read_json
 from protocols.lapse import LABELS as LAPSE_LABELS
 
 
@@ -53,9 +53,8 @@ def decision_save(
 ) -> DecisionResult:
     """Record (or change) the adjudicator's decision on one item: keep, drop or relabel, with a note
     (required for drop and relabel), who and when. Every change appends a DecisionRevision; saving the
-    same decision again changes nothing. Refused once a key has been frozen from the campaign."""
-    if campaign_is_frozen(campaign):
-        raise ApplicationError(f"campaign '{campaign.slug}' has a frozen key: its decisions can no longer change")
+    same decision again changes nothing. Decisions are made while the campaign is closed: not while
+    annotators may still change the answers they rest on, and never after its key is frozen."""
     problems = _check_decision(campaign=campaign, item=item, action=action, new_gold=new_gold, note=note, source=source)
     if action == Action.KEEP and campaign.protocol == Protocol.LAPSE and not problems:
         labels = {
@@ -69,6 +68,8 @@ def decision_save(
     if problems:
         raise ApplicationError(f"{item.external_id}: " + "; ".join(problems), extra={"errors": problems})
     with transaction.atomic():
+        # Hold the campaign row: a freeze waits for this decision, or this decision sees the freeze.
+        campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="record decisions")
         # Lock the row: two adjudicators saving at once must not both write revision n+1.
         decision = Decision.objects.select_for_update().filter(campaign=campaign, item=item).first()
         if decision is not None and (decision.action, decision.new_gold, decision.note) == (action, new_gold, note):
@@ -93,14 +94,15 @@ def decisions_import(*, campaign: Campaign, path: Path, user=None, dry_run: bool
     Validated in full, then all-or-nothing. Items not in the file are kept (they need no record);
     an item in the file that is not queued is still recorded."""
     path = Path(path)
-    data = read_json(path)
+    doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("decisions"), dict):
         raise ImportFailed([f'{path.name}:1: expected {{"exported", "decisions": {{item_id: {{"action", "note"?}}}}}}'])
     items = _items_by_id(campaign)
     log = ErrorLog()
     parsed = []
+    lines = json_key_lines(doc.text, ("decisions",))
     for item_id, record in data["decisions"].items():
-        where = f"{path.name}: {item_id}"
+        where = f"{path.name}:{lines.get(item_id, 1)}: {item_id}"
         if not isinstance(record, dict):
             log.add(where, 'a decision must be an object {"action", "note"?}')
             continue

@@ -13,8 +13,23 @@ from goldkey.errors import NotAllowed, NotFound
 def can_view_unblinded(user, campaign: Campaign) -> bool:
     if not roles.is_author(user):
         return False
-    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at").first()
-    return enrollment is None or enrollment.submitted_at is not None
+    enrollment = Enrollment.objects.filter(campaign=campaign, annotator=user).only("submitted_at", "ended_at").first()
+    return enrollment is None or enrollment.submitted_at is not None or enrollment.ended_at is not None
+
+
+def blind_campaigns(user):
+    """The campaigns `user` is still blind to: they annotate in them and have neither handed in nor been
+    ended. Admin lists and draft keys filter on it (a subquery of campaign ids)."""
+    if not user.is_authenticated:
+        return Campaign.objects.none().values("pk")
+    return Campaign.objects.filter(
+        enrollments__annotator=user, enrollments__submitted_at__isnull=True, enrollments__ended_at__isnull=True
+    ).values("pk")
+
+
+def blind_item_sets(user):
+    """The item sets of `blind_campaigns(user)`: their gate verdicts and audits stay hidden too."""
+    return Campaign.objects.filter(pk__in=blind_campaigns(user)).values("item_set")
 
 
 def require_unblinded(user, campaign: Campaign) -> None:

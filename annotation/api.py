@@ -1,7 +1,7 @@
 """The annotation API: my assignments, the blind item view and the answer upsert — the same access
 helpers, selectors and services as the HTML pages."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import IsAuthenticated
@@ -13,6 +13,7 @@ from annotation import access, selectors
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
+from goldkey.api_schema import errors
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -77,10 +78,21 @@ class ItemViewSerializer(serializers.Serializer):
     position = serializers.IntegerField()
     total = serializers.IntegerField()
     phase = serializers.IntegerField()
-    item = serializers.DictField(help_text="the blind fields of the item's protocol, nothing else")
+    item = PolymorphicProxySerializer(
+        component_name="BlindItem",
+        serializers=list(BLIND_ITEM_SERIALIZERS.values()),
+        resource_type_field_name=None,
+        help_text="the blind fields of the item's protocol, nothing else",
+    )
     excerpts = ExcerptSerializer(many=True, required=False)
     answer = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    revision = serializers.IntegerField(help_text="the answer's revision: send it back as `revision` with a save")
     phase2 = Phase2Serializer(required=False)
+
+
+def answer_revision(assignment: Assignment) -> int:
+    answer = getattr(assignment, "answer", None)
+    return answer.revision if answer else 0
 
 
 def item_view_data(assignment: Assignment) -> dict:
@@ -93,6 +105,7 @@ def item_view_data(assignment: Assignment) -> dict:
         "phase": page["phase"],
         "item": page["item"],
         "answer": page["values"],
+        "revision": answer_revision(assignment),
     }
     if "excerpts" in page:
         data["excerpts"] = page["excerpts"]
@@ -109,6 +122,15 @@ def item_view_data(assignment: Assignment) -> dict:
 class AnswerInSerializer(serializers.Serializer):
     values = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False, default=dict)
     time_on_item_ms = serializers.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False, default=0)
+    revision = serializers.IntegerField(
+        min_value=0, required=False, default=None, allow_null=True,
+        help_text="the revision this change is based on: a change to a field that another writer changed "
+                  "after it is refused (409)",
+    )
+    writer = serializers.CharField(max_length=40, required=False, default="", allow_blank=True,
+                                   help_text="an id of the page or client sending the change")
+    seq = serializers.IntegerField(min_value=0, required=False, default=None, allow_null=True,
+                                   help_text="the writer's running number of this request")
 
 
 class AnswerOutSerializer(serializers.Serializer):
@@ -117,17 +139,35 @@ class AnswerOutSerializer(serializers.Serializer):
     changed = serializers.BooleanField()
     phase1_done = serializers.BooleanField()
     phase2_done = serializers.BooleanField()
-    phase1_completed = serializers.BooleanField(help_text="this save completed Phase 1: Phase 2 is open")
+    phase1_ready = serializers.BooleanField(
+        help_text="every item has its Phase 1 answer: Phase 1 can be finished from the review screen"
+    )
+    phase_ready = serializers.BooleanField(
+        help_text="every item of the current phase is answered: the review screen can end the phase"
+    )
     progress_percent = serializers.IntegerField()
 
 
-class MyAssignmentsView(APIView):
+class AssignmentPagination(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+class AnnotatorAPIView(APIView):
+    """An endpoint an annotator uses: every refusal it answers with is an AnnotatorError (any other
+    application error reaches the annotator as its status and a fixed text: api_exception_handler)."""
+
+    annotator_facing = True
     permission_classes = [IsAuthenticated, IsAnnotator]
+
+
+class MyAssignmentsView(AnnotatorAPIView):
+    pagination_class = AssignmentPagination
 
     @extend_schema(
         parameters=[OpenApiParameter("campaign", str, description="campaign slug (default: all my campaigns)")],
-        responses=AssignmentSerializer(many=True),
-        summary="My assignments in a campaign, in my order",
+        responses={200: AssignmentSerializer(many=True), **errors(403, 404)},
+        summary="My assignments in a campaign, in my order (paginated: limit, offset)",
     )
     def get(self, request):
         slug = request.query_params.get("campaign")
@@ -136,30 +176,45 @@ class MyAssignmentsView(APIView):
         else:
             qs = Assignment.objects.filter(enrollment__annotator=request.user)
         qs = qs.select_related("enrollment__campaign", "item", "answer").order_by("enrollment_id", "position")
-        paginator = LimitOffsetPagination()
-        paginator.default_limit = 100
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(AssignmentSerializer(page, many=True).data)
 
 
-class AssignmentItemView(APIView):
-    permission_classes = [IsAuthenticated, IsAnnotator]
-
-    @extend_schema(responses=ItemViewSerializer, summary="The blind item view of one of my assignments")
+class AssignmentItemView(AnnotatorAPIView):
+    @extend_schema(responses={200: ItemViewSerializer, **errors(403, 404)}, summary="The blind item view of one of my assignments")
     def get(self, request, pk: int):
         assignment = access.get_assignment_for_user(request.user, pk=pk)
         return Response(item_view_data(assignment))
 
 
-class AnswerView(APIView):
-    permission_classes = [IsAuthenticated, IsAnnotator]
+class AnswerView(AnnotatorAPIView):
+    @extend_schema(
+        request=AnswerInSerializer,
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404, 409)},
+        summary="Update my answer: merges the given fields (the same request twice changes nothing; "
+                "a change based on an older `revision` is refused with 409 and the current answer)",
+    )
+    def patch(self, request, pk: int):
+        return self._save(request, pk, replace=False)
 
     @extend_schema(
         request=AnswerInSerializer,
-        responses=AnswerOutSerializer,
-        summary="Upsert my answer (merges the given fields; the same request twice changes nothing)",
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404, 409)},
+        summary="Replace my answer: fields left out are cleared",
+    )
+    def put(self, request, pk: int):
+        return self._save(request, pk, replace=True)
+
+    @extend_schema(
+        request=AnswerInSerializer,
+        responses={200: AnswerOutSerializer, **errors(400, 403, 404, 409)},
+        summary="Update my answer (as PATCH; what the item page's autosave sends)",
     )
     def post(self, request, pk: int):
+        return self._save(request, pk, replace=False)
+
+    def _save(self, request, pk: int, *, replace: bool):
         assignment = access.get_assignment_for_user(request.user, pk=pk)
         incoming = AnswerInSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -169,6 +224,10 @@ class AnswerView(APIView):
             time_on_item_ms=incoming.validated_data["time_on_item_ms"],
             user=request.user,
             source="api" if request.auth is not None else "web",
+            replace=replace,
+            base_revision=incoming.validated_data["revision"],
+            writer=incoming.validated_data["writer"],
+            writer_seq=incoming.validated_data["seq"],
         )
         enrollment = assignment.enrollment
         progress = selectors.enrollment_progress(enrollment)
@@ -180,8 +239,7 @@ class AnswerView(APIView):
             "changed": result.changed,
             "phase1_done": answer.phase1_done,
             "phase2_done": answer.phase2_done,
-            "phase1_completed": result.phase1_completed,
+            "phase1_ready": result.phase1_ready,
+            "phase_ready": bar.complete and not enrollment.submitted_at,
             "progress_percent": bar.percent,
         })
-
-    put = post

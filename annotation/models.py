@@ -12,21 +12,52 @@ class Protocol(models.TextChoices):
 
 
 class Campaign(models.Model):
+    class Status(models.TextChoices):
+        # The one lifecycle (annotation.services): annotators write only while annotating; an author
+        # closes the campaign once every enrollment is submitted (or ends the rest, on the record);
+        # decisions are made while closed; freezing a key from it makes everything read-only.
+        ANNOTATING = "annotating", "annotating"
+        CLOSED = "closed", "closed"
+        FROZEN = "frozen", "frozen"
+
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="campaigns")
     protocol = models.CharField(max_length=10, choices=Protocol.choices)
     per_item = models.PositiveSmallIntegerField(default=2)
+    # Seeds agreement bootstraps and, when given explicitly (the released trails' order), the orders.
     seed = models.BigIntegerField()
+    # The secret the annotators' orders and item sets are drawn from when no explicit seed was given:
+    # 256 random bits kept server-side (never on a page an annotator can reach), published with the
+    # release once the campaign is closed (annotation.selectors.order_disclosure). Empty for a campaign
+    # whose order was given by its seed. (Nullable rather than defaulted: on SQLite adding a defaulted
+    # column rebuilds the table, which would drop the sealing triggers the keys app installs on it.)
+    order_secret = models.CharField(max_length=64, null=True, blank=True)
     crisis_block = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ANNOTATING)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    frozen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=models.Q(per_item__gte=1), name="campaign_per_item_positive")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(per_item__gte=1), name="campaign_per_item_positive"),
+            models.CheckConstraint(
+                condition=models.Q(status="annotating") | models.Q(closed_at__isnull=False),
+                name="campaign_closed_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="frozen") | models.Q(frozen_at__isnull=False),
+                name="campaign_frozen_has_time",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.slug
@@ -38,11 +69,19 @@ class Enrollment(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="enrollments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="enrollments")
     pseudonym = models.CharField(max_length=50)  # "A", "B": the name in released answer files
-    order_seed = models.BigIntegerField()
+    # The annotator's own order seed when the campaign's order comes from its explicit seed; null when
+    # it comes from the campaign's order secret (a small integer per annotator could be searched).
+    order_seed = models.BigIntegerField(null=True, blank=True)
     phase1_completed_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)
     crisis_notice_seen_at = models.DateTimeField(null=True, blank=True)
+    # Set when an author closed the campaign with this enrollment still open: the work was ended, not
+    # handed in, and the release says so.
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Denormalised progress (kept by answer_save inside its transaction) so that "my work", the item
     # page and every save stay constant-time whatever the campaign size. Completion of a phase is
     # always confirmed by an exact query before it is recorded; these counters are only the hint.
@@ -106,6 +145,11 @@ class AnswerRevision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     saved_at = models.DateTimeField(auto_now_add=True)
+    # Which page wrote it (a random id per loaded item page) and that page's running number: a change
+    # from another page over a newer revision is a conflict (answer_save), and a page's own older
+    # request overtaken on the network by its newer one is not applied after it.
+    writer = models.CharField(max_length=40, null=True, blank=True)  # nullable: see Campaign.order_secret
+    writer_seq = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["answer", "revision"]

@@ -204,3 +204,59 @@ def campaign_overview(campaign: Campaign) -> list[dict]:
             "declined": e.crisis_count if e.crisis_declined_at else 0,
         })
     return overview
+
+
+def phase_review(enrollment: Enrollment) -> dict:
+    """The review screen before finishing Phase 1 or submitting: how many items are answered, how many
+    took each choice of the phase's main question (so "cannot-tell" shows), and which are unanswered,
+    by position. Built from the annotator's own answers only; two queries."""
+    spec = protocols.get(enrollment.campaign.protocol)
+    phase = current_phase(enrollment)
+    qs = Assignment.objects.filter(enrollment=enrollment)
+    if enrollment.crisis_declined_at:
+        qs = qs.exclude(crisis=True)
+    rows = list(qs.order_by("position").values_list("position", "answer__values", "answer__phase1_done",
+                                                     "answer__phase2_done"))
+    done_index = 2 if phase == 1 else 3
+    unanswered = [row[0] + 1 for row in rows if not row[done_index]]
+    counts = {}
+    if phase == 1:
+        question = spec.question_map()[spec.primary_key]
+        counts = {choice: 0 for choice in question.choices or ()}
+        for _, values, *_ in rows:
+            choice = (values or {}).get(spec.primary_key)
+            if choice in counts:
+                counts[choice] += 1
+    final_phase = 2 if spec.has_phase2 else 1
+    return {
+        "phase": phase,
+        "total": len(rows),
+        "answered": len(rows) - len(unanswered),
+        "unanswered": unanswered,
+        "choice_counts": counts,
+        "primary_key": spec.primary_key,
+        # What the review leads to: finishing Phase 1 (its answers lock, Phase 2 opens) or submitting.
+        "action": "submit" if phase == final_phase else "finish_phase1",
+        "answered_any": enrollment.phase1_done_count > 0,
+    }
+
+
+def export_keyed_by_id(enrollment: Enrollment) -> bool:
+    """Whether the annotator's own answer file may name items by id: only once none of their answers
+    can change any more (submitted, ended, or the campaign closed). Before that it names them by
+    position — an id can name the generation batch (TWIST) or the constructed label (Lapse), so a file
+    keyed by id would hand the annotator gold while their labels can still change."""
+    return (
+        enrollment.submitted_at is not None
+        or enrollment.ended_at is not None
+        or enrollment.campaign.status != Campaign.Status.ANNOTATING
+    )
+
+
+def order_disclosure(campaign: Campaign) -> dict | None:
+    """The secret the annotators' orders were drawn from, for publication with the release — only once
+    no annotator of the campaign can answer any more (the campaign is closed or frozen); None before.
+    An order given by an explicit seed is disclosed by that seed (order_secret None)."""
+    if campaign.status == Campaign.Status.ANNOTATING:
+        return None
+    return {"seed": campaign.seed, "order_secret": campaign.order_secret}

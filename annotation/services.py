@@ -1,6 +1,7 @@
 """Writes for campaigns, assignments and answers. Every path (web, API, import, admin) comes through here."""
 
 import random
+import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -10,8 +11,13 @@ from django.utils import timezone
 
 import protocols
 from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Protocol
-from goldkey.errors import ApplicationError, NotAllowed
+from goldkey import roles
+from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
 from items.models import Item, ItemKind, ItemSet
+
+# Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
+# would dominate the pace figures. Each save adds at most this much.
+MAX_TIME_PER_SAVE_MS = 30 * 60 * 1000
 
 PROTOCOL_FOR_KIND = {ItemKind.TWIST: Protocol.TWIST_B, ItemKind.LAPSE: Protocol.LAPSE}
 
@@ -26,11 +32,11 @@ def pseudonym_for(index: int) -> str:
     return name
 
 
-def annotator_sets(item_ids: list[int], annotators: int, per_item: int, seed: int) -> list[list[int]]:
+def annotator_sets(item_ids: list[int], annotators: int, per_item: int, seed: int | str) -> list[list[int]]:
     """Which annotators (by index) label each item: exactly `per_item` distinct ones, balanced.
 
     With per_item == annotators everyone labels everything; otherwise a seeded rotation spreads
-    the load evenly."""
+    the load evenly. `seed` is the campaign's order secret, or its explicit seed."""
     if per_item == annotators:
         return [list(range(annotators)) for _ in item_ids]
     rng = random.Random(f"{seed}:sets")
@@ -61,8 +67,14 @@ def campaign_create(
         raise ApplicationError(f"--per-item {per_item} needs at least {per_item} annotators (got {len(annotators)})")
     if pseudonyms is not None and len(pseudonyms) != len(annotators):
         raise ApplicationError("give one pseudonym per annotator")
+    # Without an explicit seed the orders come from a secret of 256 random bits: a small integer seed
+    # can be recovered from what an annotator sees (each position's conversation) by trying them all,
+    # and with it every item's id. An explicit seed is for a campaign whose order is given (the
+    # released trails), so that it reproduces exactly.
+    order_secret = None
     if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+        order_secret = secrets.token_hex(32)
+        seed = secrets.randbelow(2**31)
     protocol = PROTOCOL_FOR_KIND[item_set.kind]
     campaign = Campaign.objects.create(
         slug=slug,
@@ -71,6 +83,7 @@ def campaign_create(
         protocol=protocol,
         per_item=per_item,
         seed=seed,
+        order_secret=order_secret,
         crisis_block=crisis_block,
         created_by=created_by,
     )
@@ -83,7 +96,7 @@ def campaign_create(
             Item.objects.filter(item_set=item_set, hidden__crisis=True).values_list("id", flat=True)
         )
     per_annotator: list[list[int]] = [[] for _ in annotators]
-    for item_id, chosen in zip(item_ids, annotator_sets(item_ids, len(annotators), per_item, seed), strict=True):
+    for item_id, chosen in zip(item_ids, annotator_sets(item_ids, len(annotators), per_item, order_secret or seed), strict=True):
         for index in chosen:
             per_annotator[index].append(item_id)
     enrollments = Enrollment.objects.bulk_create(
@@ -91,16 +104,17 @@ def campaign_create(
             campaign=campaign,
             annotator=user,
             pseudonym=(pseudonyms[index] if pseudonyms else pseudonym_for(index)),
-            order_seed=random.Random(f"{seed}:{index}").randrange(2**31),
+            order_seed=None if order_secret else random.Random(f"{seed}:{index}").randrange(2**31),
             assigned_count=len(per_annotator[index]),
             crisis_count=sum(item_id in crisis_ids for item_id in per_annotator[index]),
         )
         for index, user in enumerate(annotators)
     )
     assignments = []
-    for enrollment, ids in zip(enrollments, per_annotator, strict=True):
+    for index, (enrollment, ids) in enumerate(zip(enrollments, per_annotator, strict=True)):
         order = list(ids)
-        random.Random(enrollment.order_seed).shuffle(order)
+        rng = random.Random(f"{order_secret}:{index}") if order_secret else random.Random(enrollment.order_seed)
+        rng.shuffle(order)
         # The crisis block is a separate, declinable block: it comes after the rest.
         order.sort(key=lambda i: i in crisis_ids)
         assignments.extend(
@@ -123,11 +137,80 @@ def campaign_create_from_names(*, slug: str, item_set_name: str, usernames: list
     return campaign_create(slug=slug, item_set=item_set, annotators=[users[n] for n in usernames], **kwargs)
 
 
+# ---------------------------------------------------------------------------------------------
+# The campaign lifecycle: annotating -> closed -> frozen. Every transition is here, once, under a row
+# lock on the campaign; database triggers (keys app migrations) refuse answer and decision writes to a
+# frozen campaign whatever path they take.
+
+STATUS_WORDS = {
+    Campaign.Status.ANNOTATING: "still being annotated",
+    Campaign.Status.CLOSED: "closed to annotation",
+    Campaign.Status.FROZEN: "frozen (its gold key is sealed)",
+}
+
+
+def campaign_lock(*, campaign: Campaign, status: str, doing: str) -> Campaign:
+    """The campaign row, locked until the caller's transaction ends, refused unless it is in `status`.
+    Callers that change what the state permits (a decision, a freeze) hold this lock so that a state
+    change and the write it forbids cannot interleave."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.status != status:
+        raise NotAllowed(f"campaign '{locked.slug}' is {STATUS_WORDS[locked.status]}: cannot {doing}")
+    campaign.__dict__.update(status=locked.status, closed_at=locked.closed_at, frozen_at=locked.frozen_at)
+    return locked
+
+
+def open_enrollments(campaign: Campaign):
+    """Enrollments neither handed in nor ended: what keeps a campaign from closing."""
+    return Enrollment.objects.filter(campaign=campaign, submitted_at__isnull=True, ended_at__isnull=True)
+
+
+@transaction.atomic
+def campaign_close(*, campaign: Campaign, user, end_open: bool = False) -> Campaign:
+    """Close a campaign to annotation. Every enrollment must be submitted, unless `end_open`: then the
+    open ones are ended now, by `user`, and the release discloses it. `user` None is the import of a
+    released trail, closed by no one in Goldkey (and recorded so)."""
+    if user is not None and not roles.is_author(user):
+        raise NotAllowed("only authors may close a campaign")
+    locked = campaign_lock(campaign=campaign, status=Campaign.Status.ANNOTATING, doing="close it")
+    # Lock the enrollments too: a save in flight finishes first, and none starts after (answer_save
+    # locks the enrollment and then sees it ended or the campaign closed).
+    still_open = list(open_enrollments(locked).select_for_update().order_by("pseudonym"))
+    if still_open and not end_open:
+        names = ", ".join(e.pseudonym for e in still_open)
+        raise ApplicationError(
+            f"campaign '{locked.slug}' has {len(still_open)} enrollment(s) not submitted ({names}): wait for them, "
+            "or end them explicitly (the release will say so)"
+        )
+    now = timezone.now()
+    if still_open:
+        Enrollment.objects.filter(pk__in=[e.pk for e in still_open]).update(ended_at=now, ended_by=user)
+    Campaign.objects.filter(pk=locked.pk).update(status=Campaign.Status.CLOSED, closed_at=now, closed_by=user)
+    locked.refresh_from_db()
+    campaign.__dict__.update(status=locked.status, closed_at=locked.closed_at, closed_by_id=locked.closed_by_id)
+    return locked
+
+
+def campaign_mark_frozen(*, campaign: Campaign) -> Campaign:
+    """Closed -> frozen; called by the keys app inside the transaction that freezes the campaign's key,
+    which already holds `campaign_lock(status=CLOSED)`."""
+    now = timezone.now()
+    updated = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.CLOSED).update(
+        status=Campaign.Status.FROZEN, frozen_at=now
+    )
+    if updated != 1:
+        raise NotAllowed(f"campaign '{campaign.slug}' is not closed: it cannot be frozen")
+    campaign.__dict__.update(status=Campaign.Status.FROZEN, frozen_at=now)
+    return campaign
+
+
 @dataclass
 class SaveResult:
     answer: Answer
     changed: bool
-    phase1_completed: bool = False  # this save completed Phase 1 (Phase 2 is now open)
+    # Every open item now has its Phase 1 answer: the review screen may finish Phase 1 (a hint from the
+    # counters; finishing is confirmed by an exact query in `phase1_finish`). Nothing locks by itself.
+    phase1_ready: bool = False
 
 
 def _required(enrollment: Enrollment) -> int:
@@ -158,15 +241,12 @@ def phase2_missing(enrollment: Enrollment) -> bool:
     )
 
 
-def _complete_phase1_if_done(enrollment: Enrollment) -> bool:
-    """Record Phase 1 completion once every open assignment has its verdict (counter hint, exact check)."""
-    if enrollment.phase1_completed_at or enrollment.phase1_done_count < _required(enrollment):
-        return False
-    if phase1_missing(enrollment):
-        return False
-    enrollment.phase1_completed_at = timezone.now()
-    Enrollment.objects.filter(pk=enrollment.pk).update(phase1_completed_at=enrollment.phase1_completed_at)
-    return True
+def _refusal(assignment: Assignment, enrollment: Enrollment, reason: str = "", *, status_code: int = 400,
+             **kwargs) -> AnnotatorError:
+    """An error about one item, as its annotator may read it: the item is named by its place in their work."""
+    kind = ANNOTATOR_ERRORS.get(status_code, AnnotatorError)
+    return kind(reason, position=assignment.position + 1, total=enrollment.assigned_count, status_code=status_code,
+                **kwargs)
 
 
 def answer_save(
@@ -179,54 +259,79 @@ def answer_save(
     replace: bool = False,
     answered_at=None,
     extra: dict | None = None,
+    base_revision: int | None = None,
+    writer: str = "",
+    writer_seq: int | None = None,
 ) -> SaveResult:
     """Merge `values` into the assignment's answer (autosave sends one field at a time).
 
     Saving the same values again is a no-op (double submits and retries change nothing); every real
     change appends an AnswerRevision, so nothing is ever overwritten without trace.
 
+    A page (`writer`, a random id per loaded item page) sends the revision it last saw (`base_revision`)
+    and its own running number (`writer_seq`). A change to a field that another page changed after that
+    revision is refused (409) with the answer as it now stands, so a stale tab can never silently
+    overwrite what was saved elsewhere; a page's own request that arrives after its newer one (the two
+    overtook each other on the network, e.g. the save sent as the page unloads) is not applied.
+
     The two-phase lock lives here, once, so that web, API and import all obey it: Phase 2 answers are
-    refused until Phase 1 is complete for every assigned item, Phase 1 answers are frozen from then on,
-    and nothing changes after the annotator has submitted."""
+    refused until Phase 1 is finished (`phase1_finish`), Phase 1 answers are frozen from then on, and
+    nothing changes after the annotator has submitted. Every refusal is an AnnotatorError: it names the
+    item by its position in the annotator's own work and never by its id."""
     campaign = assignment.enrollment.campaign
-    protocol = campaign.protocol
+    spec = protocols.get(campaign.protocol)
     gold_type = assignment.item.gold_type
     # Keys and choices first: these checks do not depend on the item's gold type.
-    problems = protocols.get(protocol).validate_values(values)
+    problems = spec.validate_values(values)
     if problems:
-        raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
+        raise _refusal(assignment, assignment.enrollment, problems=problems)
     with transaction.atomic():
         # Lock the enrollment: its phase milestones and progress counters change with this save, and
         # a concurrent save by the same annotator (another tab) must see them.
-        enrollment = Enrollment.objects.select_for_update().get(pk=assignment.enrollment_id)
+        enrollment = Enrollment.objects.select_for_update(of=("self",)).select_related("campaign").get(
+            pk=assignment.enrollment_id
+        )
+        if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+            raise _refusal(assignment, enrollment, "this campaign is closed to annotation: answers can no longer change",
+                           status_code=403)
         # Lock the answer row: two tabs saving at once must each see the other's merged values.
         answer, _ = Answer.objects.select_for_update().get_or_create(assignment=assignment)
         merged = dict(values) if replace else {**answer.values, **values}
         changed_keys = {k for k in set(merged) | set(answer.values) if merged.get(k, "") != answer.values.get(k, "")}
         changed = merged != answer.values
         if changed_keys:
-            _check_phase_lock(protocol, enrollment, changed_keys, assignment.item.external_id)
+            _check_phase_lock(spec, enrollment, changed_keys, assignment)
         # Which Phase 2 questions apply depends on the gold type: checked only after the phase lock,
         # so that a Phase 1 annotator probing with Phase 2 keys learns nothing from the refusal.
-        problems = protocols.get(protocol).validate_values(values, gold_type)
+        problems = spec.validate_values(values, gold_type)
         if problems:
-            raise ApplicationError(f"{assignment.item.external_id}: " + "; ".join(problems), extra={"errors": problems})
+            raise _refusal(assignment, enrollment, problems=problems)
         if changed and enrollment.submitted_at:
             changed = False  # only empty-string keys differ: nothing to record after submission
+        if changed and writer and writer_seq is not None and _overtaken(answer, writer, writer_seq):
+            changed = False
+            time_on_item_ms = 0
+        if changed and base_revision is not None and base_revision < answer.revision:
+            if changed_keys & _changed_elsewhere(answer, base_revision, writer):
+                raise _refusal(
+                    assignment, enrollment,
+                    "this item was changed in another tab or window; it now shows what was saved there",
+                    status_code=409, current={"values": dict(answer.values), "revision": answer.revision},
+                )
         if time_on_item_ms:
-            answer.time_on_item_ms += max(0, int(time_on_item_ms))
+            answer.time_on_item_ms += min(max(0, int(time_on_item_ms)), MAX_TIME_PER_SAVE_MS)
         if extra:
             answer.extra = {**answer.extra, **extra}
-        completed = False
         if changed:
             answer.values = merged
             answer.revision += 1
             answer.answered_at = answered_at or timezone.now()
             was1, was2 = answer.phase1_done, answer.phase2_done
-            answer.phase1_done = protocols.get(protocol).phase1_done(merged)
-            answer.phase2_done = protocols.get(protocol).phase2_done(merged, gold_type)
+            answer.phase1_done = spec.phase1_done(merged)
+            answer.phase2_done = spec.phase2_done(merged, gold_type)
             AnswerRevision.objects.create(
-                answer=answer, revision=answer.revision, values=merged, source=source, saved_by=user
+                answer=answer, revision=answer.revision, values=merged, source=source, saved_by=user,
+                writer=writer or None, writer_seq=writer_seq if writer else None,
             )
             delta1 = int(answer.phase1_done) - int(was1)
             delta2 = int(answer.phase2_done) - int(was2)
@@ -239,24 +344,56 @@ def answer_save(
                 )
         if changed or time_on_item_ms or extra:
             answer.save()
-        if changed and answer.phase1_done:
-            completed = _complete_phase1_if_done(enrollment)
     assignment.enrollment.__dict__.update(
         {k: getattr(enrollment, k) for k in ("phase1_completed_at", "phase1_done_count", "phase2_done_count")}
     )
-    return SaveResult(answer=answer, changed=changed, phase1_completed=completed)
+    ready = enrollment.phase1_completed_at is None and enrollment.phase1_done_count >= _required(enrollment)
+    return SaveResult(answer=answer, changed=changed, phase1_ready=ready)
 
 
-def _check_phase_lock(protocol: str, enrollment: Enrollment, keys: set[str], item_id: str) -> None:
+def _overtaken(answer: Answer, writer: str, writer_seq: int) -> bool:
+    """This page already saved a later request of its own (they crossed on the network)."""
+    latest = (
+        AnswerRevision.objects.filter(answer=answer, writer=writer, writer_seq__isnull=False)
+        .order_by("-revision").values_list("writer_seq", flat=True).first()
+    )
+    return latest is not None and latest >= writer_seq
+
+
+def _changed_elsewhere(answer: Answer, base_revision: int, writer: str) -> set[str]:
+    """The fields another writer changed after `base_revision` (every field when the base is unknown)."""
+    rows = list(
+        AnswerRevision.objects.filter(answer=answer, revision__gte=base_revision)
+        .order_by("revision").values_list("revision", "values", "writer")
+    )
+    if base_revision == 0:
+        previous: dict = {}
+    elif rows and rows[0][0] == base_revision:
+        previous = rows[0][1]
+    else:
+        return set(answer.values) | set(rows[-1][1] if rows else {})
+    changed: set[str] = set()
+    for revision, values, by in rows:
+        if revision == base_revision:
+            continue
+        if not writer or by != writer:
+            changed |= {k for k in set(values) | set(previous) if values.get(k, "") != previous.get(k, "")}
+        previous = values
+    return changed
+
+
+def _check_phase_lock(spec, enrollment: Enrollment, keys: set[str], assignment: Assignment) -> None:
     if enrollment.submitted_at:
-        raise NotAllowed(f"{item_id}: this annotation was submitted on {enrollment.submitted_at:%Y-%m-%d}; it is final")
-    if not protocols.get(protocol).has_phase2:
+        raise _refusal(assignment, enrollment, f"this annotation was submitted on {enrollment.submitted_at:%Y-%m-%d}; "
+                       "it is final", status_code=403)
+    if not spec.has_phase2:
         return
-    phases = {protocols.get(protocol).phase_of(key) for key in keys}
+    phases = {spec.phase_of(key) for key in keys}
     if 1 in phases and enrollment.phase1_completed_at:
-        raise NotAllowed(f"{item_id}: Phase 1 is locked (completed {enrollment.phase1_completed_at:%Y-%m-%d %H:%M})")
+        raise _refusal(assignment, enrollment, "Phase 1 is locked (finished "
+                       f"{enrollment.phase1_completed_at:%Y-%m-%d %H:%M})", status_code=403)
     if 2 in phases and not enrollment.phase1_completed_at:
-        raise NotAllowed(f"{item_id}: Phase 2 opens once Phase 1 is answered for every assigned item")
+        raise _refusal(assignment, enrollment, "Phase 2 opens once you finish Phase 1", status_code=403)
 
 
 def enrollment_mark(*, enrollment: Enrollment, milestone: str) -> Enrollment:
@@ -268,11 +405,43 @@ def enrollment_mark(*, enrollment: Enrollment, milestone: str) -> Enrollment:
     return enrollment
 
 
+def _unanswered_message(enrollment: Enrollment, phase: int) -> str:
+    missing = phase1_missing if phase == 1 else phase2_missing
+    if not missing(enrollment):
+        return ""
+    field = "answer__phase1_done" if phase == 1 else "answer__phase2_done"
+    positions = list(
+        _open_assignments(enrollment).filter(Q(answer__isnull=True) | Q(**{field: False}))
+        .order_by("position").values_list("position", flat=True)[:20]
+    )
+    listed = ", ".join(str(p + 1) for p in positions)
+    which = f"items {listed} have" if len(positions) > 1 else f"item {listed} has"
+    return f"Phase {phase} is not complete: {which} no answer yet"
+
+
+@transaction.atomic
+def phase1_finish(*, enrollment: Enrollment) -> Enrollment:
+    """The annotator finishes Phase 1 (after the review screen and a confirmation): every open item has
+    its verdict, and from now on the verdicts are locked and Phase 2 opens. The only way Phase 1 ends on
+    the annotator's pages — answering the last item locks nothing. Finishing twice changes nothing."""
+    # Lock the enrollment: a save of the same annotator in another tab must not slip in between the
+    # check and the lock.
+    enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
+    if enrollment.phase1_completed_at:
+        return enrollment
+    if enrollment.submitted_at:
+        raise AnnotatorNotAllowed("this annotation was submitted; it is final")
+    problem = _unanswered_message(enrollment, 1)
+    if problem:
+        raise AnnotatorError(problem)
+    return enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
+
+
 @transaction.atomic
 def enrollment_close_phase1(*, enrollment: Enrollment) -> Enrollment:
     """Close Phase 1 now, answered or not: for loading a finished, exported annotation (whose Phase 2
     answers exist) that left some verdict missing. The annotator's pages never call this: for them
-    Phase 1 closes only when every open item has its verdict (`answer_save`)."""
+    Phase 1 closes only through `phase1_finish`, once every open item has its verdict."""
     if not protocols.get(enrollment.campaign.protocol).has_phase2:
         return enrollment
     enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
@@ -280,17 +449,33 @@ def enrollment_close_phase1(*, enrollment: Enrollment) -> Enrollment:
 
 
 @transaction.atomic
-def enrollment_submit(*, enrollment: Enrollment) -> Enrollment:
+def enrollment_submit(*, enrollment: Enrollment, as_imported: bool = False) -> Enrollment:
     """Hand in the annotation: every open item answered in every phase. Recorded once, for disclosure;
-    from then on this annotator may see the campaign's unblinded material (if an author)."""
+    from then on this annotator may see the campaign's unblinded material (if an author).
+
+    `as_imported`: the answers came from an exported file, which is handed in as it is, complete or not
+    (Phase 1 is closed first if the protocol has a Phase 2)."""
     enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
     if enrollment.submitted_at:
         return enrollment
-    if phase1_missing(enrollment):
-        raise ApplicationError("Phase 1 is not complete: answer every item before submitting")
-    _complete_phase1_if_done(enrollment)
-    if protocols.get(enrollment.campaign.protocol).has_phase2 and phase2_missing(enrollment):
-        raise ApplicationError("Phase 2 is not complete: answer every item before submitting")
+    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        raise AnnotatorNotAllowed("this campaign is closed to annotation: nothing can be submitted")
+    if as_imported:
+        if protocols.get(enrollment.campaign.protocol).has_phase2:
+            enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
+        return enrollment_mark(enrollment=enrollment, milestone="submitted_at")
+    problem = _unanswered_message(enrollment, 1)
+    if problem:
+        raise AnnotatorError(f"{problem}; answer every item before submitting")
+    if protocols.get(enrollment.campaign.protocol).has_phase2:
+        if not enrollment.phase1_completed_at:
+            raise AnnotatorError("finish Phase 1 first: Phase 2 opens after it")
+        problem = _unanswered_message(enrollment, 2)
+        if problem:
+            raise AnnotatorError(f"{problem}; answer every item before submitting")
+    else:
+        # One phase only: submitting is what ends it.
+        enrollment = enrollment_mark(enrollment=enrollment, milestone="phase1_completed_at")
     return enrollment_mark(enrollment=enrollment, milestone="submitted_at")
 
 
@@ -299,17 +484,15 @@ def crisis_block_decline(*, enrollment: Enrollment) -> Enrollment:
     """Decline the whole crisis block (PROTOCOL §8); the rest of the work is unaffected."""
     enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
     if not enrollment.crisis_count:
-        raise ApplicationError("this campaign has no crisis block for you")
+        raise AnnotatorError("this campaign has no crisis block for you")
     if enrollment.submitted_at:
-        raise NotAllowed("this annotation was submitted; it is final")
-    enrollment = enrollment_mark(enrollment=enrollment, milestone="crisis_declined_at")
-    _complete_phase1_if_done(enrollment)
-    return enrollment
+        raise AnnotatorNotAllowed("this annotation was submitted; it is final")
+    return enrollment_mark(enrollment=enrollment, milestone="crisis_declined_at")
 
 
 def crisis_notice_accept(*, enrollment: Enrollment) -> Enrollment:
     if not enrollment.crisis_count:
-        raise ApplicationError("this campaign has no crisis block for you")
+        raise AnnotatorError("this campaign has no crisis block for you")
     if enrollment.crisis_declined_at:
-        raise NotAllowed("you declined the crisis block")
+        raise AnnotatorNotAllowed("you declined the crisis block")
     return enrollment_mark(enrollment=enrollment, milestone="crisis_notice_seen_at")

@@ -10,9 +10,15 @@ from django.utils import timezone
 
 import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from annotation.services import answer_save, enrollment_close_phase1, enrollment_submit
+from annotation.services import (
+    answer_save,
+    enrollment_close_phase1,
+    enrollment_submit,
+    phase1_finish,
+    phase1_missing,
+)
 from goldkey.errors import ApplicationError
-from items.parsing import ErrorLog, ImportFailed, read_json, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document, read_jsonl
 
 
 def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
@@ -27,16 +33,18 @@ def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
     return enrollment
 
 
-def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, dict]:
-    data = read_json(path)
+def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, tuple[int, dict]]:
+    """{item_id: (line, values)}: the line where the item's answer starts, for error messages."""
+    doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         raise ImportFailed([f"{path.name}:1: expected {{\"annotator\", \"exported\", \"answers\": {{item_id: {{...}}}}}}"])
+    lines = json_key_lines(doc.text, ("answers",))
     answers = {}
     for item_id, values in data["answers"].items():
         if not isinstance(values, dict):
-            log.add(f"{path.name}: {item_id}", "an answer must be an object of question keys")
+            log.add(f"{path.name}:{lines.get(item_id, 1)}: {item_id}", "an answer must be an object of question keys")
             continue
-        answers[item_id] = values
+        answers[item_id] = (lines.get(item_id), values)
     return answers
 
 
@@ -99,7 +107,7 @@ def answers_import(
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
     if campaign.protocol == Protocol.TWIST_B:
-        raw = {item_id: (None, values, {}) for item_id, values in _parse_twist_answers(path, log).items()}
+        raw = {item_id: (line, values, {}) for item_id, (line, values) in _parse_twist_answers(path, log).items()}
     else:
         raw = _parse_lapse_answers(path, log)
     return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)
@@ -116,7 +124,7 @@ def answers_load(
     through `answer_save`, so the two-phase lock applies: every Phase 1 answer is written first, then
     Phase 1 is closed — a set of answers that carries Phase 2 answers is a finished, exported
     annotation, even where a verdict is missing (PROTOCOL's `missing_answers`) — then the Phase 2
-    answers. When every phase is complete the enrollment is marked submitted (`submit`)."""
+    answers. With `submit` the enrollment is handed in as the answers leave it (an exported file is finished work)."""
     enrollment = _enrollment(campaign, annotator)
     raw = {item_id: (None, values, {}) for item_id, values in answers.items()}
     return _load(enrollment, raw, ErrorLog(), "answers", user=user, submit=submit, dry_run=dry_run)
@@ -157,13 +165,16 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
                 changed += result.changed
                 created += result.answer.revision == 1 and result.changed
         enrollment.refresh_from_db()
+        if not enrollment.phase1_completed_at and raw and not phase1_missing(enrollment):
+            # A file that answers every verdict is a finished Phase 1: it ends as the annotator's own
+            # "Finish Phase 1" would end it.
+            enrollment = phase1_finish(enrollment=enrollment)
         submitted = False
         if submit and not enrollment.submitted_at and raw:
-            try:
-                enrollment = enrollment_submit(enrollment=enrollment)
-                submitted = True
-            except ApplicationError:
-                pass  # an unfinished annotation: it stays open for the annotator
+            # An exported answer file is finished work, handed in as it is: missing answers stay missing
+            # (the queue's missing_answers reason), they are not left open for someone to fill in later.
+            enrollment = enrollment_submit(enrollment=enrollment, as_imported=True)
+            submitted = True
         if dry_run:
             # Everything above ran (validation, the phase lock, completion): now undo it.
             transaction.set_rollback(True)
@@ -178,22 +189,33 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
     }
 
 
-def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
-    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records."""
+def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) -> dict | list[dict]:
+    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records.
+
+    `by_position`: items named by their 1-based position in the annotator's work instead of their id
+    (the annotator's own copy while their answers can still change: an id can name gold)."""
     answers = (
         Answer.objects.filter(assignment__enrollment=enrollment)
         .select_related("assignment__item")
-        .order_by("assignment__item__external_id")
+        .order_by("assignment__position" if by_position else "assignment__item__external_id")
     )
+
+    def name(a: Answer) -> str:
+        return str(a.assignment.position + 1) if by_position else a.assignment.item.external_id
+
     if enrollment.campaign.protocol == Protocol.TWIST_B:
-        return {
+        document = {
             "annotator": enrollment.pseudonym,
             "exported": _format_ts(timezone.now()),
-            "answers": {a.assignment.item.external_id: dict(a.values) for a in answers if a.values},
+            "answers": {name(a): dict(a.values) for a in answers if a.values},
         }
+        if by_position:
+            document["keyed_by"] = "position"
+        return document
+    key = "position" if by_position else "gid"
     return [
         {
-            "gid": a.assignment.item.external_id,
+            key: name(a),
             "label": a.values.get("label", ""),
             "notes": a.values.get("notes", ""),
             "annotator": enrollment.pseudonym,
@@ -205,10 +227,12 @@ def answers_export_data(*, enrollment: Enrollment) -> dict | list[dict]:
     ]
 
 
-def answers_export_text(*, enrollment: Enrollment) -> tuple[str, str]:
+def answers_export_text(*, enrollment: Enrollment, by_position: bool = False) -> tuple[str, str]:
     """(file name, file text) of the export."""
-    data = answers_export_data(enrollment=enrollment)
+    data = answers_export_data(enrollment=enrollment, by_position=by_position)
     slug = enrollment.campaign.slug
+    if by_position:
+        slug = f"{slug}_by_position"
     if isinstance(data, dict):
         return f"{slug}_answers_{enrollment.pseudonym}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)

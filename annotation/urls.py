@@ -4,11 +4,14 @@ from annotation import views
 
 app_name = "annotation"
 urlpatterns = [
-    path("", views.my_work, name="my_work"),
+    path("", views.my_work, name="my-work"),
     path("overview/<slug:slug>/", views.overview, name="overview"),
+    path("overview/<slug:slug>/close/", views.campaign_close_view, name="close"),
     path("<slug:slug>/", views.campaign_resume, name="resume"),
     path("<slug:slug>/item/<int:position>/", views.item, name="item"),
     path("<slug:slug>/crisis/", views.crisis, name="crisis"),
+    path("<slug:slug>/review/", views.review, name="review"),
+    path("<slug:slug>/finish-phase1/", views.phase1_finish, name="phase1_finish"),
     path("<slug:slug>/submit/", views.submit, name="submit"),
     path("<slug:slug>/export/", views.export, name="export"),
 ]

@@ -1,8 +1,9 @@
 """Council cost per vote, independent of machine load: SQL queries and worker CPU ms per (member, item) vote.
 
-Runs the `council_vote` task body in this process (eagerly: no broker, no pool) against the local
-OpenAI-compatible server in a subprocess (its CPU is not counted), one vote after the other, and prints
-queries/vote and CPU ms/vote (process time of this process: Django, the SDK client, JSON, the driver).
+Runs the `council_batch` task body (`council.execution.batch_work`) in this process (no broker, no pool)
+against the local OpenAI-compatible server in a subprocess (its CPU is not counted), each member's batch
+after the other with the member's concurrency in flight, and prints queries/vote and CPU ms/vote (process
+time of this process, both threads: Django, the async SDK client, JSON, the driver).
 `--profile` adds the top of a cProfile listing.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/council_vote_profile.py
@@ -45,9 +46,9 @@ def main() -> None:
     from council_bench import build_items, free_port
     from django.db import connection, transaction
 
-    from council.models import CouncilRun, CouncilVote
+    from council.execution import batch_work
+    from council.models import CouncilRun, CouncilVote, ResponseCache
     from council.services import council_member_add, council_run_start
-    from council.tasks import council_vote
 
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     server = None
@@ -72,14 +73,19 @@ def main() -> None:
                                concurrency=8, requests_per_minute=0, timeout_seconds=30)[0]
             for m in range(args.members)
         ]
-        # Start the run without sending its tasks: this script runs them itself, in order.
-        with mock.patch("council.tasks.council_vote.delay"), transaction.atomic():
+        # Warm up (imports, the SDK client, the slot rows) on a one-item run, then measure a fresh run.
+        with mock.patch("council.tasks.council_batch.delay"), transaction.atomic():
+            warm = council_run_start(campaign=campaign, members=members)
+        for batch in warm.batches.order_by("id")[:1]:
+            batch.item_ids = batch.item_ids[:1]
+            batch.save()
+            batch_work(batch_id=batch.pk, holder="warm-up")
+        CouncilVote.objects.all().delete()
+        ResponseCache.objects.all().delete()
+        with mock.patch("council.tasks.council_batch.delay"), transaction.atomic():
             run = council_run_start(campaign=campaign, members=members)
-        item_ids = list(campaign.item_set.items.order_by("id").values_list("id", flat=True))
-        pairs = [(m.pk, i) for i in item_ids for m in members]
-        # Warm up (imports, the SDK client, the slot rows) on the first pair, then measure the rest.
-        council_vote.apply(args=(run.pk, *pairs[0][::1]))
-        measured = pairs[1:]
+        pairs = [(b.member_id, i) for b in run.batches.all() for i in b.item_ids]
+        measured = pairs
         profiler = cProfile.Profile() if args.profile else None
         statements: list[str] = []
 
@@ -91,8 +97,8 @@ def main() -> None:
             cpu0, wall0 = time.process_time(), time.monotonic()
             if profiler:
                 profiler.enable()
-            for member_id, item_id in measured:
-                council_vote.apply(args=(run.pk, member_id, item_id))
+            for batch_id in run.batches.order_by("id").values_list("id", flat=True):
+                batch_work(batch_id=batch_id, holder=f"profile-{batch_id}")
             if profiler:
                 profiler.disable()
             cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
@@ -101,7 +107,8 @@ def main() -> None:
         ok = CouncilVote.objects.filter(run=run, status="ok").count()
         print(f"council vote profile: {n} votes ({args.items} items × {args.members} members), {connection.vendor}")
         print(f"  queries/vote   {len(statements) / n:6.1f}   (transaction BEGIN/COMMIT not counted)")
-        print(f"  CPU ms/vote    {1000 * cpu / n:6.1f}   (wall {1000 * wall / n:.1f} ms/vote, server latency 0)")
+        print(f"  CPU ms/vote    {1000 * cpu / n:6.1f}   (wall {1000 * wall / n:.1f} ms/vote, server latency 0, "
+              f"8 in flight per member)")
         print(f"  votes ok {ok}/{len(pairs)}, run {run.status}")
         if run.status != CouncilRun.Status.FINISHED:
             sys.exit("the run did not finish")

@@ -15,8 +15,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lapse.cascade import label_record  # noqa: E402
+from lapse.pair_gate import build_with_gate  # noqa: E402
 from lapse.sampler import sample_plan  # noqa: E402
-from lapse.stimuli import build_with_gate  # noqa: E402
 
 
 def main() -> None:

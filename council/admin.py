@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from annotation import access
 from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, PromptVersion, ResponseCache
 
 
@@ -35,12 +36,25 @@ class CouncilVoteAdmin(admin.ModelAdmin):
     list_select_related = ("campaign", "member", "item")
     readonly_fields = ("campaign", "member", "item", "prompt_version", "status", "values", "error", "run", "attempts")
 
+    def get_queryset(self, request):
+        # Council votes are hidden from annotators (PROTOCOL §4), superusers who annotate included.
+        return super().get_queryset(request).exclude(campaign__in=access.blind_campaigns(request.user))
+
+    def has_add_permission(self, request):
+        return False  # votes come from runs and imports, which know their campaign
+
 
 @admin.register(GateVerdict)
 class GateVerdictAdmin(admin.ModelAdmin):
     list_display = ("item", "gate", "passed", "blocking", "detail")
     list_filter = ("gate", "passed", "blocking")
     list_select_related = ("item",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(item__item_set__in=access.blind_item_sets(request.user))
+
+    def has_add_permission(self, request):
+        return False  # verdicts come from gates_run
 
 
 @admin.register(ResponseCache)

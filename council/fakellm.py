@@ -13,7 +13,8 @@ name — `fake-<fault>` — or for every model through POST /control:
   malformed-always  always a reply that is not JSON
 
 POST /control {"latency_ms": 100, "fault": "500-once", "slow_seconds": 5, "retry_after": 1} sets
-server-wide options ("fault": "" clears); GET /control returns them and request counts.
+server-wide options ("fault": "" clears); GET /control returns them, request counts and the peak number
+of requests in flight at once.
 """
 
 import hashlib
@@ -62,6 +63,8 @@ class FakeLLMState:
         self.seen: set[tuple[str, int]] = set()
         self.requests = 0
         self.faults_served = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most chat requests being answered at once (concurrency the clients used)
 
     def first_time(self, model: str, messages: list[dict]) -> bool:
         key = (model, _digest(json.dumps(messages, sort_keys=True)))
@@ -75,6 +78,7 @@ class FakeLLMState:
         return {
             "latency_ms": self.latency_ms, "slow_seconds": self.slow_seconds, "retry_after": self.retry_after,
             "fault": self.fault, "requests": self.requests, "faults_served": self.faults_served,
+            "in_flight": self.in_flight, "peak_in_flight": self.peak_in_flight,
         }
 
 
@@ -141,10 +145,19 @@ class Handler(BaseHTTPRequestHandler):
         if path != "/v1/chat/completions":
             self._send(404, {"error": {"message": "not found"}})
             return
-        model = str(body.get("model", ""))
-        messages = body.get("messages") or []
         with self.state.lock:
             self.state.requests += 1
+            self.state.in_flight += 1
+            self.state.peak_in_flight = max(self.state.peak_in_flight, self.state.in_flight)
+        try:
+            self._complete(body)
+        finally:
+            with self.state.lock:
+                self.state.in_flight -= 1
+
+    def _complete(self, body: dict) -> None:
+        model = str(body.get("model", ""))
+        messages = body.get("messages") or []
         fault = fault_of(model, self.state)
         if self.state.latency_ms:
             time.sleep(self.state.latency_ms / 1000)

@@ -4,7 +4,6 @@ Each gate is a pure function of the item (with its evidence turns and conversati
 returns (passed, detail). `gates_run` stores one GateVerdict per (item, gate); rejects keep their verdicts.
 """
 
-import json
 import re
 
 from django.db import transaction
@@ -13,6 +12,7 @@ from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonsafe import json_loads_checked
 from items.models import GoldType, Item, ItemSet
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import TWIST_V0_SCHEMA
@@ -128,8 +128,8 @@ def verification_messages(item: Item) -> list[dict]:
 
 def parse_verification(content: str) -> dict | None:
     try:
-        data = json.loads(content.strip())
-    except json.JSONDecodeError:
+        data = json_loads_checked(content.strip())
+    except ValueError:  # JSONDecodeError and JsonRefused (deep nesting, NaN) alike: not a verdict
         return None
     if not isinstance(data, dict) or set(data) != {"contradicts", "claim_stated"}:
         return None

@@ -85,6 +85,7 @@ class CouncilRun(models.Model):
         RUNNING = "running", "running"
         FINISHED = "finished", "finished"
         CANCELLED = "cancelled", "cancelled"
+        STALLED = "stalled", "stalled"  # cannot finish by itself; `stalled_reason` says why
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="council_runs")
     members = models.ManyToManyField(CouncilMember, related_name="runs")
@@ -98,12 +99,33 @@ class CouncilRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    stalled_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"run {self.pk} on {self.campaign_id}"
+
+
+class CouncilBatch(models.Model):
+    """One member's share of a run, a slice of its items: the unit one task works on.
+
+    The broker message is only a wake-up; this row says who works on the batch (`holder`, a task id, until
+    `lease_until`, after which the holder is presumed dead) and when it was last sent, so the sweep can
+    tell a batch that is queued or in flight from one whose message or worker was lost."""
+
+    run = models.ForeignKey(CouncilRun, on_delete=models.CASCADE, related_name="batches")
+    member = models.ForeignKey(CouncilMember, on_delete=models.CASCADE, related_name="+")
+    item_ids = models.JSONField(default=list)
+    holder = models.CharField(max_length=255, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    resends = models.PositiveIntegerField(default=0)  # times the sweep had to send it again (work was lost)
+    finished = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "finished"], name="council_batch_open")]
 
 
 class ResponseCache(models.Model):

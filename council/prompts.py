@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 
 import protocols
+from goldkey.lib.jsonsafe import json_loads_checked
 
 DEFAULT_PROMPT_NAME = {"twist_b": "twist-b-v1", "lapse": "lapse-v1"}
 SCHEMA_MARKER = "JSON_SCHEMA:"
@@ -137,8 +138,9 @@ def parse_answer(content: str, protocol: str, keys: tuple[str, ...], gold_type: 
     """Strict: the reply must be one JSON object, only the asked keys, every choice question answered
     with an allowed value. Returns (values, problems)."""
     try:
-        data = json.loads(content.strip())
-    except (json.JSONDecodeError, AttributeError) as exc:
+        # A model's reply is untrusted input too: a deeply nested one must be a problem, not a crashed task.
+        data = json_loads_checked(content.strip())
+    except (ValueError, AttributeError) as exc:  # JSONDecodeError and JsonRefused are ValueErrors
         return {}, [f"not JSON: {exc}"]
     if not isinstance(data, dict):
         return {}, ["not a JSON object"]

@@ -127,6 +127,7 @@ def run_progress(run: CouncilRun) -> dict:
                     "remaining": remaining, "total": run.total_items})
     return {
         "run": run.pk, "status": run.status, "cancelled": run.cancelled, "prompt_version": run.prompt_version.name,
+        "stalled_reason": run.stalled_reason,
         "members": out, "finished": all(m["remaining"] == 0 for m in out),
     }
 

@@ -1,22 +1,24 @@
-"""Writes for the council: members, prompt versions, runs, votes (produced or imported), cancel."""
+"""Writes for the council: members, prompt versions, runs and their batches, votes (produced or imported),
+cancel, resume and the sweep that makes every run reach a final state."""
 
+import json
 import random
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, Prefetch
+from django.db import connection, transaction
+from django.db.models import Case, Count, F, PositiveIntegerField, Prefetch, Q, When
 from django.utils import timezone
 
 import protocols
 from annotation.models import Campaign
 from council import conf
-from council.client import PermanentCallError, chat
-from council.models import CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
-from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps, parse_answer, prompt_hash
-from council.throttle import pace_reserve, slot_acquire, slot_release
+from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
+from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
 from items.models import Evidence, Item, ItemKind
-from items.parsing import ErrorLog, read_json
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -81,9 +83,10 @@ def members_by_names(names: list[str]) -> list[CouncilMember]:
 def council_run_start(
     *, campaign: Campaign, members: list[CouncilMember], prompt_version: PromptVersion | None = None, created_by=None
 ) -> CouncilRun:
-    """Create a run and enqueue one task per (member, item) once the transaction commits. Earlier error
-    rows of these members under this prompt are cleared so they are tried again; votes are kept (a
-    task finding its vote does nothing) and answers already cached are not requested again."""
+    """Create a run, its batches (each member's items in slices of COUNCIL_BATCH_SIZE) and send one task per
+    batch once the transaction commits. Earlier error rows of these members under this prompt are cleared
+    so they are tried again; votes are kept (a batch skips items that have theirs) and answers already
+    cached are not requested again."""
     if not members:
         raise ApplicationError("choose at least one council member")
     prompt_version = prompt_version or prompt_version_default(protocol=campaign.protocol)
@@ -100,57 +103,99 @@ def council_run_start(
     CouncilVote.objects.filter(
         campaign=campaign, member__in=members, prompt_version=prompt_version.name, status=CouncilVote.Status.ERROR
     ).delete()
-    member_ids = [m.pk for m in members]
-
-    def enqueue():
-        from council.tasks import council_vote
-
-        for item_id in item_ids:
-            for member_id in member_ids:
-                council_vote.delay(run.pk, member_id, item_id)
-
-    transaction.on_commit(enqueue)
+    _batches_create_and_send(run, {m.pk: item_ids for m in members})
     return run
 
 
-def council_run_resume(*, run: CouncilRun) -> int:
-    """Enqueue again every (member, item) of the run that has no vote or error row yet — for a broker
-    that lost messages (the file-system broker has no acknowledgements). Safe at any time: a task
-    finding its vote does nothing. Returns how many tasks were sent."""
-    if run.cancelled:
-        raise ApplicationError(f"run {run.pk} was cancelled")
+def _batches_create_and_send(run: CouncilRun, items_by_member: dict[int, list[int]]) -> list[CouncilBatch]:
+    """Slice each member's items into batches and send them (after commit), members interleaved so the
+    worker's processes start on different members first."""
+    size = conf.batch_size()
+    now = timezone.now()
+    rows = []
+    for start in range(0, max((len(ids) for ids in items_by_member.values()), default=0), size):
+        for member_id, ids in items_by_member.items():
+            if ids[start:start + size]:
+                rows.append(CouncilBatch(run=run, member_id=member_id, item_ids=ids[start:start + size], sent_at=now))
+    batches = CouncilBatch.objects.bulk_create(rows)
+    if connection.features.can_return_rows_from_bulk_insert:
+        ids = [b.pk for b in batches]
+    else:  # only new rows of this run have no holder and were sent `now`
+        ids = list(CouncilBatch.objects.filter(run=run, sent_at=now, finished=False).order_by("id").values_list("id", flat=True))
+    transaction.on_commit(lambda: _batches_send(ids))
+    return batches
+
+
+def _batches_send(batch_ids: list[int]) -> list[int]:
+    """Send one task per batch; the ids that could not be sent (broker down) are marked for the sweep."""
+    from council.tasks import council_batch  # tasks import this module: import at call time
+
+    failed = []
+    for batch_id in batch_ids:
+        try:
+            council_batch.delay(batch_id)
+        except Exception:  # any broker failure: the sweep sends it again
+            failed.append(batch_id)
+    if failed:
+        CouncilBatch.objects.filter(id__in=failed).update(sent_at=None)
+    return failed
+
+
+def _pending_pairs(run: CouncilRun) -> dict[int, list[int]]:
+    """member id → items of the run that have neither a vote nor an error row (in item order)."""
     members = list(run.members.values_list("id", flat=True))
     done = set(
         CouncilVote.objects.filter(
             campaign_id=run.campaign_id, member_id__in=members, prompt_version=run.prompt_version.name
         ).values_list("member_id", "item_id")
     )
-    item_ids = Item.objects.filter(item_set_id=run.campaign.item_set_id).values_list("id", flat=True)
-    pending = [(m, i) for i in item_ids for m in members if (m, i) not in done]
-    if run.status == CouncilRun.Status.FINISHED and pending:
-        CouncilRun.objects.filter(pk=run.pk).update(status=CouncilRun.Status.RUNNING, finished_at=None)
+    item_ids = list(Item.objects.filter(item_set_id=run.campaign.item_set_id).order_by("external_id").values_list("id", flat=True))
+    pending = {m: [i for i in item_ids if (m, i) not in done] for m in members}
+    return {m: ids for m, ids in pending.items() if ids}
 
-    def enqueue():
-        from council.tasks import council_vote
 
-        for member_id, item_id in pending:
-            council_vote.delay(run.pk, member_id, item_id)
-
-    transaction.on_commit(enqueue)
-    return len(pending)
+@transaction.atomic
+def council_run_resume(*, run: CouncilRun) -> int:
+    """Send again every (member, item) of the run that has no vote or error row and is not being worked on
+    right now — after a stall, or for a broker that lost messages. Safe at any time: a batch skips items
+    that have their row. Returns how many (member, item) pairs were sent."""
+    run = CouncilRun.objects.select_for_update().select_related("prompt_version", "campaign").get(pk=run.pk)
+    if run.cancelled:
+        raise ApplicationError(f"run {run.pk} was cancelled")
+    now = timezone.now()
+    live = CouncilBatch.objects.filter(run=run, finished=False, lease_until__gt=now).exclude(holder="")
+    busy = {(b.member_id, i) for b in live for i in b.item_ids}
+    pending = {m: [i for i in ids if (m, i) not in busy] for m, ids in _pending_pairs(run).items()}
+    pending = {m: ids for m, ids in pending.items() if ids}
+    # The batches not in flight are replaced by fresh ones over exactly what is missing.
+    CouncilBatch.objects.filter(run=run, finished=False).exclude(pk__in=[b.pk for b in live]).update(finished=True)
+    if pending or run.status == CouncilRun.Status.STALLED:
+        CouncilRun.objects.filter(pk=run.pk).update(status=CouncilRun.Status.RUNNING, finished_at=None, stalled_reason="")
+    if pending:
+        _batches_create_and_send(run, pending)
+    else:
+        _run_finish_if_complete(run)
+    return sum(len(ids) for ids in pending.values())
 
 
 def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
-    """Tasks not yet started see the flag and stop; answers already recorded stay."""
-    CouncilRun.objects.filter(pk=run.pk, status__in=[CouncilRun.Status.QUEUED, CouncilRun.Status.RUNNING]).update(
-        cancelled=True, status=CouncilRun.Status.CANCELLED, finished_at=timezone.now()
-    )
+    """Batches stop starting votes within a second and queued ones do nothing; answers already recorded stay."""
+    CouncilRun.objects.filter(
+        pk=run.pk, status__in=[CouncilRun.Status.QUEUED, CouncilRun.Status.RUNNING, CouncilRun.Status.STALLED]
+    ).update(cancelled=True, status=CouncilRun.Status.CANCELLED, finished_at=timezone.now())
     run.refresh_from_db()
     return run
 
 
+def council_run_stall(*, run_id: int, reason: str) -> None:
+    """The run cannot finish by itself: say why (shown on its page; `council_run --resume` tries again)."""
+    CouncilRun.objects.filter(pk=run_id, status=CouncilRun.Status.RUNNING).update(
+        status=CouncilRun.Status.STALLED, stalled_reason=reason[:2000]
+    )
+
+
 # Run members never change after council_run_start (the tasks are enqueued once they are set), so a
-# worker process reads them once per run instead of joining them into every vote's completion count.
+# worker process reads them once per run instead of joining them into every completion count.
 # Keyed by (id, created_at): an id alone can come back (SQLite reuses rolled-back ids; a flushed database).
 _run_member_ids: dict[tuple, tuple[int, ...]] = {}
 
@@ -167,39 +212,17 @@ def _members_of_run(run: CouncilRun) -> tuple[int, ...]:
     return ids
 
 
-def _run_finish_if_complete(run: CouncilRun) -> None:
+def _run_finish_if_complete(run: CouncilRun) -> bool:
     """One count: the run is finished when every (member, item) has its row (vote or error)."""
     have = CouncilVote.objects.filter(
         campaign_id=run.campaign_id, prompt_version=run.prompt_version.name, member_id__in=_members_of_run(run)
     ).count()
     if have >= run.total_items * run.members_count:
-        CouncilRun.objects.filter(pk=run.pk, status=CouncilRun.Status.RUNNING).update(
+        CouncilRun.objects.filter(pk=run.pk, status__in=[CouncilRun.Status.RUNNING, CouncilRun.Status.STALLED]).update(
             status=CouncilRun.Status.FINISHED, finished_at=timezone.now()
         )
-
-
-def _vote_record(
-    *, run: CouncilRun, member_id: int, item_id: int, status: str, values: dict, error: str, attempts: int,
-    answers: list[ResponseCache] = (),
-) -> CouncilVote:
-    """Insert the one vote of (campaign, member, item, prompt), with the replies it was built from stored in
-    the response cache in the same transaction (one commit per vote); a duplicate delivery finds the
-    existing row."""
-    try:
-        with transaction.atomic():
-            vote = CouncilVote.objects.create(
-                campaign_id=run.campaign_id, member_id=member_id, item_id=item_id,
-                prompt_version=run.prompt_version.name, status=status, values=values, error=error[:2000],
-                run=run, attempts=attempts,
-            )
-            _cache_store(answers)
-    except IntegrityError:
-        _cache_store(answers)
-        vote = CouncilVote.objects.get(
-            campaign_id=run.campaign_id, member_id=member_id, item_id=item_id, prompt_version=run.prompt_version.name
-        )
-    _run_finish_if_complete(run)
-    return vote
+        return True
+    return False
 
 
 def _item_steps(item: Item, prompt: PromptVersion):
@@ -216,33 +239,99 @@ def _item_steps(item: Item, prompt: PromptVersion):
     return build_steps(prompt, prompt.protocol, view, excerpts, phase2)
 
 
-class _Caller:
-    """A vote's calls to its member: answers from the cache when present, else through one of the member's
-    concurrency slots. The slot is leased at the first real call and kept until `release()` (the end of the
-    vote): one lease per vote instead of one per call, and Phase 2 never queues behind other tasks."""
+# ---------------------------------------------------------------------------------------------
+# Batches: the writes of a batch task (council/execution.py runs the calls)
 
-    def __init__(self, member: CouncilMember, holder: str):
-        self.member, self.holder = member, holder
-        self.slot: int | None = None
-        self.calls = 0
 
-    def complete(self, messages: list[dict]) -> tuple[str, str, bool]:
-        """The reply for these exact messages: from the cache, else from the endpoint (one call)."""
-        member = self.member
-        key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
-        cached = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
-        if cached is not None:
-            return cached, key, True
-        if self.slot is None:
-            self.slot = slot_acquire(member, self.holder, lease_seconds=conf.hard_time_limit())
-        pace_reserve(member)
-        self.calls += 1
-        return chat(member, messages), key, False
+def council_batch_claim(*, batch_id: int, holder: str) -> CouncilBatch | None:
+    """Take the batch for `holder` (a task id) until the lease ends; None when another live task holds it,
+    it is finished, or its run is no longer running (cancelled, stalled, finished). A redelivered task
+    takes back its own claim at once — and that counts as a resend: the process that held it died under it
+    (worker-lost rejection, a restored Redis message), so a batch that kills its process every time stalls
+    the run instead of being delivered forever."""
+    now = timezone.now()
+    claimable = Q(holder="") | Q(holder=holder) | Q(lease_until__lt=now)
+    taken = CouncilBatch.objects.filter(
+        claimable, pk=batch_id, finished=False, run__status=CouncilRun.Status.RUNNING, run__cancelled=False
+    ).update(
+        holder=holder, lease_until=now + timedelta(seconds=conf.lease_seconds()),
+        resends=Case(When(holder=holder, then=F("resends") + 1), default=F("resends"), output_field=PositiveIntegerField()),
+    )
+    if not taken:
+        return None
+    batch = CouncilBatch.objects.select_related("run__prompt_version", "run__campaign", "member").get(pk=batch_id)
+    if batch.resends > conf.max_resends():
+        council_run_stall(run_id=batch.run_id, reason=_stall_reason(batch, len(council_batch_pending(batch=batch))))
+        CouncilBatch.objects.filter(pk=batch_id, holder=holder).update(holder="", lease_until=None)
+        return None
+    return batch
 
-    def release(self) -> None:
-        if self.slot is not None:
-            slot_release(self.slot, self.holder)
-            self.slot = None
+
+def _stall_reason(batch: CouncilBatch, missing: int) -> str:
+    return (
+        f"member '{batch.member.name}': {missing} vote(s) still missing after their batch was sent again "
+        f"{batch.resends} times (its task keeps dying or no worker takes it; see the worker log). "
+        f"`manage.py council_run {batch.run.campaign.slug} --resume {batch.run_id}` tries again."
+    )
+
+
+def council_batch_pending(*, batch: CouncilBatch) -> list[int]:
+    """The batch's items without a vote or error row, in batch order (one query)."""
+    run = batch.run
+    done = set(
+        CouncilVote.objects.filter(
+            campaign_id=run.campaign_id, member_id=batch.member_id, prompt_version=run.prompt_version.name,
+            item_id__in=batch.item_ids,
+        ).values_list("item_id", flat=True)
+    )
+    return [i for i in batch.item_ids if i not in done]
+
+
+def council_batch_items(*, item_ids: list[int]) -> list[Item]:
+    """The items with what the prompt shows (conversation, evidence with turns and sessions): three queries."""
+    items = (
+        Item.objects.select_related("conversation")
+        .prefetch_related(Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session")))
+        .in_bulk(item_ids)
+    )
+    return [items[i] for i in item_ids if i in items]
+
+
+def council_batch_release(*, batch: CouncilBatch, holder: str, leftover: bool) -> None:
+    """The task is done with the batch: finished, or (`leftover`) handed on to a continuation task, sent now."""
+    rows = CouncilBatch.objects.filter(pk=batch.pk, holder=holder)
+    if not leftover:
+        rows.update(holder="", lease_until=None, finished=True)
+        return
+    if rows.update(holder="", lease_until=None, sent_at=timezone.now()):
+        _batches_send([batch.pk])
+
+
+def council_batch_unclaim(*, batch: CouncilBatch, holder: str) -> None:
+    """Give the batch back without working on it (its task retries shortly)."""
+    CouncilBatch.objects.filter(pk=batch.pk, holder=holder).update(holder="", lease_until=None, sent_at=timezone.now())
+
+
+def council_outcomes_record(*, run: CouncilRun, member_id: int, outcomes: list, answers: list[ResponseCache]) -> None:
+    """Votes and error rows of a batch, with the replies they were built from (and replies of votes cut off
+    by a deadline), in one transaction. Each (campaign, member, item, prompt) is stored once: the unique
+    constraint is the arbiter, so a row written meanwhile by a duplicate delivery wins and this one is dropped."""
+    with transaction.atomic():
+        if outcomes:
+            CouncilVote.objects.bulk_create(
+                [
+                    CouncilVote(
+                        campaign_id=run.campaign_id, member_id=member_id, item_id=o.item_id,
+                        prompt_version=run.prompt_version.name, status=o.status, values=o.values, error=o.error[:2000],
+                        run=run, attempts=min(o.calls, 32767),
+                    )
+                    for o in outcomes
+                ],
+                ignore_conflicts=True,
+            )
+        _cache_store(answers)
+    if outcomes:
+        _run_finish_if_complete(run)
 
 
 def _cache_store(answers: list[ResponseCache]) -> None:
@@ -250,93 +339,81 @@ def _cache_store(answers: list[ResponseCache]) -> None:
         ResponseCache.objects.bulk_create(answers, ignore_conflicts=True)
 
 
-def council_vote_produce(*, run_id: int, member_id: int, item_id: int, holder: str, attempt: int = 0) -> CouncilVote | None:
-    """Ask one member about one item (Phase 1, then Phase 2 in the same chat) and record exactly one
-    vote. Returns None when there is nothing to do (cancelled run, vote already recorded).
-
-    Raises TransientCallError / Throttled for the task to retry later (replies already received are cached
-    first, so the retry does not ask again). A malformed reply is asked again once with a correction; a
-    second malformed reply is recorded as an error row, never as a vote."""
-    already_voted = CouncilVote.objects.filter(
-        campaign_id=OuterRef("campaign_id"), member_id=member_id, item_id=item_id,
-        prompt_version=OuterRef("prompt_version__name"),
-    )
-    # One query: the run, its prompt, and whether this vote exists (re-read every time: cancel must be seen).
-    run = (
-        CouncilRun.objects.select_related("prompt_version").annotate(already_voted=Exists(already_voted))
-        .filter(pk=run_id).first()
-    )
-    if run is None or run.cancelled:  # a stale message for a run that is gone, or a cancelled run
-        return None
-    if run.already_voted:
-        return None
-    prompt = run.prompt_version
-    member = CouncilMember.objects.get(pk=member_id)
-    item = (
-        Item.objects.select_related("conversation")
-        .prefetch_related(Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session")))
-        .get(pk=item_id)
-    )
-    messages = [{"role": "system", "content": prompt.system}]
-    values: dict = {}
-    caller = _Caller(member, holder)
-    answers: list[ResponseCache] = []  # valid replies to cache, written with the vote
-
-    def record(status: str, error: str = "") -> CouncilVote:
-        caller.release()  # the call is over: free the member's slot before the writes
-        return _vote_record(
-            run=run, member_id=member_id, item_id=item_id, status=status, values=values, error=error,
-            attempts=attempt + caller.calls, answers=answers,
-        )
-
-    try:
-        for step in _item_steps(item, prompt):
-            messages.append({"role": "user", "content": step.user})
-            content, key, from_cache = caller.complete(messages)
-            answer, problems = parse_answer(content, prompt.protocol, step.keys, item.gold_type)
-            if problems and not from_cache:
-                retry_messages = messages + [
-                    {"role": "assistant", "content": content},
-                    {"role": "user", "content": "Your reply was not valid: " + "; ".join(problems)
-                     + ". Reply again with ONLY the JSON object."},
-                ]
-                content, _, _ = caller.complete(retry_messages)
-                answer, problems = parse_answer(content, prompt.protocol, step.keys, item.gold_type)
-            if problems:
-                return record(
-                    CouncilVote.Status.ERROR, f"phase {step.phase}: malformed answer after one retry: {'; '.join(problems)}"
-                )
-            if not from_cache:
-                answers.append(ResponseCache(model=member.model, prompt_hash=key, content=content))
-            values.update(answer)
-            messages.append({"role": "assistant", "content": content})
-    except PermanentCallError as exc:
-        return record(CouncilVote.Status.ERROR, str(exc))
-    except BaseException:
-        # Transient error, throttling, soft time limit: keep what was answered so the retry does not ask again.
-        caller.release()
-        _cache_store(answers)
-        raise
-    finally:
-        caller.release()
-    return record(CouncilVote.Status.OK)
+def cached_reply(*, model: str, key: str) -> str | None:
+    return ResponseCache.objects.filter(model=model, prompt_hash=key).values_list("content", flat=True).first()
 
 
-def council_vote_give_up(*, run_id: int, member_id: int, item_id: int, error: str, attempts: int) -> CouncilVote:
-    """Retries exhausted (or out of time): record the error row so the run can finish."""
-    run = CouncilRun.objects.select_related("prompt_version").get(pk=run_id)
-    return _vote_record(
-        run=run, member_id=member_id, item_id=item_id, status=CouncilVote.Status.ERROR, values={}, error=error,
-        attempts=attempts,
-    )
+def cached_replies(*, model: str, keys: list[str]) -> dict[str, str]:
+    if not keys:
+        return {}
+    return dict(ResponseCache.objects.filter(model=model, prompt_hash__in=keys).values_list("prompt_hash", "content"))
+
+
+def run_stopped(*, run_id: int) -> bool:
+    """True when the run no longer runs (cancelled, stalled, finished): a batch starts no more votes."""
+    return not CouncilRun.objects.filter(pk=run_id, status=CouncilRun.Status.RUNNING, cancelled=False).exists()
 
 
 def retry_delay(attempt: int, retry_after: float | None) -> float:
-    """Retry-After when the server gave one; else exponential backoff with jitter, capped."""
+    """The one retry policy: Retry-After when the server gave one; else exponential backoff with jitter, capped."""
     if retry_after is not None:
         return min(retry_after, conf.backoff_cap())
     base = conf.backoff_base() * (2**attempt)
     return min(conf.backoff_cap(), base * (0.5 + random.random() / 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep: runs always reach a final state
+
+
+def council_sweep() -> dict:
+    """Find batches of running runs that are neither finished nor in flight (claimed, lease not expired)
+    nor recently sent (trusting the broker for one lease period), and send them again: their message was
+    lost (a broker restarted without saving, the file-system broker's message died with a killed worker)
+    or their worker died. A run is finished when every row is there; a batch sent again COUNCIL_MAX_RESENDS
+    times without finishing stalls its run with the reason. Safe to run from several workers at once: each
+    re-send is a compare-and-set on the batch row. Returns counts for logging."""
+    now = timezone.now()
+    recent = now - timedelta(seconds=conf.lease_seconds())
+    result = {"runs": 0, "resent": 0, "finished": 0, "stalled": 0}
+    resend: list[int] = []
+    running = CouncilRun.objects.filter(status=CouncilRun.Status.RUNNING, cancelled=False)
+    for run in running.select_related("prompt_version", "campaign"):
+        result["runs"] += 1
+        if _run_finish_if_complete(run):
+            result["finished"] += 1
+            continue
+        open_batches = list(
+            CouncilBatch.objects.filter(run=run, finished=False).select_related("member", "run__prompt_version", "run__campaign")
+        )
+        if not open_batches:  # rows missing but no batch for them (a run started before batches existed)
+            pending = _pending_pairs(run)
+            if pending:
+                _batches_create_and_send(run, pending)
+                result["resent"] += sum(1 for _ in pending)
+            continue
+        for batch in open_batches:
+            if batch.holder and batch.lease_until and batch.lease_until > now:
+                continue  # in flight
+            if batch.sent_at is not None and batch.sent_at > recent and not batch.holder:
+                continue  # sent recently: queued behind other work, or about to start
+            pending = council_batch_pending(batch=batch)
+            if not pending:
+                CouncilBatch.objects.filter(pk=batch.pk).update(finished=True, holder="", lease_until=None)
+                continue
+            if batch.resends >= conf.max_resends():
+                council_run_stall(run_id=run.pk, reason=_stall_reason(batch, len(pending)))
+                result["stalled"] += 1
+                break
+            # Compare-and-set: of several sweeping workers, one sends it.
+            if CouncilBatch.objects.filter(pk=batch.pk, sent_at=batch.sent_at, resends=batch.resends, holder=batch.holder).update(
+                sent_at=now, resends=F("resends") + 1, holder="", lease_until=None
+            ):
+                resend.append(batch.pk)
+    if resend:
+        _batches_send(resend)
+        result["resent"] += len(resend)
+    return result
 
 
 def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = None) -> None:
@@ -355,19 +432,57 @@ def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = No
 
 
 @transaction.atomic
+@dataclass(frozen=True)
+class ImportedVote:
+    where: str  # "FILE:LINE" of the record, for messages
+    item: Item
+    values: dict
+
+
+def imported_votes_save(*, campaign: Campaign, member: CouncilMember, votes: list[ImportedVote]) -> dict:
+    """The one policy for imported votes (released council answer files, released judge files): an
+    imported file is evidence, so an imported vote is never rewritten. Re-importing the same values
+    changes nothing; a file that gives an item other values than the vote already imported for this
+    member is refused whole, each change named by FILE:LINE and item (import it under another member
+    name to keep both). Runs in the caller's transaction; writes only new votes."""
+    existing = dict(
+        CouncilVote.objects.filter(campaign=campaign, member=member, prompt_version=IMPORTED).values_list("item_id", "values")
+    )
+    log = ErrorLog()
+    for vote in votes:
+        stored = existing.get(vote.item.pk)
+        if stored is not None and stored != vote.values:
+            log.add(
+                vote.where,
+                f"item '{vote.item.external_id}': '{member.name}' already has an imported vote {json.dumps(stored, sort_keys=True)}, "
+                f"this file says {json.dumps(vote.values, sort_keys=True)} (an imported vote is never rewritten)",
+            )
+    log.raise_if_any()
+    fresh = [
+        CouncilVote(campaign=campaign, member=member, item=vote.item, prompt_version=IMPORTED, values=vote.values)
+        for vote in votes
+        if vote.item.pk not in existing
+    ]
+    CouncilVote.objects.bulk_create(fresh, batch_size=2000)
+    return {"created": len(fresh), "unchanged": len(votes) - len(fresh)}
+
+
+@transaction.atomic
 def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is_generator: bool | None = None) -> dict:
     """A released council answer file (`{"annotator", "answers": {item_id: {...}}}`) as one member's
-    votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing."""
+    votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing,
+    a file that changes an imported vote is refused (`imported_votes_save`)."""
     path = Path(path)
-    data = read_json(path)
+    doc, data = read_json_document(path)
     log = ErrorLog()
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         log.add(f"{path.name}:1", "expected an object with an 'answers' object")
         log.raise_if_any()
+    lines = json_key_lines(doc.text, ("answers",))
     items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type")}
-    rows = []
+    votes = []
     for external_id, values in data["answers"].items():
-        where = f"{path.name}: item '{external_id}'"
+        where = f"{path.name}:{lines.get(external_id, 1)}: item '{external_id}'"
         item = items.get(external_id)
         if item is None:
             log.add(where, f"not an item of campaign '{campaign.slug}'")
@@ -377,27 +492,14 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
             continue
         for problem in protocols.get(campaign.protocol).validate_values(values, item.gold_type):
             log.add(where, problem)
-        rows.append((item, values))
+        votes.append(ImportedVote(where, item, values))
     log.raise_if_any()
     member, created = CouncilMember.objects.get_or_create(name=member_name)
     if is_generator is not None and member.is_generator != is_generator:
         member.is_generator = is_generator
         member.save(update_fields=["is_generator"])
-    existing = dict(
-        CouncilVote.objects.filter(campaign=campaign, member=member, prompt_version=IMPORTED).values_list("item_id", "values")
-    )
-    changed = [item.external_id for item, values in rows if item.pk in existing and existing[item.pk] != values]
-    if changed:
-        raise ApplicationError(
-            f"{len(changed)} imported vote(s) of '{member_name}' differ from this file (first: {changed[0]})"
-        )
-    fresh = [
-        CouncilVote(campaign=campaign, member=member, item=item, prompt_version=IMPORTED, values=values)
-        for item, values in rows
-        if item.pk not in existing
-    ]
-    CouncilVote.objects.bulk_create(fresh)
-    return {"member": member.name, "member_created": created, "created": len(fresh), "unchanged": len(rows) - len(fresh)}
+    saved = imported_votes_save(campaign=campaign, member=member, votes=votes)
+    return {"member": member.name, "member_created": created, **saved}
 
 
 def votes_summary(*, campaign: Campaign) -> dict:

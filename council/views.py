@@ -7,9 +7,10 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import get_unblinded_campaign, require_unblinded
+from annotation.access import get_unblinded_campaign
 from annotation.models import Campaign
 from council import selectors, services
+from council.access import get_run_for_user
 from council.models import CouncilMember, CouncilRun
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
@@ -19,16 +20,6 @@ from items.models import GoldType, ItemSet
 def _require_author(user) -> None:
     if not roles.is_author(user):
         raise NotAllowed("Only authors may open the council pages.")
-
-
-
-
-def get_run_for_user(user, run_id: int) -> CouncilRun:
-    run = CouncilRun.objects.select_related("prompt_version", "campaign").filter(pk=run_id).first()
-    if run is None:
-        raise NotFound(f"no council run {run_id}")
-    require_unblinded(user, run.campaign)
-    return run
 
 
 @login_required

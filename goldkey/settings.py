@@ -156,6 +156,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON bodies go through the same refusals as import files (deep nesting, NaN, over-long texts).
+    "DEFAULT_PARSER_CLASSES": [
+        "goldkey.lib.jsonsafe.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "goldkey.errors.api_exception_handler",
 }
@@ -191,6 +197,13 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
+# Hard time limits (seconds) of the tasks; the council's are read by council/conf.py, the gates' by its task.
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180)
+COUNCIL_SOFT_TIME_LIMIT = env_int("COUNCIL_SOFT_TIME_LIMIT", 150)
+COUNCIL_TIME_LIMIT = env_int("COUNCIL_TIME_LIMIT", 180)
+GATES_TIME_LIMIT = env_int("GATES_TIME_LIMIT", 660)
+_LONGEST_TASK_LIMIT = max(CELERY_TASK_TIME_LIMIT, COUNCIL_TIME_LIMIT, GATES_TIME_LIMIT)
+
 # Celery: a file-system broker by default (no server; a real separate worker process),
 # Redis when CELERY_BROKER_URL is set.
 # The file-system transport ignores the host; naming one keeps kombu from warning that none was given.
@@ -208,19 +221,26 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # A task left unacknowledged by a killed worker is handed out again after visibility_timeout seconds
-    # (looked for every restore_interval s); keep it above the longest task plus retry countdown.
+    # Redis hands a message that was delivered but never acknowledged (its worker was killed) to another
+    # worker after visibility_timeout seconds. It follows the longest task hard limit: shorter, and a task
+    # still running would be handed out twice; much longer, and a killed worker's tasks wait that long
+    # (the council's sweep re-sends lost council batches anyway, after the council's own hard limit).
+    # Countdowns stay far below it (retries wait seconds), so a delayed task is never handed out twice.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 0) or _LONGEST_TASK_LIMIT + 60,
         "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
         "unacked_restore_throttle": 1,
     }
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
+# Late acknowledgement: a message is acknowledged when its task ends, not when it starts, so the task of a
+# worker killed mid-way (SIGKILL, OOM, a lost machine) is delivered again instead of lost. Worker-lost
+# rejection: when a pool process dies under a task, the message goes back to the queue at once rather than
+# being acknowledged as failed. Both need idempotent tasks — ours are: a council vote is stored once (unique
+# constraint), a batch skips items that have their row.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120)
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180)
 CELERY_TASK_ALWAYS_EAGER = False
 
 # Production hardening (manage.py check --deploy passes with GOLDKEY_PRODUCTION=1).

@@ -15,8 +15,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from goldkey import roles
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-from items.parsing import ImportFailed
 from items.upload_services import Upload, upload_import
 
 
@@ -31,7 +31,8 @@ def item_sets_blind_for(user):
     Follows the campaign access rule (annotation/access.py) through the ORM relation, since items
     come before annotation in the data flow and may not import it."""
     return ItemSet.objects.filter(
-        campaigns__enrollments__annotator=user, campaigns__enrollments__submitted_at__isnull=True
+        campaigns__enrollments__annotator=user, campaigns__enrollments__submitted_at__isnull=True,
+        campaigns__enrollments__ended_at__isnull=True,
     ).values("pk")
 
 

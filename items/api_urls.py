@@ -1,3 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from items import api
+
+urlpatterns = [
+    path("item-sets/", api.ItemSetListApi.as_view(), name="api-item-sets"),
+    path("item-sets/import/", api.ItemImportApi.as_view(), name="api-item-import"),
+]

@@ -1,108 +1,29 @@
-"""Reading and validating import files. Pure: no database access.
+"""Parsing the corpus and item files: LoCoMo conversations, TWIST candidates and rejects, Lapse items.
+Pure: no database access. The JSON readers and the error log they report into are shared plumbing
+(goldkey/lib/jsonio.py): every problem is ``FILE:LINE: what is wrong``."""
 
-Every problem is reported as ``FILE:LINE: what is wrong`` (for JSON documents the line is where the
-document starts and a path names the field). Parsers collect every error, up to a limit, so one run
-tells the user everything that is wrong with a file.
-"""
-
-import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import (
+    ErrorLog,
+    ImportFailed,
+    JsonDocument,
+    optional_str,
+    read_json_document,
+    require_str,
+)
 
-MAX_ERRORS = 50
+# An item cites a handful of turns (at most 3 in the released data); a list in the thousands would be copied
+# onto every annotator page and overflow Evidence.position long before it meant anything.
+MAX_EVIDENCE = 100
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 BATCH = re.compile(r":([A-Za-z0-9_]*?)(\d+)$")
 SESSION_KEY = re.compile(r"^session_(\d+)$")
 LOCOMO_FILE = re.compile(r"^(\d+)\.json$")
 LOCOMO_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
-
-
-class ImportFailed(ApplicationError):
-    """The file was refused; nothing was written. ``errors`` lists every problem found."""
-
-    def __init__(self, errors: list[str], truncated: bool = False):
-        self.errors = errors
-        self.truncated = truncated
-        more = f"\n… and more (stopped after {MAX_ERRORS} errors)" if truncated else ""
-        super().__init__("\n".join(errors) + more, extra={"errors": errors})
-
-
-@dataclass
-class ErrorLog:
-    errors: list[str] = field(default_factory=list)
-    truncated: bool = False
-
-    def add(self, where: str, message: str) -> None:
-        if len(self.errors) >= MAX_ERRORS:
-            self.truncated = True
-            return
-        self.errors.append(f"{where}: {message}")
-
-    def raise_if_any(self) -> None:
-        if self.errors:
-            raise ImportFailed(self.errors, self.truncated)
-
-    @property
-    def full(self) -> bool:
-        return len(self.errors) >= MAX_ERRORS
-
-
-def read_jsonl(path: Path, log: ErrorLog) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-blank line; invalid lines go to the log."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
-            except UnicodeDecodeError as exc:
-                log.add(f"{path.name}:{number}", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-                continue
-            except json.JSONDecodeError as exc:
-                log.add(f"{path.name}:{number}", f"invalid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(record, dict):
-                log.add(f"{path.name}:{number}", f"expected a JSON object, got {type(record).__name__}")
-                continue
-            yield number, record
-
-
-def read_json(path: Path) -> object:
-    """A whole JSON document; errors name the file and the line."""
-    return read_json_document(path)[1]
-
-
-def require_str(record: dict, key: str, where: str, log: ErrorLog, *, allow_empty: bool = False) -> str | None:
-    if key not in record:
-        log.add(where, f"missing field '{key}'")
-        return None
-    value = record[key]
-    if not isinstance(value, str):
-        log.add(where, f"field '{key}' must be a string, got {type(value).__name__}")
-        return None
-    if not allow_empty and not value.strip():
-        log.add(where, f"field '{key}' is empty")
-        return None
-    return value
-
-
-def optional_str(record: dict, key: str, where: str, log: ErrorLog) -> str:
-    value = record.get(key, "")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        log.add(where, f"field '{key}' must be a string, got {type(value).__name__}")
-        return ""
-    return value
 
 
 def batch_of(external_id: str) -> str:
@@ -151,76 +72,6 @@ class ParsedConversation:
     @property
     def turn_count(self) -> int:
         return sum(len(s.turns) for s in self.sessions)
-
-
-_WS = re.compile(r"\s*")
-_DECODER = json.JSONDecoder()
-
-
-def json_line(text: str, path: tuple) -> int:
-    """The 1-based line on which the value at `path` (object keys and list indices) starts.
-
-    Only for error messages, so it re-scans the text instead of slowing every parse down; if the
-    path cannot be followed it returns the line of the deepest value it reached.
-    """
-    pos = _WS.match(text, 0).end()
-    try:
-        for step in path:
-            if text[pos] == "{" and isinstance(step, str):
-                pos = _WS.match(text, pos + 1).end()
-                while text[pos] != "}":
-                    key, pos = _DECODER.raw_decode(text, pos)
-                    pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # past the colon
-                    if key == step:
-                        break
-                    _, pos = _DECODER.raw_decode(text, pos)
-                    pos = _WS.match(text, pos).end()
-                    if text[pos] == ",":
-                        pos = _WS.match(text, pos + 1).end()
-                else:
-                    break
-            elif text[pos] == "[" and isinstance(step, int):
-                pos = _WS.match(text, pos + 1).end()
-                for _ in range(step):
-                    _, pos = _DECODER.raw_decode(text, pos)
-                    pos = _WS.match(text, pos).end()
-                    if text[pos] == ",":
-                        pos = _WS.match(text, pos + 1).end()
-            else:
-                break
-    except (IndexError, ValueError):
-        pass
-    return text.count("\n", 0, min(pos, len(text))) + 1
-
-
-@dataclass
-class JsonDocument:
-    """One JSON file's text, to turn a path inside it into 'FILE:LINE: path'."""
-
-    name: str
-    text: str
-    prefix: tuple = ()
-
-    def at(self, *path) -> str:
-        full = self.prefix + path
-        label = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(full))
-        return f"{self.name}:{json_line(self.text, full)}" + (f": {label}" if label else "")
-
-    def inside(self, *path) -> "JsonDocument":
-        return JsonDocument(self.name, self.text, self.prefix + path)
-
-
-def read_json_document(path: Path) -> tuple[JsonDocument, object]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
-    except UnicodeDecodeError as exc:
-        raise ImportFailed([f"{path.name}:1: not UTF-8 text ({exc.reason})"]) from exc
-    try:
-        return JsonDocument(path.name, text), json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFailed([f"{path.name}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from exc
 
 
 def parse_locomo_conversation(
@@ -370,7 +221,7 @@ def _valid_twist_fast(record: dict) -> ParsedTwistItem | None:
     for value in (external_id, conv, speaker, draft):
         if type(value) is not str or not value.strip():
             return None
-    if gold_type not in TWIST_TYPES or type(evidence) is not list or not evidence:
+    if gold_type not in TWIST_TYPES or type(evidence) is not list or not evidence or len(evidence) > MAX_EVIDENCE:
         return None
     for turn_id in evidence:
         if type(turn_id) is not str or not DIA_ID.match(turn_id):
@@ -414,6 +265,9 @@ def parse_twist_record(record: dict, source: str, line: int, log: ErrorLog) -> P
         evidence = None
     elif not evidence:
         log.add(where, "field 'evidence' is empty: an item must cite at least one turn")
+    elif len(evidence) > MAX_EVIDENCE:
+        log.add(where, f"field 'evidence' lists {len(evidence):,} turns; an item cites at most {MAX_EVIDENCE}")
+        evidence = None
     else:
         for turn_id in evidence:
             if not DIA_ID.match(turn_id):

@@ -62,3 +62,12 @@ def recipient_turns(item: Item):
 
 def worker_ping_find(token: str) -> WorkerPing | None:
     return WorkerPing.objects.filter(token=token).first()
+
+
+def item_sets_with_counts():
+    """Every item set with its benchmark, track and item/reject counts (one query)."""
+    return (
+        ItemSet.objects.select_related("track__benchmark")
+        .annotate(n_items=Count("items", distinct=True), n_rejects=Count("rejects", distinct=True))
+        .order_by("name")
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
 from items.models import (
     Benchmark,
     Conversation,
@@ -22,8 +23,6 @@ from items.models import (
     WorkerPing,
 )
 from items.parsing import (
-    ErrorLog,
-    ImportFailed,
     ParsedConversation,
     ParsedLapseItem,
     ParsedReject,
@@ -33,7 +32,6 @@ from items.parsing import (
     parse_locomo_path,
     parse_reject_record,
     parse_twist_record,
-    read_jsonl,
 )
 
 BENCHMARKS = {

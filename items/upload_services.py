@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from items.parsing import LOCOMO_FILE, ImportFailed
+from goldkey.lib.jsonio import ImportFailed
+from items.parsing import LOCOMO_FILE
 from items.services import ImportReport, corpus_import_locomo, items_import_lapse, items_import_twist
 
 UPLOAD_KINDS = ("locomo", "twist", "lapse")

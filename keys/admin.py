@@ -1,7 +1,10 @@
 """Admin for gold keys and errata. Frozen keys are read-only here (and in the database)."""
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
+from annotation.access import blind_campaigns
+from annotation.models import Campaign
 from goldkey.errors import ApplicationError
 from keys import services as key_services
 from keys.models import Erratum, GoldKey, KeyEntry
@@ -30,6 +33,39 @@ class GoldKeyAdmin(admin.ModelAdmin):
     actions = ["freeze_drafts", "derive_next_versions"]
     inlines = [KeyEntryInline]
 
+    def get_queryset(self, request):
+        # A draft is built from a campaign's decisions: not for an author who is still blind to it.
+        qs = super().get_queryset(request)
+        return qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=blind_campaigns(request.user))
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []  # entries come from the campaign, not a form
+
+    def get_fields(self, request, obj=None):
+        if obj is None:  # a key is made from a campaign: benchmark, kind and entries follow from it
+            return ["campaign", "version", "notes"]
+        return super().get_fields(request, obj)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "campaign":
+            kwargs["queryset"] = Campaign.objects.filter(status=Campaign.Status.CLOSED).exclude(
+                pk__in=blind_campaigns(request.user)
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        try:
+            built = key_services.key_build(
+                campaign=form.cleaned_data["campaign"], version=form.cleaned_data["version"], user=request.user,
+                notes=form.cleaned_data.get("notes", ""),
+            )
+        except ApplicationError as exc:
+            raise ValidationError(exc.message) from exc
+        obj.pk = built.pk
+        obj.__dict__.update({k: v for k, v in built.__dict__.items() if not k.startswith("_")})
+
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.is_frozen:
             return [f.name for f in self.model._meta.fields]
@@ -54,7 +90,7 @@ class GoldKeyAdmin(admin.ModelAdmin):
     def freeze_drafts(self, request, queryset):
         for key in queryset.filter(status=GoldKey.Status.DRAFT).select_related("campaign"):
             try:
-                frozen = key_services.key_freeze(campaign=key.campaign, version=key.version, user=request.user)
+                frozen = key_services.key_freeze_draft(key=key, user=request.user)
             except ApplicationError as exc:
                 self.message_user(request, f"{key.version}: {exc.message}", messages.ERROR)
             else:

@@ -9,10 +9,12 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from goldkey.api_schema import errors
 from keys import selectors as key_selectors
 from keys import services as key_services
 from keys.canonical import entry_record
 from keys.models import Erratum, GoldKey
+from keys.serializers import KeyDetailSerializer
 
 
 class GoldKeySerializer(serializers.ModelSerializer):
@@ -45,7 +47,7 @@ class ErratumDecisionSerializer(serializers.Serializer):
 class KeyListApi(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses=GoldKeySerializer(many=True))
+    @extend_schema(responses={200: GoldKeySerializer(many=True)})
     def get(self, request):
         return Response(GoldKeySerializer(key_selectors.keys_for_user(request.user), many=True).data)
 
@@ -53,7 +55,7 @@ class KeyListApi(APIView):
 class KeyDetailApi(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses=GoldKeySerializer)
+    @extend_schema(responses={200: KeyDetailSerializer, **errors(404)})
     def get(self, request, version: str):
         key = key_selectors.get_key_for_user(version, request.user)
         entries = key_selectors.key_entries(key)
@@ -69,12 +71,12 @@ class KeyErrataApi(APIView):
     def get_permissions(self):
         return [AllowAny()] if self.request.method == "GET" else [IsAuthenticated()]
 
-    @extend_schema(responses=ErratumSerializer(many=True))
+    @extend_schema(responses={200: ErratumSerializer(many=True), **errors(404)})
     def get(self, request, version: str):
         key = key_selectors.get_key_for_user(version, request.user)
         return Response(ErratumSerializer(key_selectors.errata_for_key(key), many=True).data)
 
-    @extend_schema(request=ErratumSerializer, responses={201: ErratumSerializer})
+    @extend_schema(request=ErratumSerializer, responses={201: ErratumSerializer, **errors(400, 403, 404)})
     def post(self, request, version: str):
         key = key_selectors.get_key_for_user(version, request.user)
         payload = ErratumSerializer(data=request.data)
@@ -93,7 +95,7 @@ class KeyErrataApi(APIView):
 class ErratumDecisionApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=ErratumDecisionSerializer, responses=ErratumSerializer)
+    @extend_schema(request=ErratumDecisionSerializer, responses={200: ErratumSerializer, **errors(400, 403, 404)})
     def post(self, request, pk: int):
         payload = ErratumDecisionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

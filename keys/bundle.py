@@ -10,87 +10,52 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from keys.canonical import jsonl_bytes
+from keys.canonical import dumps, jsonl_bytes
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
+# The bundle's indented JSON: `json.dumps(value, **INDENTED)` plus a newline.
+INDENTED = {"indent": 1, "sort_keys": True, "ensure_ascii": False}
+
+
 def _json(value) -> bytes:
-    """json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + newline, as UTF-8. The standard
-    library encodes indented JSON in pure Python, one generator per container (2.5 s for the answer
-    files of a 100,000-item key); _indented writes the same text with one join per container and falls
-    back to json.dumps for anything it does not handle (non-string keys, other types)."""
-    try:
-        text = _indented(value, "\n", {})
-    except _Unhandled:
-        text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
-    return (text + "\n").encode("utf-8")
+    return (json.dumps(value, **INDENTED) + "\n").encode("utf-8")
 
 
-class _Unhandled(Exception):
-    pass
+def _json_of_tables(document: dict) -> bytes:
+    """Exactly _json(document), for the large files shaped {name: {item id: small value}} (answers,
+    council, decisions). The standard library writes indented JSON in pure Python, 2.7 s for one answer
+    file of a 100,000-item key; this joins json.dumps texts of the inner values into the two outer
+    levels, and encodes each inner value object once (bundle_data shares one decoded dict per distinct
+    answer text). The memo lives for this call only and holds the objects it has seen, so an id always
+    names the same, unchanged object. Placing a text deeper is re-indenting it: json.dumps escapes
+    newlines inside strings, so each newline in its output is indentation."""
+    if not _str_keys(document) or not all(_str_keys(v) for v in document.values() if isinstance(v, dict)):
+        return _json(document)  # json.dumps sorts or refuses other keys its own way
+    texts: dict[int, tuple[object, str]] = {}
+
+    def inner(value) -> str:
+        seen = texts.get(id(value))
+        if seen is None:
+            seen = texts[id(value)] = (value, json.dumps(value, **INDENTED).replace("\n", "\n  "))
+        return seen[1]
+
+    members = []
+    for name in sorted(document):
+        value = document[name]
+        if isinstance(value, dict) and value:
+            rows = ",\n  ".join(f"{dumps(key)}: {inner(value[key])}" for key in sorted(value))
+            text = "{\n  " + rows + "\n }"
+        else:
+            text = json.dumps(value, **INDENTED).replace("\n", "\n ")
+        members.append(f"{dumps(name)}: {text}")
+    body = "{\n " + ",\n ".join(members) + "\n}" if members else "{}"
+    return (body + "\n").encode("utf-8")
 
 
-_encode_str = json.encoder.encode_basestring  # what ensure_ascii=False uses (the C function if present)
-_CONTAINERS = (dict, list, tuple)
-_INF = float("inf")
-
-
-def _scalar(value) -> str:
-    if isinstance(value, str):
-        return _encode_str(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        # json.encoder's floatstr with allow_nan=True
-        if value != value:
-            return "NaN"
-        if value == _INF:
-            return "Infinity"
-        if value == -_INF:
-            return "-Infinity"
-        return float.__repr__(value)
-    raise _Unhandled
-
-
-def _indented(value, newline: str, seen: dict) -> str:
-    """The indent=1 text of `value`; `newline` is a newline plus the current indent. `seen` holds the
-    text of containers met before at the same depth, by identity (bundle_data shares one decoded dict
-    among the answers with the same JSON text): valid for one call of _json, while they all live."""
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        inner = newline + " "
-        parts = []
-        for key in sorted(value) if all(type(k) is str for k in value) else _unhandled():
-            item = value[key]
-            parts.append(_encode_str(key) + ": " + (_child(item, inner, seen) if isinstance(item, _CONTAINERS) else _scalar(item)))
-        return "{" + inner + ("," + inner).join(parts) + newline + "}"
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "[]"
-        inner = newline + " "
-        parts = [_child(item, inner, seen) if isinstance(item, _CONTAINERS) else _scalar(item) for item in value]
-        return "[" + inner + ("," + inner).join(parts) + newline + "]"
-    return _scalar(value)
-
-
-def _child(value, newline: str, seen: dict) -> str:
-    memo = (id(value), newline)
-    text = seen.get(memo)
-    if text is None:
-        text = seen[memo] = _indented(value, newline, seen)
-    return text
-
-
-def _unhandled():
-    raise _Unhandled
+def _str_keys(value) -> bool:
+    return not isinstance(value, dict) or all(type(key) is str for key in value)
 
 
 def _jsonl(records) -> bytes:
@@ -158,7 +123,7 @@ def render(data: dict) -> dict[str, bytes]:
         "candidates.jsonl": _jsonl(data["candidates"]),
         "generation_rejects.jsonl": _jsonl(data["rejects"]),
         "annotation/adjudication_queue.jsonl": _jsonl(data["queue"]),
-        "annotation/adjudication_decisions.json": _json(data["decisions"]),
+        "annotation/adjudication_decisions.json": _json_of_tables(data["decisions"]),
         "errata.jsonl": _jsonl(data["errata"]),
         "CHANGELOG.md": changelog_markdown(data).encode("utf-8"),
         "stats.json": _json(
@@ -166,6 +131,8 @@ def render(data: dict) -> dict[str, bytes]:
                 "key_version": data["key"]["version"],
                 "sha256": data["key"]["sha256"],
                 "parent": data["key"]["parent"],
+                # The hash chain over the key line: each release names the key it was derived from.
+                "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
                 "manifest": data["key"]["manifest"],
                 "changelog": data["lineage"][-1]["changelog"],
             }
@@ -175,9 +142,9 @@ def render(data: dict) -> dict[str, bytes]:
         "hf/test.jsonl": _jsonl(data.get("test_records", data["entries"])),
     }
     for pseudonym, answers in data["answers"].items():
-        files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json(answers)
+        files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     for member, answers in data["council"].items():
-        files[f"annotation/council/{_safe(member)}.json"] = _json(answers)
+        files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
     files["MANIFEST.sha256"] = "".join(
         f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
     ).encode("utf-8")

@@ -3,60 +3,65 @@
 One record a line, records sorted by item id (Python code-point order, never a database collation),
 keys sorted, UTF-8 without escaping, no spaces, every record carrying the key version. The same
 entries therefore always give the same bytes, on any database and any machine.
+
+A record's fields are the protocol's (`ProtocolSpec.key_fields`).
 """
 
 import hashlib
 import json
-from collections.abc import Iterable
-from operator import itemgetter
+from collections.abc import Callable, Iterable
+from functools import cache
+from operator import attrgetter, itemgetter
 
-from items.models import GOLD_VERDICT, ItemKind
+import protocols
 
-# One encoder for every canonical value: json.dumps with these arguments builds a new JSONEncoder per
-# call, which costs as much as encoding a small record. Same class, same options, same bytes.
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+# The canonical JSON options: `json.dumps(value, **CANONICAL_OPTIONS)` is a canonical text.
+CANONICAL_OPTIONS = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
+# One encoder with those options: JSONEncoder.encode is what json.dumps calls, without building a
+# new encoder per call (which costs as much as encoding a small record). Same options, same text.
+_CANONICAL = json.JSONEncoder(**CANONICAL_OPTIONS)
 
 
 def dumps(value) -> str:
-    """Canonical JSON text for one value."""
+    """Canonical JSON text for one value (json.dumps with CANONICAL_OPTIONS)."""
     return _CANONICAL.encode(value)
-
-
-def _line_encoder():
-    """The C encoder behind _CANONICAL.encode, made once (encode() makes one per call), else encode."""
-    make = json.encoder.c_make_encoder
-    if make is None:
-        return _CANONICAL.encode
-    # The arguments JSONEncoder.iterencode passes for these options; markers=None only skips the
-    # circular-reference check (records are trees), the text is the same.
-    encoder = make(None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True, False, True)
-    return lambda value: "".join(encoder(value, 0))
-
-
-_encode_line = _line_encoder()
 
 
 def jsonl_bytes(records: Iterable) -> bytes:
     """One canonical JSON text a line, UTF-8 (empty input gives empty bytes)."""
-    lines = list(map(_encode_line, records))
+    lines = list(map(_CANONICAL.encode, records))
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
+@cache
+def _record_builder(kind: str) -> Callable[[object], dict]:
+    """entry -> its record without the key version, for the protocol's key fields (built once per kind:
+    a key holds up to 100,000 entries)."""
+    spec = protocols.for_kind(kind)
+    names = [name for name, _ in spec.key_fields]
+    sources = [source for _, source in spec.key_fields]
+    get = attrgetter(*("gold" if source == "verdict" else source for source in sources))
+    verdicts = [i for i, source in enumerate(sources) if source == "verdict"]
+    lists = [i for i, source in enumerate(sources) if source == "evidence"]
+    verdict_of = spec.verdict_of
+
+    def build(entry) -> dict:
+        values = get(entry)
+        values = list(values) if len(names) > 1 else [values]
+        for i in verdicts:
+            values[i] = verdict_of(values[i])
+        for i in lists:
+            values[i] = list(values[i])  # a copy: records never share the entry's list
+        return dict(zip(names, values, strict=True))
+
+    return build
+
+
 def entry_content(kind: str, entry) -> dict:
-    """An entry's content without the key version: what changelogs compare. `entry` needs
-    external_id, gold, evidence, quote, family, history_turns, provenance."""
-    if kind == ItemKind.TWIST:
-        return {
-            "id": entry.external_id,
-            "type": entry.gold,
-            "verdict": GOLD_VERDICT.get(entry.gold, ""),
-            "family": entry.family,
-            "evidence": list(entry.evidence),
-            "contradicted_quote": entry.quote,
-            "history_turns": entry.history_turns,
-            "provenance": entry.provenance,
-        }
-    return {"id": entry.external_id, "label": entry.gold, "provenance": entry.provenance}
+    """An entry's content without the key version: what changelogs compare. `entry` needs the
+    attributes the protocol's key fields name (external_id, gold, evidence, quote, family,
+    history_turns, provenance)."""
+    return _record_builder(kind)(entry)
 
 
 def entry_record(kind: str, version: str, entry) -> dict:

@@ -127,6 +127,34 @@ class Erratum(models.Model):
         return f"erratum {self.pk} on {self.key_id}:{self.item_external_id}"
 
 
+class Release(models.Model):
+    """A frozen key's release bundle, rendered once at the freeze and served as the same bytes forever.
+    `sha256` is the hash of its MANIFEST.sha256, which lists the hash of every other file: one value
+    names the whole release (the ETag of every download)."""
+
+    key = models.OneToOneField(GoldKey, on_delete=models.PROTECT, related_name="release")
+    sha256 = models.CharField(max_length=64)
+    sealed_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"release of {self.key.version}"
+
+
+class ReleaseFile(models.Model):
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="files")
+    path = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)  # of the file's bytes, as listed in MANIFEST.sha256
+    size = models.PositiveBigIntegerField()
+    content = models.BinaryField()  # zlib-compressed: bundles are mostly repetitive JSON
+
+    class Meta:
+        ordering = ["release", "path"]
+        constraints = [models.UniqueConstraint(fields=["release", "path"], name="releasefile_unique_path")]
+
+    def __str__(self) -> str:
+        return self.path
+
+
 # ---------------------------------------------------------------------------------------------
 # Scores against a key: a system's run and its per-item predictions. Only what the system said is
 # stored; every figure is computed from these rows and the key's entries when a report is asked for.

@@ -11,18 +11,16 @@ from django.db.models.functions import Cast
 import protocols
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
-from adjudication.selectors import CampaignData, _raw_rows, campaign_data, queue_from_data
-from annotation.models import Answer, AnswerRevision, Campaign, Enrollment, Protocol
+from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot
+from annotation import access
+from annotation.models import Answer, AnswerRevision, Campaign, Enrollment
 from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
-from items.models import Evidence, GenerationReject, Item, ItemKind
+from items.models import Evidence, GenerationReject, Item
 from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry
-
-PROTOCOL_VERSION = {Protocol.TWIST_B: "twist-b-two-phase/1", Protocol.LAPSE: "lapse-behaviour-labels/1"}
-
 
 # ---------------------------------------------------------------------------------------------
 # Visibility: frozen keys are public; drafts (and their gold) are for authors only.
@@ -32,21 +30,19 @@ def keys_for_user(user):
     qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
     if not roles.is_author(user):
         qs = qs.filter(status=GoldKey.Status.FROZEN)
+    else:
+        qs = qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=access.blind_campaigns(user))
     return qs.order_by("benchmark__name", "version")
 
 
 def get_key_for_user(version: str, user) -> GoldKey:
+    """Frozen keys are public; a draft is for authors who are not blind to its campaign."""
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
     if key is None or (not key.is_frozen and not roles.is_author(user)):
         raise NotFound(f"no gold key '{version}'")
+    if not key.is_frozen and key.campaign_id and access.blind_campaigns(user).filter(pk=key.campaign_id).exists():
+        raise NotFound(f"no gold key '{version}'")
     return key
-
-
-def key_campaign_data(campaign: Campaign) -> CampaignData:
-    """The campaign as a key sees it: the whole queue, council flags included (they are recorded in the
-    bundle's queue), while only human reasons hold a key back (QueueEntry.needs_decision: the council
-    is triage reviewed before the human pass, PROTOCOL.md §4)."""
-    return campaign_data(campaign)
 
 
 def key_get(version: str) -> GoldKey:
@@ -97,6 +93,24 @@ def key_lineage(key: GoldKey) -> list[GoldKey]:
     return list(reversed(chain))
 
 
+def errata_feed(key: GoldKey) -> list[dict]:
+    """Every erratum of the key line (all versions from the root down), as the line's public feed."""
+    root = key_lineage(key)[0]
+    versions, frontier = {root.pk}, [root.pk]
+    while frontier:
+        frontier = list(GoldKey.objects.filter(parent_id__in=frontier).values_list("pk", flat=True))
+        versions.update(frontier)
+    return [
+        {
+            "id": e.pk, "key_version": e.key.version, "item": e.item_external_id, "kind": e.kind, "value": e.value,
+            "description": e.description, "status": e.status, "filed_at": _iso(e.filed_at),
+            "decided_at": _iso(e.decided_at), "decision_note": e.decision_note,
+            "applied_in": e.applied_in.version if e.applied_in_id else None,
+        }
+        for e in Erratum.objects.filter(key_id__in=versions).select_related("key", "applied_in").order_by("id")
+    ]
+
+
 def errata_for_key(key: GoldKey):
     return Erratum.objects.filter(key=key).select_related("applied_in", "key").order_by("id")
 
@@ -115,33 +129,44 @@ def _pick(summary: dict | None, meaning: str = "") -> dict | None:
     return picked
 
 
-def agreement_figures(campaign: Campaign, *, data: CampaignData | None = None, kept_item_ids: set[int] | None = None) -> dict:
-    """The agreement service's figures (adjudication.agreement) with the two headline kappas up front.
-    With `kept_item_ids` (a derived key), the kept-set kappa is recomputed over exactly those items."""
-    data = data or key_campaign_data(campaign)
-    full = campaign_agreement(campaign, data=data)
-    if campaign.protocol == Protocol.LAPSE:
-        return {
-            "question": "label",
-            "kappa_all_candidates": _pick(full.get("five_way"), "five-way label agreement, all items"),
-            "kappa_binary": _pick(full.get("binary"), "PROCEED versus withholding (HEDGE, TEMPLATE)"),
-            "full": full,
-        }
+def _gold_verdict_headline(spec, full: dict, snapshot: CampaignSnapshot, kept_item_ids: set[int] | None) -> dict:
     kept = _pick(full.get("retained"))
     if kept_item_ids is not None:
-        key = protocols.get(campaign.protocol).primary_key
+        data, key = snapshot.data, spec.primary_key
         ids = [i.id for i in data.items if i.id in kept_item_ids]
         a = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
         b = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
-        summary = statistics.kappa_summary(a, b, categories=("contradicts", "consistent", "cannot-tell"), seed=campaign.seed)
+        summary = statistics.kappa_summary(a, b, categories=spec.primary_choices, seed=data.campaign.seed)
         kept = _pick({k: _nan_none(v) for k, v in summary.items()}, (kept or {}).get("meaning", ""))
     return {
-        "question": "q1",
+        "question": spec.primary_key,
         "kappa_all_candidates": _pick(full.get("q1")),
         "kappa_kept_set": kept,
         "preregistered_bar": (full.get("retained") or {}).get("bar"),
-        "full": full,
     }
+
+
+def _label_headline(spec, full: dict, snapshot: CampaignSnapshot, kept_item_ids: set[int] | None) -> dict:
+    return {
+        "question": spec.primary_key,
+        "kappa_all_candidates": _pick(full.get("five_way"), "five-way label agreement, all items"),
+        "kappa_binary": _pick(full.get("binary"), spec.binary_label),
+    }
+
+
+# The two headline kappas of each figure set (ProtocolSpec.agreement_figures).
+HEADLINES = {"gold_verdict": _gold_verdict_headline, "labels": _label_headline}
+
+
+def agreement_figures(
+    campaign: Campaign, *, snapshot: CampaignSnapshot | None = None, kept_item_ids: set[int] | None = None
+) -> dict:
+    """The agreement service's figures (adjudication.agreement) with the two headline kappas up front.
+    With `kept_item_ids` (a derived key), the kept-set kappa is recomputed over exactly those items."""
+    snapshot = snapshot or campaign_snapshot(campaign)
+    spec = snapshot.spec
+    full = campaign_agreement(campaign, snapshot=snapshot)
+    return {**HEADLINES[spec.agreement_figures](spec, full, snapshot, kept_item_ids), "full": full}
 
 
 def _nan_none(value):
@@ -190,8 +215,9 @@ def council_members(campaign: Campaign) -> list[dict]:
     ]
 
 
-def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict, *, data: CampaignData | None = None) -> dict:
-    """What a key made from `campaign` records about how it was made."""
+def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], counts: dict) -> dict:
+    """What a key made from the snapshot's campaign records about how it was made."""
+    campaign = snapshot.campaign
     item_set = campaign.item_set
     candidates = Item.objects.filter(item_set=item_set).count()
     decisions = dict(Decision.objects.filter(campaign=campaign).values_list("action").annotate(n=Count("id")).order_by())
@@ -201,7 +227,7 @@ def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict,
         "campaign": campaign.slug,
         "campaign_seed": campaign.seed,
         "protocol": campaign.protocol,
-        "protocol_version": PROTOCOL_VERSION.get(campaign.protocol, campaign.protocol),
+        "protocol_version": snapshot.spec.version,
         "item_set": item_set.name,
         "candidates": candidates,
         "kept": len(kept_item_ids),
@@ -212,14 +238,15 @@ def campaign_manifest(campaign: Campaign, kept_item_ids: set[int], counts: dict,
         "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
         "council_members": council_members(campaign),
         "gate_summary": gate_summary(item_set),
-        "agreement": agreement_figures(campaign, data=data),
+        "agreement": agreement_figures(campaign, snapshot=snapshot),
         "council_pairwise_kappa": council_pairwise(campaign),
-        # The human queue as it stood at freezing (decisions are final from then on).
-        "queue": queue_snapshot(campaign, data=data),
+        # The queue as it stood at freezing (decisions are final from then on), council flags included;
+        # only human reasons held the key back (QueueEntry.needs_decision, PROTOCOL.md §4).
+        "queue": queue_records(snapshot),
     }
 
 
-def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> list[dict]:
+def queue_records(snapshot: CampaignSnapshot) -> list[dict]:
     return sorted(
         (
             {
@@ -228,7 +255,7 @@ def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> l
                 "suggestion": entry.suggestion,
                 "decision": entry.decision.action if entry.decision else None,
             }
-            for entry in queue_from_data(data or key_campaign_data(campaign))
+            for entry in snapshot.queue
         ),
         key=lambda r: r["id"],
     )
@@ -238,43 +265,47 @@ def queue_snapshot(campaign: Campaign, *, data: CampaignData | None = None) -> l
 # The plain data of a release bundle (keys/bundle.py renders it; it never queries).
 
 
-ITEM_EXPORT_FIELDS = {
-    ItemKind.TWIST: ("external_id", "conversation__external_id", "recipient", "gold_type", "family", "draft",
-                     "contradicted_quote", "rationale", "history_turns"),
-    ItemKind.LAPSE: ("external_id", "request", "response", "key_fact", "text_released", "hidden"),
-}
+EVIDENCE = "evidence"  # a candidate field that is the item's evidence turn ids, not an Item field
 
 
-def _candidate_record(item, evidence: list[str]) -> dict:
-    if item.kind == ItemKind.TWIST:
-        return {
-            "id": item.external_id,
-            "conv": item.conversation__external_id or "",
-            "speaker": item.recipient,
-            "type": item.gold_type,
-            "family": item.family,
-            "draft": item.draft,
-            "evidence": evidence,
-            "contradicted_quote": item.contradicted_quote,
-            "rationale": item.rationale,
-            "history_turns": item.history_turns,
-        }
-    return {
-        "id": item.external_id,
-        "request": item.request,
-        "response": item.response,
-        "key_fact": item.key_fact,
-        "text_released": item.text_released,
-        "hidden": item.hidden,
-    }
+def _candidate_paths(spec) -> list[str]:
+    """The Item field paths a candidate record reads (after the id), in the spec's field order."""
+    return [path for _, path in spec.candidate_fields if path != EVIDENCE]
+
+
+def _converted(paths: list[str]) -> bool:
+    """Whether rows need Django's converters (JSON, and booleans that SQLite hands back as 0/1); rows of
+    plain text and integers come straight from the cursor."""
+    fields = [Item._meta.get_field(path) for path in paths if "__" not in path]
+    return any(field.get_internal_type() in ("JSONField", "BooleanField") for field in fields)
+
+
+def _candidate_records(spec, rows, evidence: dict[int, list[str]]) -> list[dict]:
+    """One record per item row (id, *_candidate_paths), in the spec's field order."""
+    paths = _candidate_paths(spec)
+    position = {path: n + 1 for n, path in enumerate(paths)}
+    related = {path for path in paths if "__" in path}  # a missing related object exports as ""
+    records = []
+    for row in rows:
+        record = {}
+        for name, source in spec.candidate_fields:
+            if source == EVIDENCE:
+                record[name] = evidence[row[0]]
+            else:
+                value = row[position[source]]
+                record[name] = (value or "") if source in related else value
+        records.append(record)
+    return records
 
 
 def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def bundle_data(key: GoldKey) -> dict:
-    """Everything a release bundle holds, as plain Python data in a stable order."""
+def bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> dict:
+    """Everything a release bundle holds, as plain Python data in a stable order. It reads what the key
+    recorded at freezing; `snapshot` (of the key's campaign) is read only for a key whose manifest
+    predates the recorded queue, and built here if not given."""
     lineage = key_lineage(key)
     root = lineage[0]
     campaign = root.campaign
@@ -310,7 +341,9 @@ def bundle_data(key: GoldKey) -> dict:
                 "decision_note": e.decision_note,
                 "applied_in": e.applied_in.version if e.applied_in_id else None,
             }
-            for e in Erratum.objects.filter(key__in=lineage).select_related("key", "applied_in").order_by("id")
+            # Only the errata this release's lineage applied: errata filed later belong to the key line's
+            # feed, not to a release sealed before them.
+            for e in Erratum.objects.filter(applied_in__in=lineage).select_related("key", "applied_in").order_by("id")
         ],
         "candidates": [],
         "rejects": [],
@@ -324,21 +357,23 @@ def bundle_data(key: GoldKey) -> dict:
         raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
     if campaign is None:
         return data
-    fields = ITEM_EXPORT_FIELDS[root.kind]
-    row_type = namedtuple("ItemRow", ("pk", "kind", *fields))
-    item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", "kind", *fields)
-    # TWIST rows are plain text and integers: straight from the cursor. Lapse rows carry JSON (hidden).
-    items = list(map(row_type._make, _raw_rows(item_rows) if root.kind == ItemKind.TWIST else item_rows.iterator(chunk_size=20000)))
+    spec = protocols.for_kind(root.kind)
+    paths = _candidate_paths(spec)
+    item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", *paths)
+    rows = list(item_rows.iterator(chunk_size=20000) if _converted(paths) else _raw_rows(item_rows))
     evidence: dict[int, list[str]] = defaultdict(list)
-    for item_id, dia_id in _raw_rows(
-        Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
-    ):
-        evidence[item_id].append(dia_id)
-    by_id = {i.pk: i for i in items}
-    data["candidates"] = sorted((_candidate_record(i, evidence[i.pk]) for i in items), key=lambda r: r["id"])
+    if any(source == EVIDENCE for _, source in spec.candidate_fields):
+        for item_id, dia_id in _raw_rows(
+            Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
+        ):
+            evidence[item_id].append(dia_id)
+    external_ids = {row[0]: row[paths.index("external_id") + 1] for row in rows}
+    data["candidates"] = sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"])
     by_external = {r["id"]: r for r in data["candidates"]}
+    gold_fields = [name for name, source in spec.key_fields if source not in ("external_id", "provenance")]
     data["test_records"] = [
-        {**by_external.get(e["id"], {}), **_gold_view(key.kind, e), "key_version": key.version} for e in data["entries"]
+        {**by_external.get(e["id"], {}), **{k: e[k] for k in gold_fields}, "key_version": key.version}
+        for e in data["entries"]
     ]
     data["rejects"] = sorted(
         (
@@ -368,13 +403,16 @@ def bundle_data(key: GoldKey) -> dict:
         if values is missing:
             values = decoded[raw] = json.loads(raw) if raw else None
         if values:
-            answers[pseudonym][by_id[item_id].external_id] = values
+            answers[pseudonym][external_ids[item_id]] = values
     data["answers"] = {
         p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
         for p, a in sorted(answers.items())
     }
     decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
-    data["queue"] = root.manifest["queue"] if "queue" in root.manifest else queue_snapshot(campaign)
+    if "queue" in root.manifest:
+        data["queue"] = root.manifest["queue"]
+    else:  # a key frozen before the queue was recorded: the campaign's queue now
+        data["queue"] = queue_records(snapshot or campaign_snapshot(campaign))
     data["decisions"] = {
         "exported": _iso(max((d.decided_at for d in decisions), default=None)),
         "decisions": {
@@ -386,7 +424,7 @@ def bundle_data(key: GoldKey) -> dict:
     for member, item_id, values, created in CouncilVote.objects.filter(
         campaign=campaign, status=CouncilVote.Status.OK
     ).order_by("created_at", "id").values_list("member__name", "item_id", "values", "created_at"):
-        council[member][by_id[item_id].external_id] = values
+        council[member][external_ids[item_id]] = values
         council_last[member] = max(created, council_last.get(member, created))
     data["council"] = {
         m: {"annotator": m, "exported": _iso(council_last[m]), "answers": dict(sorted(a.items()))}
@@ -394,12 +432,6 @@ def bundle_data(key: GoldKey) -> dict:
     }
     data["generator_members"] = [m["name"] for m in root.manifest.get("council_members", []) if m.get("is_generator")]
     return data
-
-
-def _gold_view(kind: str, entry: dict) -> dict:
-    if kind == ItemKind.TWIST:
-        return {k: entry[k] for k in ("type", "verdict", "family", "evidence", "contradicted_quote", "history_turns")}
-    return {"label": entry["label"]}
 
 
 def _decision_record(decision: Decision) -> dict:

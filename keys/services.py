@@ -11,43 +11,43 @@ from types import SimpleNamespace
 from django.db import connection, transaction
 from django.utils import timezone
 
-from adjudication.selectors import blocking_ids, queue_from_data, retained_from_data
+import protocols
+from adjudication.selectors import CampaignSnapshot, campaign_snapshot
 from annotation.models import Campaign
+from annotation.services import campaign_lock, campaign_mark_frozen
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
-from items.models import Evidence, GoldType, Item, ItemKind, Turn
+from items.models import Evidence, Item, Turn
 from keys.canonical import entry_content, key_bytes, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance
-from keys.selectors import campaign_manifest, key_campaign_data, key_canonical_bytes, key_get
-from protocols.lapse import LABELS as LAPSE_LABELS
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release
+from keys.releases import release_drift, release_seal
+from keys.selectors import agreement_figures, campaign_manifest, key_canonical_bytes, key_get
 
 HOW = {p.value: p.value for p in Provenance}
-# Accept the adjudication engineer's spellings of "how the label was reached" as well as ours.
+# Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
 HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS, "not_queued": Provenance.KEPT_UNANIMOUS,
             "kept": Provenance.KEPT_AFTER_ADJUDICATION, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION,
             "relabel": Provenance.RELABELLED, "relabeled": Provenance.RELABELLED})
 
 
 def _valid_gold(kind: str) -> tuple[str, ...]:
-    return tuple(GoldType.values) if kind == ItemKind.TWIST else LAPSE_LABELS
+    return protocols.for_kind(kind).gold_values
 
 
-
-
-def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[SimpleNamespace]:
-    """The key's entries as plain records (written by _entries_insert; no model instances)."""
-    # The adjudication contract (undecided_items / retained_items) on light item rows, the queue built
-    # once: the full-Item variants would load every item of a 100,000-item campaign as a model.
-    queue = queue_from_data(data)
-    undecided = [entry.item for entry in queue if entry.needs_decision]
+def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[SimpleNamespace]:
+    """The key's entries as plain records (written by _entries_insert; no model instances), from the
+    snapshot's queue and retained set (light item rows: full Items for a 100,000-item campaign would
+    cost more than the rest of the freeze)."""
+    campaign = snapshot.campaign
+    undecided = snapshot.undecided
     if undecided:
-        ids = sorted(i.external_id for i in undecided)
+        ids = sorted(entry.item.external_id for entry in undecided)
         raise ApplicationError(
             f"campaign '{campaign.slug}' has {len(ids)} undecided item(s) in its adjudication queue: "
             + ", ".join(ids),
             extra={"undecided": ids},
         )
-    retained = retained_from_data(data, queued=blocking_ids(queue))
+    retained = snapshot.retained
     item_ids = [item.id for item, _, _ in retained]
     evidence: dict[int, list[str]] = {}
     # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
@@ -58,11 +58,12 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
         if item_id in kept:
             evidence.setdefault(item_id, []).append(dia_id)
     # One query for the quotes: the queue's items come with only the fields it needs.
+    quoted_gold = protocols.for_kind(key.kind).quoted_gold
     quotes = dict(
-        Item.objects.filter(item_set_id=campaign.item_set_id, gold_type=GoldType.CONTRADICTING)
+        Item.objects.filter(item_set_id=campaign.item_set_id, gold_type__in=quoted_gold)
         .exclude(contradicted_quote="")
         .values_list("id", "contradicted_quote")
-    )
+    ) if quoted_gold else {}
     valid = _valid_gold(key.kind)
     entries = []
     for item, gold, how in retained:
@@ -75,7 +76,7 @@ def _entries_from_campaign(campaign: Campaign, key: GoldKey, data) -> list[Simpl
                 external_id=item.external_id,
                 gold=gold,
                 evidence=evidence.get(item.id, []),
-                quote=quotes.get(item.id, "") if gold == GoldType.CONTRADICTING else "",
+                quote=quotes.get(item.id, "") if gold in quoted_gold else "",
                 family=item.family,
                 history_turns=item.history_turns,
                 provenance=HOW.get(how, how),
@@ -123,12 +124,20 @@ def _require_author(user) -> None:
 
 @transaction.atomic
 def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists)."""
+    """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
+    from a closed campaign: while annotators work, the queue and the kept set are not settled."""
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
+    if existing is not None and existing.is_frozen:
+        raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
+    campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="build a key")
+    # One key line per campaign: its first version is built from it; later versions derive from that.
+    other = GoldKey.objects.filter(campaign=campaign, parent__isnull=True).exclude(version=version).first()
+    if other is not None:
+        raise ApplicationError(
+            f"campaign '{campaign.slug}' already has key line '{other.version}': rebuild that draft, or derive from it"
+        )
     if existing is not None:
-        if existing.is_frozen:
-            raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
         if existing.campaign_id != campaign.pk:
             raise ApplicationError(f"draft key '{version}' belongs to another campaign")
         existing.entries.all().delete()
@@ -142,15 +151,15 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
             created_by=user,
             notes=notes,
         )
-    data = key_campaign_data(campaign)
-    entries = _entries_from_campaign(campaign, key, data)
+    snapshot = campaign_snapshot(campaign)
+    entries = _entries_from_campaign(snapshot, key)
     _entries_insert(entries)
     counts = _counts(entries)
     key.sha256 = sha256_hex(key_bytes(key.kind, version, entries))
     key.manifest = {
         "key_version": version,
         "entries": len(entries),
-        **campaign_manifest(campaign, {e.item_id for e in entries}, counts, data=data),
+        **campaign_manifest(snapshot, {e.item_id for e in entries}, counts),
     }
     key.notes = notes or key.notes
     key.save()
@@ -182,22 +191,62 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
 
 @transaction.atomic
 def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
-    """Freeze `version` from the campaign's fully decided queue. Irreversible."""
+    """Freeze `version` from the campaign's fully decided queue, and the campaign with it. Irreversible.
+    Only a closed campaign freezes: annotators are done and no decision can land meanwhile (the
+    campaign row stays locked until this transaction commits)."""
+    _require_author(user)
     key = key_build(campaign=campaign, version=version, user=user, notes=notes)
-    return _freeze(key, user, sha256=key.sha256)
+    key = _freeze(key, user, sha256=key.sha256)
+    campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
+    return key
+
+
+@transaction.atomic
+def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
+    """Freeze a draft exactly as it was built and reviewed (the admin's action): refused when the
+    campaign's decisions changed since, so that what is frozen is what the author looked at."""
+    _require_author(user)
+    if key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is already frozen")
+    if key.campaign_id is None:
+        raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
+    campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
+    current = _entries_from_campaign(campaign_snapshot(campaign), key)
+    if sha256_hex(key_bytes(key.kind, key.version, current)) != key.sha256:
+        raise ApplicationError(
+            f"the decisions of '{campaign.slug}' changed since draft '{key.version}' was built: rebuild it and review it again"
+        )
+    key = _freeze(key, user)
+    campaign_mark_frozen(campaign=campaign)
+    release_seal(key=key)
+    return key
 
 
 def key_verify(*, version: str) -> dict:
-    """Recompute the key's hash from its entries and compare with the recorded one."""
+    """Recompute the key's hash from its entries and compare it with the recorded one; for a frozen key
+    also check its sealed release against its manifest, and the live rows it was rendered from (items,
+    answers, decisions, council votes) against the sealed copy. `drift` names everything that moved."""
     key = key_get(version)
     computed = sha256_hex(key_canonical_bytes(key))
+    hash_ok = bool(key.sha256) and computed == key.sha256
+    drift = [] if hash_ok else [f"entries: key.jsonl: the entries hash to {computed}, not the recorded {key.sha256 or '-'}"]
+    release = None
+    if key.is_frozen:
+        release = Release.objects.filter(key=key).first()
+        if release is None:
+            drift.append("release: the key has no sealed release")
+        else:
+            drift += [str(d) for d in release_drift(key=key) if not (d.where == "entries" and not hash_ok)]
     return {
         "version": key.version,
         "status": key.status,
         "recorded": key.sha256,
         "computed": computed,
         "entries": key.entries.count(),
-        "ok": bool(key.sha256) and computed == key.sha256,
+        "release_sha256": release.sha256 if release else None,
+        "drift": drift,
+        "ok": hash_ok and not drift,
     }
 
 
@@ -216,6 +265,11 @@ def _parse_evidence(value: str) -> list[str]:
     return [part for part in re.split(r"[,\s]+", value.strip()) if part]
 
 
+# Errata are public (anyone signed in may report a problem), so one account cannot flood a key's list: it
+# may have this many awaiting a decision at once (authors are not limited), and a repeat is refused.
+MAX_OPEN_ERRATA_PER_USER = 20
+
+
 @transaction.atomic
 def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description: str, user, value: str = "") -> Erratum:
     """Any signed-in user may file an erratum against a frozen key."""
@@ -229,6 +283,13 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
     if not description:
         raise ApplicationError("describe the problem (description is required)")
     value = (value or "").strip()
+    if not roles.is_author(user):
+        waiting = Erratum.objects.filter(filed_by=user, status=Erratum.Status.FILED).count()
+        if waiting >= MAX_OPEN_ERRATA_PER_USER:
+            raise ApplicationError(
+                f"you have {waiting} errata awaiting a decision; file more once the authors have decided those",
+                status_code=429,
+            )
     in_key = KeyEntry.objects.filter(key=key, external_id=item_external_id).select_related("item").first()
     if kind == Erratum.Kind.RELABEL:
         valid = _valid_gold(key.kind)
@@ -256,6 +317,11 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
             raise ApplicationError("fix-quote needs --value: the corrected verbatim quote")
         elif kind == Erratum.Kind.DROP and value:
             raise ApplicationError("drop takes no --value")
+    same = Erratum.objects.filter(
+        key=key, item_external_id=item_external_id, kind=kind, value=value, status=Erratum.Status.FILED
+    ).first()
+    if same is not None:
+        raise ApplicationError(f"erratum {same.pk} already proposes this for '{item_external_id}' and awaits a decision")
     return Erratum.objects.create(
         key=key, item_external_id=item_external_id, kind=kind, value=value, description=description, filed_by=user
     )
@@ -297,7 +363,7 @@ def next_version(version: str) -> str:
     """TWIST-v1.0 -> TWIST-v1.1 (the minor number counts errata releases)."""
     match = re.fullmatch(r"(.*?)(\d+)", version)
     if match is None:
-        raise ApplicationError(f"cannot derive a next version from '{version}'; give --version")
+        raise ApplicationError(f"cannot derive a next version from '{version}'; give --key-version")
     return f"{match.group(1)}{int(match.group(2)) + 1}"
 
 
@@ -356,8 +422,6 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
         "errata_applied": [e.pk for e in errata],
     }
     if parent.campaign_id is not None:
-        from keys.selectors import agreement_figures
-
         key.manifest["agreement"] = agreement_figures(
             parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
         )
@@ -365,6 +429,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
+    release_seal(key=key)  # after the errata point at it: the release lists what it applied
     return key
 
 
@@ -382,14 +447,14 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
         evidence = list(item.evidence.order_by("position").values_list("turn__dia_id", flat=True))
         current = KeyEntry(
             key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
-            quote=item.contradicted_quote if erratum.value == GoldType.CONTRADICTING else "",
+            quote=item.contradicted_quote if erratum.value in protocols.for_kind(key.kind).quoted_gold else "",
             family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
         )
         entries[item.external_id] = current
         return current
     if erratum.kind == Erratum.Kind.RELABEL:
         current.gold = erratum.value
-        if erratum.value != GoldType.CONTRADICTING:
+        if erratum.value not in protocols.for_kind(key.kind).quoted_gold:
             current.quote = ""
     elif erratum.kind == Erratum.Kind.FIX_EVIDENCE:
         current.evidence = _parse_evidence(erratum.value)

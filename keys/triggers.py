@@ -1,4 +1,4 @@
-"""Install and remove the database triggers that make frozen gold keys immutable.
+"""Install and remove the database triggers that make frozen gold keys and frozen campaigns immutable.
 
 The application never relies on them (services refuse first, with a clear message), but admin, ORM
 `update()`/`bulk_update()`, raw SQL and a bug in a future service all hit the same wall. A database
@@ -11,8 +11,21 @@ tests which must tear frozen rows down run exactly what the migration installed.
 
 import importlib
 
-_migration = importlib.import_module("adjudication.migrations.0003_keys_immutability")
-KEY, ENTRY, MESSAGE, STATEMENTS = _migration.KEY, _migration.ENTRY, _migration.MESSAGE, _migration.STATEMENTS
+_keys = importlib.import_module("adjudication.migrations.0003_keys_immutability")
+_sealed = importlib.import_module("keys.migrations.0002_sealed_campaign_triggers")
+_releases = importlib.import_module("keys.migrations.0003_releases")
+KEY, ENTRY, MESSAGE = _keys.KEY, _keys.ENTRY, _keys.MESSAGE
+SEALED_MESSAGE = _sealed.MESSAGE
+RELEASE_MESSAGE = _releases.MESSAGE
+_MIGRATIONS = (_keys, _sealed, _releases)
+# Every migration's triggers, installed in migration order and removed in reverse.
+STATEMENTS = {
+    vendor: (
+        [sql for m in _MIGRATIONS for sql in m.STATEMENTS[vendor][0]],
+        [sql for m in reversed(_MIGRATIONS) for sql in m.STATEMENTS[vendor][1]],
+    )
+    for vendor in _keys.STATEMENTS
+}
 
 
 def _run(connection, statements) -> None:

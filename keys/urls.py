@@ -9,6 +9,7 @@ urlpatterns = [
     path("<str:version>/", key_views.key_detail, name="detail"),
     path("<str:version>/download.zip", key_views.key_download, name="download"),
     path("<str:version>/key.jsonl", key_views.key_jsonl, name="jsonl"),
+    path("<str:version>/errata.jsonl", key_views.key_errata_feed, name="errata-feed"),
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
     path("<str:version>/scores/", include("keys.scoring.urls")),
 ]

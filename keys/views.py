@@ -1,13 +1,15 @@
 """Gold key pages: frozen keys are public (no login); drafts are for authors only."""
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
-from keys import bundle
+from keys import bundle, releases
 from keys import selectors as key_selectors
 from keys import services as key_services
 from keys.models import Erratum
@@ -38,23 +40,47 @@ def key_detail(request, version: str):
     )
 
 
+def _sealed(response: HttpResponse, release, filename: str) -> HttpResponse:
+    # The same bytes forever: the release hash is the entity tag, and caches may keep it for good.
+    response["ETag"] = f'"{release.sha256}"'
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 @require_GET
 def key_download(request, version: str):
     key = _key_or_404(version, request.user)
     if not key.is_frozen:
         raise Http404("drafts are not released")
-    files = bundle.render(key_selectors.bundle_data(key))
-    response = HttpResponse(bundle.zip_bytes(files, key.version), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{key.version}.zip"'
-    return response
+    release = releases.release_get(key)
+    if request.headers.get("If-None-Match") == f'"{release.sha256}"':
+        return _sealed(HttpResponseNotModified(), release, f"{key.version}.zip")
+    content = bundle.zip_bytes(releases.release_files(key), key.version)
+    return _sealed(HttpResponse(content, content_type="application/zip"), release, f"{key.version}.zip")
 
 
 @require_GET
 def key_jsonl(request, version: str):
     key = _key_or_404(version, request.user)
-    response = HttpResponse(key_selectors.key_canonical_bytes(key), content_type="application/jsonl; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{key.version}.key.jsonl"'
-    return response
+    if not key.is_frozen:  # an author's draft: rendered from the live entries
+        response = HttpResponse(key_selectors.key_canonical_bytes(key), content_type="application/jsonl; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{key.version}.key.jsonl"'
+        return response
+    release = releases.release_get(key)
+    content = releases.release_files(key)["key.jsonl"]
+    return _sealed(HttpResponse(content, content_type="application/jsonl; charset=utf-8"), release, f"{key.version}.key.jsonl")
+
+
+@require_GET
+def key_errata_feed(request, version: str):
+    """The key line's errata, filed before or after any release: the one place later errata live."""
+    key = _key_or_404(version, request.user)
+    content = b"".join(
+        json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+        for record in key_selectors.errata_feed(key)
+    )
+    return HttpResponse(content, content_type="application/jsonl; charset=utf-8")
 
 
 @login_required

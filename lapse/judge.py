@@ -1,4 +1,4 @@
-"""The Lapse LLM judge: prompt and response parsing (pure, no Django, no network).
+"""The Lapse LLM judge: prompt and response parsing, and the automatic-label rule (pure, no network).
 
 The judge sees only the user request, the model response and the key fact — never the form, gap,
 session date, model, paired output or the cascade's label (PROTOCOL §9; paper App. B.2) — and
@@ -11,9 +11,10 @@ import json
 import re
 
 from council.prompts import SCHEMA_MARKER
+from lapse.cascade import BEHAVIOUR
+from protocols.lapse import LABELS
 
 PROMPT_VERSION = "lapse-judge-v1"
-LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
 UNPARSED = "UNPARSED"
 
 SYSTEM_PROMPT = """You label how an AI assistant used one remembered fact (the KEY FACT) when answering a user's request.
@@ -81,16 +82,25 @@ def judge_parse(text: str | None) -> str:
     return "CONFAB-COMMIT" if found.startswith("CONFAB") else found
 
 
-BINARY = {"PROCEED": "proceed", "HEDGE": "withhold", "TEMPLATE": "withhold"}
-
-
-def binary(label: str | None) -> str | None:
-    """PROTOCOL §9 binary outcome: PROCEED vs withholding (HEDGE, TEMPLATE); other labels excluded."""
-    return BINARY.get(label or "")
+# Labels that mean the cascade could not decide: never an automatic label.
+UNSCORABLE = frozenset({"RESIDUAL", "UNPARSED"})
 
 
 def agreement_label(cascade: str | None, judge: str | None) -> tuple[str | None, bool]:
-    """(automatic label, flagged): a label is assigned only where cascade and judge agree."""
+    """(automatic label, flagged) of a behaviour output: a label only where cascade and judge agree."""
     if cascade and judge and cascade == judge and judge in LABELS:
         return judge, False
     return None, True
+
+
+def automatic_label(*, task: str | None, cascade: str | None, judge: str | None) -> tuple[str | None, bool]:
+    """The one rule for the automatic label, as (label, flagged for people). Behaviour needs the
+    cascade and the judge to agree; the other tasks are scored by the cascade alone (as in the
+    paper), flagged when it cannot decide. Nothing is known before the cascade has run: (None, False)."""
+    if not cascade:
+        return None, False
+    if task == BEHAVIOUR:
+        return agreement_label(cascade, judge)
+    if cascade in UNSCORABLE:
+        return None, True
+    return cascade, False

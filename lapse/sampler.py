@@ -1,8 +1,8 @@
 """Seeded, stratified gold-set sampler for Lapse behaviour outputs (pure: dicts in, a plan out).
 
-It lives in `annotation` because its only product is the item list of a new annotation campaign:
-it runs before anyone labels and never reads answers, decisions or agreement (which would put it
-downstream, in `adjudication`).
+Its only product is the item list of a new annotation campaign: it runs before anyone labels and
+never reads answers, decisions or agreement. The units come from `lapse.services.lapse_sample_create`,
+which reads the outputs' scorer labels.
 
 Design (after the Lapse authors' released `gold_manifest_v1.json`):
   A_forced_label   every automatic label (cascade or judge) gets a floor of items, so rare labels
@@ -22,9 +22,10 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from protocols.lapse import LABELS
+
 SAMPLER_VERSION = "goldkey-lapse-sampler-1"
 STRATA = ("task", "frame", "form", "gap", "disagreement")
-LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
 
 
 def unit_disagrees(unit: dict) -> bool:

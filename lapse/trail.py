@@ -10,31 +10,35 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from adjudication.models import Action
-from adjudication.services import _items_by_id, decision_save
+from adjudication.services import decision_save
 from annotation.models import Answer, Campaign, Protocol
-from annotation.services import campaign_create
+from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
-from council.models import CouncilMember, CouncilVote
-from council.services import IMPORTED
+from council.models import CouncilMember
+from council.services import ImportedVote, imported_votes_save
 from goldkey.errors import ApplicationError
-from items.models import Item, ItemSet
-from items.parsing import ErrorLog, ImportFailed, ParsedLapseItem, read_json, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json, read_jsonl
+from items.models import ItemSet
+from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
-from protocols.lapse import LABELS as LAPSE_LABELS
+from lapse.selectors import campaign_items_by_external_id
+from protocols.lapse import LABELS
 
-JUDGE_LABELS = (*LAPSE_LABELS, "RESIDUAL")
+JUDGE_LABELS = (*LABELS, "RESIDUAL")
 
 
 def judge_import(*, campaign: Campaign, path: Path, dry_run: bool = False) -> dict:
     """LLM-judge labels in the released judged-items format `{"gid", "judge", "judge_model"}` (JSONL),
     stored as council votes `{"label": …}` of a member named after `judge_model`, prompt version
-    'imported'. Re-importing the same file changes nothing."""
+    'imported'. All-or-nothing, under the one policy for imported votes (`imported_votes_save`):
+    re-importing the same file changes nothing; a file that changes an imported label is refused,
+    naming FILE:LINE and the item."""
     if campaign.protocol != Protocol.LAPSE:
         raise ApplicationError(f"judge labels belong to a Lapse campaign; '{campaign.slug}' is {campaign.protocol}")
     path = Path(path)
-    items = _items_by_id(campaign)
+    items = campaign_items_by_external_id(campaign)
     log = ErrorLog()
-    parsed: dict[tuple[str, str], tuple[Item, str]] = {}
+    by_model: dict[str, dict[str, ImportedVote]] = {}
     for line, record in read_jsonl(path, log):
         where = f"{path.name}:{line}"
         gid, label, model = record.get("gid"), record.get("judge"), record.get("judge_model")
@@ -50,35 +54,25 @@ def judge_import(*, campaign: Campaign, path: Path, dry_run: bool = False) -> di
         if gid not in items:
             log.add(where, f"no item '{gid}' in campaign '{campaign.slug}'")
             continue
-        if (model, gid) in parsed:
+        if gid in by_model.get(model, {}):
             log.add(where, f"duplicate judge label for '{gid}'")
             continue
-        parsed[(model, gid)] = (items[gid], label)
-    if not parsed and not log.errors:
+        by_model.setdefault(model, {})[gid] = ImportedVote(where, items[gid], {"label": label})
+    if not by_model and not log.errors:
         log.add(f"{path.name}:1", "no judge labels in file")
     log.raise_if_any()
-    models = sorted({model for model, _ in parsed})
+    models = sorted(by_model)
+    labels = sum(len(votes) for votes in by_model.values())
     if dry_run:
-        return {"judges": models, "labels": len(parsed), "changed": 0, "dry_run": True}
-    changed = 0
+        return {"judges": models, "labels": labels, "changed": 0, "created": 0, "unchanged": 0, "dry_run": True}
+    created = unchanged = 0
     with transaction.atomic():
-        members = {m: CouncilMember.objects.get_or_create(name=m, defaults={"model": m})[0] for m in models}
-        existing = {
-            (v.member.name, v.item_id): v
-            for v in CouncilVote.objects.filter(campaign=campaign, member__in=members.values(), prompt_version=IMPORTED).select_related("member")
-        }
-        fresh = []
-        for (model, _gid), (item, label) in parsed.items():
-            vote = existing.get((model, item.id))
-            if vote is None:
-                fresh.append(CouncilVote(campaign=campaign, member=members[model], item=item, prompt_version=IMPORTED, values={"label": label}))
-            elif vote.values != {"label": label} or vote.status != CouncilVote.Status.OK:
-                vote.values, vote.status, vote.error = {"label": label}, CouncilVote.Status.OK, ""
-                vote.save(update_fields=["values", "status", "error"])
-                changed += 1
-        CouncilVote.objects.bulk_create(fresh, batch_size=2000)
-        changed += len(fresh)
-    return {"judges": models, "labels": len(parsed), "changed": changed, "dry_run": False}
+        for model in models:
+            member, _ = CouncilMember.objects.get_or_create(name=model, defaults={"model": model})
+            saved = imported_votes_save(campaign=campaign, member=member, votes=list(by_model[model].values()))
+            created, unchanged = created + saved["created"], unchanged + saved["unchanged"]
+    # "changed": votes written by this import — only new ones, since an imported vote is never rewritten.
+    return {"judges": models, "labels": labels, "changed": created, "created": created, "unchanged": unchanged, "dry_run": False}
 
 
 LAPSE_GOLD_FILES = {
@@ -129,8 +123,8 @@ def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str 
         gid, label = record.get("gid"), record.get("label")
         if gid not in gids:
             log.add(f"{adjudicated_path.name}:{line}", f"'{gid}' is not a labelled item")
-        elif label not in LAPSE_LABELS:
-            log.add(f"{adjudicated_path.name}:{line}", f"{gid}: label '{label}' is not one of {', '.join(LAPSE_LABELS)}")
+        elif label not in LABELS:
+            log.add(f"{adjudicated_path.name}:{line}", f"{gid}: label '{label}' is not one of {', '.join(LABELS)}")
         else:
             adjudicated[gid] = label
     log.raise_if_any()
@@ -158,7 +152,8 @@ def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str 
             name=f"Lapse gold trail ({directory.name})", created_by=user, pseudonyms=list(names),
         )
         labels = [answers_import(campaign=campaign, path=p, annotator=name, user=user) for p, name in zip(paths, names, strict=True)]
-        items = _items_by_id(campaign)
+        campaign_close(campaign=campaign, user=user)
+        items = campaign_items_by_external_id(campaign)
         for gid, label in sorted(adjudicated.items()):
             decision_save(
                 campaign=campaign, item=items[gid], action=Action.RELABEL, new_gold=label,

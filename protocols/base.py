@@ -8,6 +8,9 @@ Pure: no database access, no imports from the apps above `items`.
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+# A free-text answer (a note) is copied into every revision; a page of text is plenty for a reason.
+MAX_NOTE_CHARS = 10_000
+
 
 @dataclass(frozen=True)
 class Question:
@@ -55,6 +58,24 @@ class ProtocolSpec:
     # Extra checks a complete answer must satisfy beyond its choice questions (values -> done?).
     phase2_complete: Callable[[dict], bool] | None = None
 
+    # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
+    # The answer keys agreement and the queue read for every item (notes are loaded for one item's page).
+    agreement_keys: tuple[str, ...] = ()
+    # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's
+    # gold, evidence questions, strata, retained set) or "labels" (labels, binary collapse, judges).
+    agreement_figures: str = "labels"
+    # Where a key entry's gold comes from: False, the item's gold field (relabelled by a decision);
+    # True, the label the annotators agreed on (else the adjudicated label).
+    gold_from_answers: bool = False
+    # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
+    # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
+    key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
+    # Gold values whose key entry carries the item's contradicted quote (others carry "").
+    quoted_gold: tuple[str, ...] = ()
+    # A candidate record in a release bundle: (record field, Item field path) in order; "evidence" is the
+    # item's evidence turn ids; a missing related object (a path through "__") exports as "".
+    candidate_fields: tuple[tuple[str, str], ...] = (("id", "external_id"),)
+
     # --- questions -------------------------------------------------------------------------------------
     def question_map(self) -> dict[str, Question]:
         return {q.key: q for q in self.questions}
@@ -71,6 +92,9 @@ class ProtocolSpec:
                 continue
             if not isinstance(value, str):
                 problems.append(f"field '{key}': must be a string, got {type(value).__name__}")
+                continue
+            if question.choices is None and len(value) > MAX_NOTE_CHARS:
+                problems.append(f"field '{key}': {len(value):,} characters; a note holds at most {MAX_NOTE_CHARS:,}")
                 continue
             if question.choices is not None and value != "" and value not in question.choices:
                 problems.append(f"field '{key}': '{value}' is not one of {', '.join(question.choices)}")

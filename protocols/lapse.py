@@ -37,4 +37,16 @@ SPEC = ProtocolSpec(
         "Stating the fact in prose does not count as delivering the requested output.",
     ),
     item_template="annotation/item_lapse.html",
+    agreement_keys=("label",),
+    agreement_figures="labels",
+    gold_from_answers=True,
+    key_fields=(("id", "external_id"), ("label", "gold"), ("provenance", "provenance")),
+    candidate_fields=(
+        ("id", "external_id"),
+        ("request", "request"),
+        ("response", "response"),
+        ("key_fact", "key_fact"),
+        ("text_released", "text_released"),
+        ("hidden", "hidden"),
+    ),
 )

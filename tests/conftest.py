@@ -184,3 +184,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     reasons = [skip_reason(r) for r in terminalreporter.stats.get("skipped", []) if r.when in ("setup", "call")]
     terminalreporter.write_line(skip_summary(reasons), yellow=bool(reasons), bold=True)
     return result
+
+
+def close_campaign(campaign, user=None):
+    """Annotation is over: close the campaign so that its disagreements can be decided. Enrollments that
+    a fixture left unsubmitted are ended, as an author closing early would."""
+    from annotation.services import campaign_close
+
+    closer = user or get_user_model().objects.filter(groups__name=roles.AUTHOR).order_by("id").first()
+    if closer is None:
+        closer = _user("closer", roles.AUTHOR)
+    return campaign_close(campaign=campaign, user=closer, end_open=True)

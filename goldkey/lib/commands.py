@@ -2,9 +2,31 @@
 
 import json
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from goldkey.errors import ApplicationError
+from goldkey.lib.error_records import error_records
+
+
+def user_named(username: str | None):
+    if not username:
+        raise ApplicationError("give --by USERNAME (who does this; recorded)")
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ApplicationError(f"no user '{username}'")
+    return user
+
+
+def acting_user(username: str | None):
+    """The one rule for who a command acts as: --by USERNAME, or the first admin when the option is
+    left out. Either way the user is recorded on what the command writes."""
+    if username:
+        return user_named(username)
+    user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
+    if user is None:
+        raise ApplicationError("give --by USERNAME (no admin user exists)")
+    return user
 
 
 class GoldkeyCommand(BaseCommand):
@@ -12,12 +34,15 @@ class GoldkeyCommand(BaseCommand):
 
     json_option = True
     dry_run_option = False
+    acting_user_option = False  # adds --by USERNAME; read it with self.acting_user(options)
 
     def add_arguments(self, parser):
         if self.json_option:
             parser.add_argument("--json", action="store_true", help="print the result as JSON")
         if self.dry_run_option:
             parser.add_argument("--dry-run", action="store_true", help="validate and report, write nothing")
+        if self.acting_user_option:
+            parser.add_argument("--by", default=None, help="username of the person doing this (default: the first admin)")
         self.add_command_arguments(parser)
 
     def add_command_arguments(self, parser):
@@ -27,12 +52,24 @@ class GoldkeyCommand(BaseCommand):
         try:
             result = self.run(**options)
         except ApplicationError as exc:
+            if options.get("json"):
+                # A script reads stdout: every problem as a record (an import lists them all in extra["errors"]),
+                # while the exit status and stderr still say the command failed.
+                messages = exc.extra.get("errors") or [exc.message]
+                self.stdout.write(json.dumps({"errors": error_records(messages)}, indent=2))
             hint = f" ({exc.operator_hint})" if exc.operator_hint else ""
             raise CommandError(exc.message + hint) from exc
+        except CommandError as exc:
+            if options.get("json"):
+                self.stdout.write(json.dumps({"errors": error_records([str(exc)])}, indent=2))
+            raise
         if options.get("json"):
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str))
         else:
             self.stdout.write(self.summary(result))
+
+    def acting_user(self, options: dict):
+        return acting_user(options.get("by"))
 
     def run(self, **options) -> dict:
         raise NotImplementedError

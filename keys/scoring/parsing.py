@@ -1,7 +1,7 @@
 """Reading system runs: the predictions JSONL and the released per-item results JSON. Pure.
 
 Both readers check the file against the key it will be scored on and report every problem as
-``FILE:LINE: field …`` (the shared import error log, items.parsing): an item the key does not hold, a
+``FILE:LINE: field …`` (the shared import error log, goldkey.lib.jsonio): an item the key does not hold, a
 key item without a prediction (Track B has no abstention), a duplicate, a field of the wrong type. On
 any problem they raise ImportFailed and return nothing, so a half-read run can never be scored.
 """
@@ -9,7 +9,7 @@ any problem they raise ImportFailed and return nothing, so a half-read run can n
 from collections.abc import Mapping
 from pathlib import Path
 
-from items.parsing import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
 from keys.scoring.metrics import CONTRADICTING, KeyItem, Prediction
 
 __all__ = ["ImportFailed", "predictions_parse", "results_parse", "score_level_parse"]

@@ -32,10 +32,8 @@ def _scorable_key(version: str) -> GoldKey:
         raise ApplicationError(f"key '{version}' is a draft: runs are scored against frozen keys only")
     check = key_services.key_verify(version=version)
     if not check["ok"]:
-        raise ApplicationError(
-            f"key '{version}' does not verify: recorded sha256 {check['recorded'] or '-'}, its entries hash to "
-            f"{check['computed']}; no run is scored against it"
-        )
+        drift = "; ".join(check.get("drift") or []) or f"recorded sha256 {check['recorded'] or '-'}, computed {check['computed']}"
+        raise ApplicationError(f"key '{version}' does not verify ({drift}); no run is scored against it")
     return key
 
 

@@ -1,5 +1,10 @@
 // Goldkey item page: autosave every answer the moment it is given, keyboard shortcuts, time on item.
 // No framework: one small file, served locally.
+//
+// Nothing is lost: saves go out one after another (a queue, never two requests of this page at once);
+// each carries the revision this page last saw, so a change over what another tab saved is refused
+// (409) and the page shows what was saved there; a note is sent as the page hides or unloads (fetch
+// keepalive), and kept in sessionStorage until the server has it, so a reload resends it.
 (function () {
   "use strict";
   const root = document.getElementById("annotate");
@@ -7,10 +12,18 @@
   const saveUrl = root.dataset.saveUrl;
   const locked = root.dataset.locked === "1";
   const status = document.getElementById("save-status");
+  const conflict = document.getElementById("conflict");
   const csrf = (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "";
+  const storeKey = "goldkey-unsent:" + saveUrl;
+  // One id per loaded page: the server tells this page's own requests from another tab's.
+  const writer = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Math.random()).slice(2) + Date.now();
+  let revision = parseInt(root.dataset.revision || "0", 10);
+  let seq = 0;
+  let queued = null;     // values waiting to go out, merged (the latest value of a key wins)
+  let inFlight = null;   // the values of the request on the wire
+  let waiters = [];      // called once the queue is empty
   let shownAt = performance.now();
   let visibleMs = 0;
-  let pending = 0;
 
   function elapsed() {
     // Time on item counts only while the page is visible.
@@ -22,57 +35,156 @@
     visibleMs = 0;
     return ms;
   }
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "hidden") { visibleMs += performance.now() - shownAt; }
-    shownAt = performance.now();
-  });
 
   function setStatus(text, cls) {
     status.textContent = text;
     status.className = "save-status " + (cls || "");
   }
 
-  function save(values, opts) {
-    if (locked) return Promise.resolve();
-    pending += 1;
-    setStatus("saving…", "saving");
-    const body = JSON.stringify({ values: values, time_on_item_ms: elapsed() });
-    const attempt = function (tries) {
-      return fetch(saveUrl, {
-        method: "POST",
-        credentials: "same-origin",
-        keepalive: !!(opts && opts.keepalive),
-        headers: { "Content-Type": "application/json", "X-CSRFToken": decodeURIComponent(csrf) },
-        body: body,
-      }).then(function (r) {
-        return r.json().then(function (data) {
-          if (!r.ok) { throw Object.assign(new Error(data.detail || r.statusText), { fatal: r.status < 500 }); }
-          return data;
-        });
-      }).catch(function (err) {
-        // Retries are safe: the server treats the same values twice as one save.
-        if (!err.fatal && tries < 4) {
-          return new Promise(function (res) { setTimeout(res, 400 * (tries + 1)); }).then(function () { return attempt(tries + 1); });
-        }
-        throw err;
-      });
-    };
-    return attempt(0).then(function (data) {
-      pending -= 1;
-      setStatus(pending ? "saving…" : "saved", pending ? "saving" : "saved");
-      if (data.phase1_completed) {
-        const banner = document.getElementById("unlocked");
-        if (banner) banner.hidden = false;
-      }
-      if (typeof data.progress_percent === "number") {
-        const bar = document.getElementById("phase-progress");
-        if (bar) bar.style.width = data.progress_percent + "%";
-      }
-      return data;
-    }).catch(function (err) {
-      pending -= 1;
-      setStatus("not saved: " + err.message, "error");
+  function textFields() { return root.querySelectorAll("textarea[data-key], input[data-key]"); }
+
+  // Show values as saved on the server: choices always; a text field unless it holds an edit not yet sent.
+  function show(values, force) {
+    root.querySelectorAll("button.choice").forEach(function (b) {
+      if (!force && (!(b.dataset.key in values) || (queued && b.dataset.key in queued))) return;
+      const on = values[b.dataset.key] === b.dataset.value;
+      b.classList.toggle("selected", on);
+      b.setAttribute("aria-pressed", on ? "true" : "false");
     });
+    textFields().forEach(function (f) {
+      const key = f.dataset.key;
+      if (!(key in values) && !force) return;
+      if (!force && (f.value !== f._last || (queued && key in queued))) return;
+      f.value = values[key] || "";
+      f._last = f.value;
+    });
+  }
+
+  function remember(request) {
+    try { sessionStorage.setItem(storeKey, JSON.stringify(request)); } catch (e) { /* storage full or off */ }
+  }
+  function forget(sentSeq, sentWriter) {
+    try {
+      const kept = JSON.parse(sessionStorage.getItem(storeKey) || "null");
+      if (kept && kept.writer === sentWriter && kept.seq <= sentSeq) sessionStorage.removeItem(storeKey);
+    } catch (e) { /* nothing kept */ }
+  }
+
+  function post(request, keepalive) {
+    return fetch(saveUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: !!keepalive,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": decodeURIComponent(csrf) },
+      body: JSON.stringify(request),
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (data) {
+        if (!r.ok) {
+          throw Object.assign(new Error(data.detail || r.statusText), { status: r.status, data: data, fatal: r.status < 500 });
+        }
+        return data;
+      });
+    });
+  }
+
+  function attempt(request, tries) {
+    // Retries are safe: the same request again (same writer and number) changes nothing twice.
+    return post(request, true).catch(function (err) {
+      if (!err.fatal && tries < 4) {
+        return new Promise(function (res) { setTimeout(res, 400 * (tries + 1)); }).then(function () { return attempt(request, tries + 1); });
+      }
+      throw err;
+    });
+  }
+
+  function request(values) {
+    seq += 1;
+    const r = { values: values, time_on_item_ms: elapsed(), revision: revision, writer: writer, seq: seq };
+    if (Object.keys(values).length) remember(r);
+    return r;
+  }
+
+  function saved(r, data) {
+    forget(r.seq, r.writer);
+    if (typeof data.revision === "number" && data.revision >= revision) revision = data.revision;
+    if (data.values) show(data.values, false);
+    if (data.phase_ready) {
+      const banner = document.getElementById("phase-ready");
+      if (banner) banner.hidden = false;
+    }
+    if (typeof data.progress_percent === "number") {
+      const bar = document.getElementById("phase-progress");
+      if (bar) bar.style.width = data.progress_percent + "%";
+    }
+  }
+
+  function failed(r, err) {
+    if (err.status === 409 && err.data && err.data.current) {
+      forget(r.seq, r.writer);
+      const current = err.data.current;
+      revision = current.revision;
+      const mine = Object.assign({}, r.values, queued || {});
+      queued = null;  // based on what this page showed before: never sent over the newer answer
+      show(current.values, true);
+      const lost = Object.keys(mine).filter(function (k) { return (current.values[k] || "") !== mine[k]; });
+      conflict.textContent = err.message + (lost.length ? " — your unsaved version: " +
+        lost.map(function (k) { return k + " = " + JSON.stringify(mine[k]); }).join("; ") : "");
+      conflict.hidden = false;
+      setStatus("not saved: changed elsewhere", "error");
+      return;
+    }
+    setStatus("not saved: " + err.message, "error");
+  }
+
+  function pump() {
+    if (inFlight || locked) return;
+    if (!queued) {
+      const done = waiters; waiters = [];
+      done.forEach(function (f) { f(); });
+      return;
+    }
+    const values = queued; queued = null;
+    inFlight = values;
+    setStatus("saving…", "saving");
+    const r = request(values);
+    attempt(r, 0).then(function (data) {
+      saved(r, data);
+      setStatus(queued ? "saving…" : "saved", queued ? "saving" : "saved");
+    }, function (err) { failed(r, err); }).then(function () { inFlight = null; pump(); });
+  }
+
+  function save(values) {
+    if (locked) return Promise.resolve();
+    queued = Object.assign(queued || {}, values);
+    setStatus("saving…", "saving");
+    const idle = new Promise(function (res) { waiters.push(res); });
+    pump();
+    return idle;
+  }
+
+  function idle() {
+    return (inFlight || queued) ? new Promise(function (res) { waiters.push(res); }) : Promise.resolve();
+  }
+
+  function flushFields() { textFields().forEach(function (f) { if (f._flush) f._flush(); }); }
+
+  // The page is going away (reload, close, another tab in front): whatever is not yet on the server
+  // goes out now, in a request that outlives the page. When one is on the wire its values are included
+  // again, so the newer request carries everything; the server drops the older one if it arrives second.
+  function sendNow() {
+    if (locked) return;
+    flushFields();  // with nothing on the wire this sends at once (every request is keepalive)
+    const ms = elapsed();
+    if (!queued) {
+      if (ms > 0) post({ values: {}, time_on_item_ms: ms }, true).catch(function () {});
+      return;
+    }
+    // Waiting behind the request on the wire: it cannot wait for that answer any more.
+    const values = Object.assign({}, inFlight || {}, queued);
+    queued = null;
+    visibleMs += ms;
+    const r = request(values);
+    post(r, true).then(function (data) { saved(r, data); }, function (err) { failed(r, err); });
   }
 
   function choose(button) {
@@ -82,6 +194,8 @@
       b.classList.toggle("selected", b === button);
       b.setAttribute("aria-pressed", b === button ? "true" : "false");
     });
+    // A note being typed is saved first: it goes out before the choice, one after the other.
+    flushFields();
     const values = {};
     values[key] = button.dataset.value;
     return save(values);
@@ -92,13 +206,13 @@
   });
 
   // Text fields (notes, the conflicting turn id): saved as you type (debounced) and on leaving.
-  root.querySelectorAll("textarea[data-key], input[data-key]").forEach(function (field) {
+  textFields().forEach(function (field) {
     let timer = null;
-    let last = field.value;
+    field._last = field.value;
     const flush = function () {
       clearTimeout(timer);
-      if (field.value === last) return;
-      last = field.value;
+      if (field.value === field._last) return;
+      field._last = field.value;
       const values = {};
       values[field.dataset.key] = field.value;
       save(values);
@@ -107,6 +221,23 @@
     field.addEventListener("blur", flush);
     field._flush = flush;
   });
+
+  // A request this tab sent as it unloaded (a reload) may not have reached the server before this page
+  // was rendered: send it again, as the same request, so it counts once whichever arrives first.
+  (function resendUnsent() {
+    let kept = null;
+    try { kept = JSON.parse(sessionStorage.getItem(storeKey) || "null"); } catch (e) { kept = null; }
+    if (!kept || locked || !kept.values) return;
+    show(kept.values, false);
+    textFields().forEach(function (f) {
+      if (f.dataset.key in kept.values) { f.value = kept.values[f.dataset.key]; f._last = f.value; }
+    });
+    inFlight = kept.values;
+    setStatus("saving…", "saving");
+    const r = Object.assign({}, kept, { time_on_item_ms: 0 });
+    attempt(r, 0).then(function (data) { saved(r, data); setStatus("saved", "saved"); },
+      function (err) { failed(r, err); }).then(function () { inFlight = null; pump(); });
+  })();
 
   // The recipient's turn index (Phase 2, Q3): filter and pick a conflicting turn.
   const filter = document.getElementById("turn-filter");
@@ -124,8 +255,8 @@
       if (!field || locked) return;
       field.value = b.dataset.turn;
       field._flush();
-      const conflict = root.querySelector('button.choice[data-key="q3"][data-value="conflict"]');
-      if (conflict && !conflict.classList.contains("selected")) choose(conflict);
+      const conflictChoice = root.querySelector('button.choice[data-key="q3"][data-value="conflict"]');
+      if (conflictChoice && !conflictChoice.classList.contains("selected")) choose(conflictChoice);
     });
   });
 
@@ -139,24 +270,21 @@
     if (!url || leaving) return;
     leaving = true;
     // Flush any note being typed and record the time spent here, then leave once every save is done.
-    root.querySelectorAll("textarea[data-key], input[data-key]").forEach(function (f) { f._flush && f._flush(); });
-    const waitForSaves = function () {
-      return pending ? new Promise(function (res) { setTimeout(res, 30); }).then(waitForSaves) : Promise.resolve();
-    };
+    flushFields();
     const recordTime = locked ? Promise.resolve() : save({});
-    Promise.resolve(recordTime).then(waitForSaves).then(function () { window.location.href = url; });
+    Promise.resolve(recordTime).then(idle).then(function () { window.location.href = url; });
   }
 
-  window.addEventListener("pagehide", function () {
-    if (leaving || locked) return;  // go() already recorded the time
-    const ms = elapsed();
-    if (ms > 0) {
-      fetch(saveUrl, {
-        method: "POST", credentials: "same-origin", keepalive: true,
-        headers: { "Content-Type": "application/json", "X-CSRFToken": decodeURIComponent(csrf) },
-        body: JSON.stringify({ values: {}, time_on_item_ms: ms }),
-      }).catch(function () {});
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") {
+      visibleMs += performance.now() - shownAt;
+      if (!leaving) sendNow();
     }
+    shownAt = performance.now();
+  });
+  window.addEventListener("pagehide", function () {
+    if (leaving) return;  // go() already saved everything
+    sendNow();
   });
 
   document.addEventListener("keydown", function (e) {

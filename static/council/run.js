@@ -2,6 +2,9 @@
   const table = document.getElementById("progress");
   function paint(data) {
     document.getElementById("run-status").textContent = data.status;
+    const stalled = document.getElementById("stalled-reason");
+    stalled.textContent = data.stalled_reason || "";
+    stalled.hidden = !data.stalled_reason;
     for (const m of data.members) {
       const row = table.querySelector(`tr[data-member="${CSS.escape(m.member)}"]`);
       if (!row) continue;
@@ -11,7 +14,7 @@
       const pct = m.total ? 100 * (m.done + m.errors) / m.total : 0;
       row.querySelector(".bar").style.width = pct.toFixed(1) + "%";
     }
-    return data.finished || data.cancelled;
+    return data.finished || data.cancelled || data.status === "stalled";
   }
   async function poll() {
     try {

@@ -6,11 +6,13 @@ from django.db import connection
 
 from adjudication.models import Decision
 from adjudication.services import decisions_import
-from annotation.services import campaign_create
+from annotation.models import Campaign
+from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.services import council_votes_import
 from items.models import Item
 from keys import triggers as key_triggers
+from tests.conftest import close_campaign
 
 
 def _council_import(campaign, folder) -> None:
@@ -37,6 +39,7 @@ def twist_trail(twist_corpus, annotator_a, author, shared_data):
     folder = shared_data("twist-v1", "annotation")
     answers_import(campaign=campaign, path=folder / "twist_v1_answers_A.json", annotator="A")
     answers_import(campaign=campaign, path=folder / "twist_v1_answers_B.json", annotator="B")
+    campaign_close(campaign=campaign, user=author)
     return campaign
 
 
@@ -56,12 +59,16 @@ def frozen_rows_teardown(db):
     yield
     key_triggers.uninstall(connection)
     try:
-        from keys.models import Erratum, GoldKey, KeyEntry
+        from keys.models import Erratum, GoldKey, KeyEntry, Release, ReleaseFile
 
+        ReleaseFile.objects.all().delete()
+        Release.objects.all().delete()
         Erratum.objects.all().delete()
         KeyEntry.objects.all().delete()
         GoldKey.objects.filter(parent__isnull=False).delete()
         GoldKey.objects.all().delete()
+        # Unseal the campaigns too, so that the flush can delete their answers and decisions.
+        Campaign.objects.filter(status=Campaign.Status.FROZEN).update(status=Campaign.Status.CLOSED)
     finally:
         key_triggers.install(connection)
 
@@ -93,6 +100,7 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
         if index in disagree and assignment.enrollment.pseudonym == "B":
             q1 = "cannot-tell"
         answer_save(assignment=assignment, values={"q1": q1}, source="import")
+    close_campaign(campaign)
     return campaign
 
 
@@ -156,6 +164,7 @@ def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold
         for pseudonym, values in zip(("A", "B"), pair, strict=True)
         if values
     )
+    close_campaign(campaign)
     return campaign
 
 

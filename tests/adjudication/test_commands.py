@@ -88,3 +88,11 @@ def test_judge_import_command_reports_the_judge(tmp_path):
     assert not CouncilVote.objects.exists()
     text = run("judge_import", "lg", str(folder / "gold_items.judged.local-seed-oss-36b-instruct-pv2.jsonl"))
     assert text.startswith("Imported 4 judge labels from local/j")
+
+
+def test_a_decisions_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"exported": "t", "decisions": {"conv-1:v1c4": {"action": "drop", "note": "n"},
+                                                               "nope": {"action": "keep"}}}, indent=1))
+    with pytest.raises(CommandError, match=f"d.json:8: nope: no item 'nope' in campaign '{small_campaign.slug}'"):
+        run("decisions_import", small_campaign.slug, str(path))

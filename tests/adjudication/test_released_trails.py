@@ -19,7 +19,7 @@ from adjudication.agreement import campaign_agreement
 from adjudication.selectors import campaign_queue, undecided_items
 from adjudication.services import decisions_export, decisions_import
 from annotation.models import Campaign
-from annotation.services import campaign_create
+from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from lapse.trail import lapse_gold_import
 from tests.conftest import require_shared_data
@@ -56,6 +56,7 @@ def released(django_db_setup, django_db_blocker):
         folder = data / "twist-v1" / "annotation"
         answers_import(campaign=twist, path=folder / "twist_v1_answers_A.json", annotator="A")
         answers_import(campaign=twist, path=folder / "twist_v1_answers_B.json", annotator="B")
+        campaign_close(campaign=twist, user=None)
         lapse_gold_import(directory=data / "lapse-gold", slug="lapse-gold")
         yield SimpleNamespace(twist=twist, lapse=Campaign.objects.get(slug="lapse-gold"))
         transaction.set_rollback(True)

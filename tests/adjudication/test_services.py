@@ -9,9 +9,10 @@ from adjudication.models import Decision, DecisionRevision
 from adjudication.selectors import campaign_queue
 from council.models import CouncilMember, CouncilVote
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Item
-from items.parsing import ImportFailed
 from lapse import trail
+from tests.conftest import close_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -59,9 +60,13 @@ def test_saving_the_same_decision_again_changes_nothing(small_campaign, item, au
     assert not again.changed and DecisionRevision.objects.count() == 1
 
 
-def test_decisions_are_refused_once_a_key_is_frozen(small_campaign, item, author, monkeypatch):
-    monkeypatch.setattr(services, "campaign_is_frozen", lambda campaign: True)
-    with pytest.raises(ApplicationError, match="frozen key"):
+def test_decisions_are_refused_once_the_campaign_is_frozen(small_campaign, item, author):
+    from django.utils import timezone
+
+    from annotation.models import Campaign
+
+    Campaign.objects.filter(pk=small_campaign.pk).update(status=Campaign.Status.FROZEN, frozen_at=timezone.now())
+    with pytest.raises(ApplicationError, match="frozen"):
         services.decision_save(campaign=small_campaign, item=item, action="keep", user=author)
 
 
@@ -144,6 +149,7 @@ def test_judge_import_refuses_a_twist_campaign(small_campaign, tmp_path):
 
 
 def test_lapse_relabel_takes_a_behaviour_label(lapse_campaign, author):
+    close_campaign(lapse_campaign)
     item = Item.objects.get(external_id="g001")
     services.decision_save(campaign=lapse_campaign, item=item, action="relabel", new_gold="HEDGE", note="adjudicated", user=author)
     with pytest.raises(ApplicationError):

@@ -97,8 +97,10 @@ def enrollment_of(campaign, user):
     return campaign.enrollments.select_related("campaign").get(annotator=user)
 
 
-def answer_all_phase1(enrollment, q1="consistent"):
-    from annotation.services import answer_save
+def answer_all_phase1(enrollment, q1="consistent", finish=True):
+    """Answer every open item's Phase 1 question, then (`finish`) finish Phase 1 as the annotator's
+    "Finish Phase 1" button does: answering the last item locks nothing by itself."""
+    from annotation.services import answer_save, phase1_finish
 
     key = "q1" if enrollment.campaign.protocol == "twist_b" else "label"
     value = q1 if key == "q1" else "PROCEED"
@@ -106,6 +108,8 @@ def answer_all_phase1(enrollment, q1="consistent"):
         if assignment.crisis and enrollment.crisis_declined_at:
             continue
         answer_save(assignment=assignment, values={key: value})
+    if finish:
+        phase1_finish(enrollment=enrollment)
 
 
 def answer_all_phase2(enrollment):

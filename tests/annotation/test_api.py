@@ -114,14 +114,21 @@ def test_answer_upsert_refuses_invalid_values_and_phase2_before_phase1(twist_cam
     assert early.status_code == 403 and "Phase 2" in early.json()["detail"]
 
 
-def test_the_last_phase1_answer_reports_that_phase2_opened(twist_campaign, annotator_a):
+def test_the_last_phase1_answer_says_phase1_can_be_finished_and_locks_nothing(twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
     client = _token(annotator_a)
+    assignments = list(enrollment.assignments.order_by("position"))
     replies = [
         client.post(f"/api/annotation/assignments/{a.pk}/answer/", {"values": {"q1": "consistent"}}, format="json").json()
-        for a in enrollment.assignments.order_by("position")
+        for a in assignments
     ]
-    assert [r["phase1_completed"] for r in replies] == [False] * 5 + [True]
+    assert [r["phase1_ready"] for r in replies] == [False] * 5 + [True]
+    enrollment.refresh_from_db()
+    assert enrollment.phase1_completed_at is None
+    # still Phase 1: a verdict can be changed after the last item is answered
+    again = client.post(f"/api/annotation/assignments/{assignments[0].pk}/answer/", {"values": {"q1": "cannot-tell"}},
+                        format="json")
+    assert again.status_code == 200 and again.json()["values"]["q1"] == "cannot-tell"
 
 
 @pytest.mark.parametrize("path", ["/api/annotation/assignments/", "/api/annotation/assignments/{id}/",
@@ -146,3 +153,67 @@ def test_refusing_a_phase2_answer_in_phase1_does_not_reveal_the_gold_type(twist_
             response = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": values}, format="json")
             replies.add((response.status_code, response.json()["detail"].split(": ", 1)[1]))
     assert len(replies) == 1 and next(iter(replies))[0] == 403
+
+
+# ----- refusals name the item by its position, never by its id ----------------------------------------
+
+def _answer(client, pk, values, **extra):
+    return client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": values, **extra}, format="json")
+
+
+def test_every_refusal_of_an_answer_names_the_item_by_position_and_never_by_id(twist_campaign, annotator_a):
+    from annotation.services import enrollment_submit
+    from items.models import Item
+    from tests.annotation.conftest import answer_all_phase2
+
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    client = _token(annotator_a)
+    third = enrollment.assignments.select_related("item").get(position=2)
+    ids = set(Item.objects.values_list("external_id", flat=True))
+    refusals = [
+        _answer(client, third.pk, {"q1": "perhaps"}),  # not a choice
+        _answer(client, third.pk, {"q9": "x"}),  # not a question
+        _answer(client, third.pk, {"q2": "yes"}),  # a Phase 2 key in Phase 1
+    ]
+    answer_all_phase1(enrollment)
+    refusals.append(_answer(client, third.pk, {"q1": "cannot-tell"}))  # Phase 1 is locked
+    answer_all_phase2(enrollment)
+    enrollment_submit(enrollment=enrollment)
+    refusals.append(_answer(client, third.pk, {"p2note": "late"}))  # submitted
+    assert [r.status_code for r in refusals] == [400, 400, 403, 403, 403]
+    for response in refusals:
+        body = response.content.decode()
+        assert response.json()["detail"].startswith("item 3 of 6: ")
+        assert not [i for i in ids if i in body] and "conv-x" not in body
+
+
+def test_a_stale_tab_is_answered_409_with_the_current_answer_and_no_id(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    tab1, tab2 = _token(annotator_a), _token(annotator_a)
+    assert _answer(tab1, pk, {"q1note": "one"}, revision=0, writer="tab-1", seq=1).json()["revision"] == 1
+    stale = _answer(tab2, pk, {"q1note": "two"}, revision=0, writer="tab-2", seq=1)
+    assert stale.status_code == 409
+    data = stale.json()
+    assert data["current"] == {"values": {"q1note": "one"}, "revision": 1}
+    assert data["detail"].startswith("item 1 of 6: this item was changed in another tab") and "conv-x" not in data["detail"]
+    # told the current revision, the tab may write over it
+    assert _answer(tab2, pk, {"q1note": "two"}, revision=1, writer="tab-2", seq=2).json()["values"] == {"q1note": "two"}
+
+
+def test_an_api_client_that_sends_no_revision_merges_as_before(twist_campaign, annotator_a):
+    pk = _pk(twist_campaign, annotator_a)
+    client = _token(annotator_a)
+    _answer(client, pk, {"q1note": "one"}, revision=0, writer="tab-1", seq=1)
+    assert _answer(client, pk, {"q1note": "two"}).json()["values"] == {"q1note": "two"}
+
+
+def test_an_operator_error_reaches_an_annotator_as_its_status_and_a_fixed_text(twist_campaign, annotator_a, monkeypatch):
+    from annotation import api
+    from goldkey.errors import ApplicationError
+
+    def leaky(**_):
+        raise ApplicationError("conv-x:s00001: the generator's batch is v1c")
+
+    monkeypatch.setattr(api, "answer_save", leaky)
+    response = _answer(_token(annotator_a), _pk(twist_campaign, annotator_a), {"q1": "consistent"})
+    assert response.status_code == 400 and response.json() == {"detail": "This request was refused."}

@@ -1,7 +1,9 @@
 """Blindness is a security property. These tests walk EVERY URL pattern of the project (so new pages
 of any app are covered as soon as they are merged), fill the path arguments with the real ids and
 slugs of the fixture objects, GET each URL as an annotator — following nothing, error pages included
-(DEBUG is off) — and assert that no hidden value appears in any response body.
+(DEBUG is off) — and assert that no hidden value appears in any response body. A second walk sends
+every write method (POST, PUT, PATCH, DELETE) to every pattern with a valid, an invalid and a stale
+body, so that refusals, validation errors and conflicts are searched too.
 
 Every hidden value in the fixtures carries the marker "SECRET-": each item's rationale and family,
 the contradicted quote, the other annotator's notes, Lapse condition metadata, council vote notes,
@@ -63,9 +65,13 @@ def _pool_for(name: str, pools: dict) -> list:
     return pools["slugs"] + pools["strings"] + pools["ints"]
 
 
-def candidate_urls(pools: dict):
+def candidate_urls(pools: dict, limit=None):
+    """Concrete URLs for every pattern; `limit(fmt)` caps how many per pattern (default: the walk's caps)."""
     seen = set()
     for fmt, params in url_templates():
+        cap = limit(fmt) if limit else (MAX_URLS_PER_ADMIN_PATTERN if fmt.startswith("/admin/") else MAX_URLS_PER_PATTERN)
+        if not cap:
+            continue
         combos = (
             (dict(zip(params, values, strict=True)) for values in itertools.product(*(_pool_for(p, pools) for p in params)))
             if params
@@ -83,7 +89,7 @@ def candidate_urls(pools: dict):
             seen.add(path)
             made += 1
             yield path
-            if made >= (MAX_URLS_PER_ADMIN_PATTERN if fmt.startswith("/admin/") else MAX_URLS_PER_PATTERN):
+            if made >= cap:
                 break
 
 
@@ -230,3 +236,117 @@ def test_the_walk_catches_a_leaking_page(world, annotator_a, settings):
     finally:
         clear_url_caches()
     assert visited > 0 and leaks and all(leak.startswith("/leaky/") for leak in leaks)
+
+
+# ----- every method, valid, invalid and stale bodies ----------------------------------------------------
+
+WRITE_URLS_PER_PATTERN = {"/annotate/": 6, "/api/annotation/": 8}
+OTHER_WRITE_URLS_PER_PATTERN = 2
+# Bodies an annotator could send: valid answers of each protocol (with the confirmations and choices
+# the HTML forms take), values outside the choices and keys of no or of the other phase, and a write
+# based on revision 0 of a field the valid body has just changed (what a stale tab sends).
+VALID_TWIST = {"values": {"q1": "consistent"}, "confirm": "yes", "choice": "accept", "action": "keep",
+               "note": "a valid note"}
+VALID_LAPSE = {"values": {"label": "HEDGE"}, "confirm": "yes"}
+INVALID = {"values": {"q1": "perhaps", "q9": "x", "q3": "clean", "label": "MAYBE"}, "time_on_item_ms": -5,
+           "revision": "abc", "action": "explode", "new_gold": "nope"}
+STALE = {"values": {"q1": "cannot-tell"}, "revision": 0, "writer": "stale-tab", "seq": 1}
+VALID_PHASE2 = {"values": {"p2note": "a valid phase 2 note"}}
+STALE_PHASE2 = {"values": {"p2note": "a stale phase 2 note"}, "revision": 0, "writer": "stale-tab", "seq": 2}
+
+
+def _write_cap(fmt: str) -> int:
+    if fmt.startswith(("/admin/", "/accounts/")):
+        # The admin answers a non-staff user with the login redirect whatever the method (tested
+        # above); logging in or out would change who walks.
+        return 0
+    for prefix, cap in WRITE_URLS_PER_PATTERN.items():
+        if fmt.startswith(prefix):
+            return cap
+    return OTHER_WRITE_URLS_PER_PATTERN
+
+
+def _requests(client, path):
+    import json
+
+    for body in (VALID_TWIST, VALID_LAPSE, VALID_PHASE2, INVALID, STALE, STALE_PHASE2):
+        yield "POST", body, client.post(path, json.dumps(body), content_type="application/json",
+                                        HTTP_ACCEPT="application/json")
+    yield "POST", VALID_TWIST, client.post(path, {k: v for k, v in VALID_TWIST.items() if k != "values"})
+    yield "POST", "{", client.post(path, "{", content_type="application/json")
+    for method in ("put", "patch"):
+        for body in (VALID_TWIST, INVALID, STALE):
+            yield method.upper(), body, getattr(client, method)(path, json.dumps(body), content_type="application/json")
+    yield "DELETE", STALE, client.delete(path, json.dumps(STALE), content_type="application/json")
+
+
+def _write_walk(user, forbidden: re.Pattern) -> tuple[int, list[str], set[int], list[str]]:
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    leaks, statuses, errors, sent = [], set(), [], 0
+    pools = _pools()
+    # The walker's own assignments first: the capped walk must reach the answers it may write.
+    own = sorted(Assignment.objects.filter(enrollment__annotator=user).values_list("pk", flat=True))
+    pools["ints"] = own + [i for i in pools["ints"] if i not in own]
+    for path in candidate_urls(pools, limit=_write_cap):
+        for method, body, response in _requests(client, path):
+            sent += 1
+            statuses.add(response.status_code)
+            if response.status_code >= 500 and path.startswith(("/annotate/", "/api/annotation/")):
+                errors.append(f"{method} {path}: {response.status_code}")
+            match = forbidden.search(_body(response))
+            if match and match.group(0) not in unquote(path) and match.group(0) not in str(body):
+                leaks.append(f"{method} {path} ({response.status_code}): {match.group(0)}")
+    return sent, leaks, statuses, errors
+
+
+def _ids_or(secrets: re.Pattern) -> re.Pattern:
+    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    return re.compile(f"{secrets.pattern}|{ids}")
+
+
+def _assert_clean_write_walk(user, secrets: re.Pattern):
+    sent, leaks, statuses, errors = _write_walk(user, _ids_or(secrets))
+    assert sent > 500
+    assert leaks == []
+    assert errors == []
+    # the walk reached the paths it is meant to search: writes accepted, refused, invalid, stale, absent
+    assert {200, 400, 403, 404, 405, 409} <= statuses
+
+
+def test_annotator_in_phase1_writing_with_every_method_and_body_meets_no_id_and_no_hidden_value(world, annotator_a):
+    _assert_clean_write_walk(annotator_a, ANY_SECRET)
+
+
+def test_annotator_in_phase2_writing_with_every_method_and_body_meets_no_id_and_no_hidden_value(world, annotator_a):
+    answer_all_phase1(enrollment_of(world["twist"], annotator_a))
+    _assert_clean_write_walk(annotator_a, ANY_SECRET_BUT_QUOTE)
+
+
+def test_blind_author_writing_with_every_method_and_body_meets_no_id_and_no_hidden_value(world, author):
+    _assert_clean_write_walk(author, ANY_SECRET)
+
+
+def test_annotator_in_phase2_never_sees_an_item_id(world, annotator_a):
+    answer_all_phase1(enrollment_of(world["twist"], annotator_a))
+    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    visited, leaks = _walk(annotator_a, re.compile(ids), only_prefixes=("/annotate/", "/api/annotation/"))
+    assert visited > 20
+    assert leaks == []
+
+
+def test_the_write_walk_catches_an_error_that_names_the_item(world, annotator_a, monkeypatch):
+    # An answer refusal written the old way, naming the item id, must be reported by the walk.
+    from annotation import api
+    from goldkey.errors import AnnotatorError
+
+    def leaky_save(*, assignment, **_):
+        raise AnnotatorError(f"{assignment.item.external_id}: field 'q1': refused")
+
+    monkeypatch.setattr(api, "answer_save", leaky_save)
+    client = Client(raise_request_exception=False)
+    client.force_login(annotator_a)
+    mine = enrollment_of(world["twist"], annotator_a).assignments.first()
+    responses = list(_requests(client, f"/api/annotation/assignments/{mine.pk}/answer/"))
+    pattern = _ids_or(ANY_SECRET)
+    assert any(pattern.search(_body(r)) for _, _, r in responses)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ def _answer_with_key(page, key):
     expect(page.locator("#save-status")).to_have_text("saved")
 
 
-def test_annotator_answers_by_keyboard_resumes_after_reload_unlocks_phase2_and_exports(page, annotator_a, annotator_b):
+def test_annotator_answers_by_keyboard_resumes_after_reload_finishes_phase1_and_exports(page, annotator_a, annotator_b):
     item_set = make_twist_items(4, name="browser set", conversation_id="conv-b")
     campaign = campaign_create(slug="small", item_set=item_set, annotators=[annotator_a, annotator_b], seed=2)
     browser_login(page, annotator_a)
@@ -44,14 +45,21 @@ def test_annotator_answers_by_keyboard_resumes_after_reload_unlocks_phase2_and_e
     expect(page.locator('button.choice[data-value="cannot-tell"]')).to_have_class("choice selected")
     page.keyboard.press("j")
     page.wait_for_url("**/annotate/small/item/4/")
-    # the last Phase 1 answer (with a note, typed after 'n') completes Phase 1: Phase 2 unlocks
+    # the last Phase 1 answer (with a note, typed after 'n') locks nothing: the page offers the review
     page.keyboard.press("n")
     page.keyboard.type("typed in the browser")
     page.keyboard.press("Escape")
     _answer_with_key(page, "2")
-    expect(page.locator("#unlocked")).to_be_visible()
+    expect(page.locator("#phase-ready")).to_be_visible()
+    expect(page.locator("#phase-ready")).to_contain_text("review and finish Phase 1")
     assert page.locator('[data-question="q2"], [data-question="q3"]').count() == 0
-    page.click("#unlocked a")
+    assert enrollment_of(campaign, annotator_a).phase1_completed_at is None
+    page.click("#phase-ready a")
+    page.wait_for_url("**/annotate/small/review/")
+    expect(page.locator("#review-answered")).to_contain_text("4 of 4 items answered")
+    expect(page.locator('#review-counts [data-choice="cannot-tell"]')).to_have_text("1")
+    page.check("#confirm")
+    page.click("#finish-phase1")
     page.wait_for_url("**/annotate/small/item/1/")
     expect(page.locator(".itembar")).to_contain_text("Phase 2 · item 1 of 4")
     assert page.locator('[data-question="q2"], [data-question="q3"]').count() >= 1
@@ -62,10 +70,10 @@ def test_annotator_answers_by_keyboard_resumes_after_reload_unlocks_phase2_and_e
         page.click("a.export")
     data = json.loads(Path(download.value.path()).read_text())
     enrollment = enrollment_of(campaign, annotator_a)
-    order = list(enrollment.assignments.order_by("position").values_list("item__external_id", flat=True))
-    assert data["annotator"] == "A"
-    assert [data["answers"][i]["q1"] for i in order] == ["contradicts", "consistent", "cannot-tell", "consistent"]
-    assert data["answers"][order[3]]["q1note"] == "typed in the browser"
+    # not yet submitted: the file names items by their position, never by id
+    assert data["annotator"] == "A" and data["keyed_by"] == "position"
+    assert [data["answers"][p]["q1"] for p in "1234"] == ["contradicts", "consistent", "cannot-tell", "consistent"]
+    assert data["answers"]["4"]["q1note"] == "typed in the browser"
     assert enrollment.phase1_completed_at is not None
     answer = enrollment.assignments.get(position=0).answer
     assert answer.time_on_item_ms > 0
@@ -87,3 +95,92 @@ def test_real_twist_item_page_in_the_browser_shows_excerpts_and_hides_gold(page,
         _answer_with_key(page, "2")
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+
+# ----- nothing lost ------------------------------------------------------------------------------------
+
+def _one_item_campaign(annotator_a, annotator_b, slug="notes"):
+    item_set = make_twist_items(2, name=f"{slug} set", conversation_id=f"conv-{slug}")
+    return campaign_create(slug=slug, item_set=item_set, annotators=[annotator_a, annotator_b], seed=3)
+
+
+def _saved_values(campaign, user, position=0):
+    from annotation.models import Answer
+
+    answer = Answer.objects.filter(assignment__enrollment__campaign=campaign, assignment__enrollment__annotator=user,
+                                   assignment__position=position).first()
+    return answer.values if answer else {}
+
+
+def _eventually(check, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def test_a_note_typed_and_the_final_choice_pressed_at_once_are_both_saved(page, annotator_a, annotator_b):
+    campaign = _one_item_campaign(annotator_a, annotator_b)
+    browser_login(page, annotator_a)
+    page.goto("/annotate/notes/item/1/")
+    page.click('button.choice[data-value="consistent"]')
+    expect(page.locator("#save-status")).to_have_text("saved")
+    page.goto("/annotate/notes/item/2/")
+    page.click("textarea[data-key]")
+    page.keyboard.type("the last note, typed fast")
+    # at once: the click blurs the note (its save) and gives the final verdict (its save)
+    page.click('button.choice[data-value="contradicts"]')
+    expect(page.locator("#save-status")).to_have_text("saved")
+    assert _saved_values(campaign, annotator_a, 1) == {"q1note": "the last note, typed fast", "q1": "contradicts"}
+    assert enrollment_of(campaign, annotator_a).phase1_completed_at is None
+
+
+def test_a_note_typed_just_before_a_reload_comes_back(page, annotator_a, annotator_b):
+    campaign = _one_item_campaign(annotator_a, annotator_b, slug="reload")
+    browser_login(page, annotator_a)
+    page.goto("/annotate/reload/item/1/")
+    page.click("textarea[data-key]")
+    page.keyboard.type("typed right before the reload")
+    page.reload()  # well inside the 500 ms the note waits for more typing
+    expect(page.locator("textarea[data-key]")).to_have_value("typed right before the reload")
+    assert _eventually(lambda: _saved_values(campaign, annotator_a) == {"q1note": "typed right before the reload"})
+    expect(page.locator("#save-status")).to_have_text("saved")
+    # a second reload shows it from the server, and there is one revision of it
+    page.reload()
+    expect(page.locator("textarea[data-key]")).to_have_value("typed right before the reload")
+    from annotation.models import AnswerRevision
+
+    assert AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign).count() == 1
+
+
+def test_two_tabs_on_one_item_the_stale_tab_is_told_and_shows_what_the_other_saved(page, annotator_a, annotator_b):
+    campaign = _one_item_campaign(annotator_a, annotator_b, slug="tabs")
+    browser_login(page, annotator_a)
+    page.goto("/annotate/tabs/item/1/")
+    other = page.context.new_page()
+    other.goto("/annotate/tabs/item/1/")
+    # tab one writes the note; tab two still shows the empty one
+    page.click("textarea[data-key]")
+    page.keyboard.type("from tab one")
+    page.keyboard.press("Escape")
+    expect(page.locator("#save-status")).to_have_text("saved")
+    other.click("textarea[data-key]")
+    other.keyboard.type("from tab two")
+    other.keyboard.press("Escape")
+    expect(other.locator("#conflict")).to_be_visible()
+    expect(other.locator("#conflict")).to_contain_text("item 1 of 2: this item was changed in another tab")
+    expect(other.locator("#conflict")).to_contain_text("from tab two")  # what it could not save is still shown
+    expect(other.locator("textarea[data-key]")).to_have_value("from tab one")
+    expect(other.locator("#save-status")).to_have_text("not saved: changed elsewhere")
+    assert "conv-tabs" not in other.content()
+    assert _saved_values(campaign, annotator_a) == {"q1note": "from tab one"}
+    # told, the stale tab now writes over the current answer, and the choice made there is kept too
+    other.click("textarea[data-key]")
+    other.keyboard.type(" + two")
+    other.keyboard.press("Escape")
+    other.keyboard.press("2")
+    expect(other.locator("#save-status")).to_have_text("saved")
+    assert _saved_values(campaign, annotator_a) == {"q1note": "from tab one + two", "q1": "consistent"}
+    other.close()

@@ -1,11 +1,19 @@
+import random
 from collections import Counter
 
 import pytest
 from django.core.management import call_command
 
+from annotation import selectors
 from annotation.models import Answer, AnswerRevision, Assignment, Campaign
-from annotation.services import answer_save, campaign_create, crisis_block_decline, enrollment_submit
-from goldkey.errors import ApplicationError, NotAllowed
+from annotation.services import (
+    answer_save,
+    campaign_create,
+    crisis_block_decline,
+    enrollment_submit,
+    phase1_finish,
+)
+from goldkey.errors import AnnotatorError, ApplicationError
 from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of, make_twist_items
 
 
@@ -67,19 +75,20 @@ def test_campaign_create_refuses_more_annotators_per_item_than_annotators(twist_
 def test_phase2_answer_is_refused_before_phase1_is_complete(twist_campaign, annotator_a):
     assignment = enrollment_of(twist_campaign, annotator_a).assignments.select_related("item").filter(
         item__gold_type="aligned").first()
-    with pytest.raises(NotAllowed, match="Phase 2 opens"):
+    with pytest.raises(AnnotatorError, match="Phase 2 opens") as excinfo:
         answer_save(assignment=assignment, values={"q3": "clean"})
+    assert excinfo.value.status_code == 403
 
 
-def test_completing_phase1_locks_it_and_opens_phase2(twist_campaign, annotator_a):
+def test_finishing_phase1_locks_it_and_opens_phase2(twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answer_all_phase1(enrollment)
     enrollment.refresh_from_db()
     assert enrollment.phase1_completed_at is not None and enrollment.phase1_done_count == 6
     assignment = enrollment.assignments.select_related("item", "enrollment__campaign").first()
-    with pytest.raises(NotAllowed, match="Phase 1 is locked"):
+    with pytest.raises(AnnotatorError, match="Phase 1 is locked"):
         answer_save(assignment=assignment, values={"q1": "contradicts"})
-    with pytest.raises(NotAllowed, match="Phase 1 is locked"):
+    with pytest.raises(AnnotatorError, match="Phase 1 is locked"):
         answer_save(assignment=assignment, values={"q1note": "second thoughts"})
     # the same value again is not a change: retries after the lock stay harmless
     assert answer_save(assignment=assignment, values={"q1": "consistent"}).changed is False
@@ -97,14 +106,14 @@ def test_submission_is_final(twist_campaign, annotator_a):
     enrollment = enrollment_submit(enrollment=enrollment)
     assert enrollment.submitted_at is not None
     assignment = enrollment.assignments.select_related("item", "enrollment__campaign").first()
-    with pytest.raises(NotAllowed, match="final"):
+    with pytest.raises(AnnotatorError, match="final"):
         answer_save(assignment=assignment, values={"p2note": "late"})
 
 
 def test_submit_refuses_an_unfinished_annotation(twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answer_all_phase1(enrollment)
-    with pytest.raises(ApplicationError, match="Phase 2 is not complete"):
+    with pytest.raises(AnnotatorError, match="Phase 2 is not complete"):
         enrollment_submit(enrollment=enrollment)
 
 
@@ -174,14 +183,128 @@ def test_time_on_item_accumulates_without_a_revision(twist_campaign, annotator_a
     assert answer.time_on_item_ms == 2000 and answer.revision == 1
 
 
-def test_an_invalid_value_is_refused_naming_item_and_field(twist_campaign, annotator_a):
-    assignment = _assignment(twist_campaign, annotator_a)
-    with pytest.raises(ApplicationError) as excinfo:
+def test_an_invalid_value_is_refused_naming_the_item_by_position_and_the_field_never_by_id(twist_campaign, annotator_a):
+    assignment = _assignment(twist_campaign, annotator_a, position=2)
+    with pytest.raises(AnnotatorError) as excinfo:
         answer_save(assignment=assignment, values={"q1": "yes"})
-    assert assignment.item.external_id in excinfo.value.message and "q1" in excinfo.value.message
+    message = excinfo.value.message
+    assert message.startswith("item 3 of 6: field 'q1': 'yes' is not one of contradicts")
+    assert assignment.item.external_id not in message and "conv-x" not in message
 
 
 def test_campaign_create_command_dry_run_writes_nothing(twist_set, annotator_a, annotator_b, capsys):
     call_command("campaign_create", "dry", "--item-set", twist_set.name, "--annotators", "ann_a,ann_b", "--dry-run")
     assert "dry run" in capsys.readouterr().out
     assert not Campaign.objects.filter(slug="dry").exists()
+
+
+# ----- the order cannot be guessed ------------------------------------------------------------------
+
+def _old_order(campaign, index: int) -> list[str]:
+    """The order as derived from a small integer seed (what an annotator could search for)."""
+    enrollment = campaign.enrollments.get(pseudonym=chr(65 + index))
+    ids = sorted(enrollment.assignments.values_list("item__external_id", flat=True))
+    random.Random(random.Random(f"{campaign.seed}:{index}").randrange(2**31)).shuffle(ids)
+    return ids
+
+
+def test_without_an_explicit_seed_each_order_comes_from_a_secret_not_from_a_small_integer(twist_set, annotator_a,
+                                                                                           annotator_b):
+    campaigns = [campaign_create(slug=f"c{i}", item_set=twist_set, annotators=[annotator_a, annotator_b])
+                 for i in range(3)]
+    for campaign in campaigns:
+        assert len(campaign.order_secret) == 64 and int(campaign.order_secret, 16)
+        assert set(campaign.enrollments.values_list("order_seed", flat=True)) == {None}
+    assert len({c.order_secret for c in campaigns}) == 3
+    # Knowing the campaign seed no longer gives the order: with 6 items the old derivation matches by
+    # chance in 1 of 720 orders, for both annotators of all three campaigns in about 1 of 10^17.
+    orders = [_orders(c) for c in campaigns]
+    assert any(orders[i][p] != _old_order(c, j) for i, c in enumerate(campaigns) for j, p in enumerate("AB"))
+
+
+def test_an_explicit_seed_gives_the_orders_of_the_released_trails_unchanged(twist_set, annotator_a, annotator_b):
+    campaign = campaign_create(slug="trail", item_set=twist_set, annotators=[annotator_a, annotator_b], seed=7)
+    assert campaign.order_secret is None
+    assert _orders(campaign) == {"A": _old_order(campaign, 0), "B": _old_order(campaign, 1)}
+
+
+def test_the_order_secret_is_disclosed_only_once_the_campaign_is_closed(twist_set, annotator_a, annotator_b, author):
+    from annotation.services import campaign_close
+
+    campaign = campaign_create(slug="sec", item_set=twist_set, annotators=[annotator_a, annotator_b])
+    for user in (annotator_a, annotator_b):
+        enrollment = enrollment_of(campaign, user)
+        answer_all_phase1(enrollment)
+        answer_all_phase2(enrollment)
+        enrollment_submit(enrollment=enrollment)
+    assert selectors.order_disclosure(campaign) is None  # every enrollment in, but not yet closed
+    campaign_close(campaign=campaign, user=author)
+    assert selectors.order_disclosure(campaign) == {"seed": campaign.seed, "order_secret": campaign.order_secret}
+
+
+# ----- Phase 1 ends only when the annotator finishes it ----------------------------------------------
+
+def test_answering_the_last_item_does_not_lock_phase1(twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(enrollment, finish=False)
+    enrollment.refresh_from_db()
+    assert enrollment.phase1_completed_at is None and enrollment.phase1_done_count == 6
+    first = _assignment(twist_campaign, annotator_a)
+    assert answer_save(assignment=first, values={"q1": "cannot-tell", "q1note": "second thoughts"}).changed
+    with pytest.raises(AnnotatorError, match="Phase 2 opens"):
+        answer_save(assignment=first, values={"p2note": "too early"})
+
+
+def test_finishing_phase1_is_refused_while_an_item_is_unanswered_naming_its_position(twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    for assignment in enrollment.assignments.select_related("item", "enrollment__campaign").exclude(position=3):
+        answer_save(assignment=assignment, values={"q1": "consistent"})
+    with pytest.raises(AnnotatorError, match="item 4 has no answer") as excinfo:
+        phase1_finish(enrollment=enrollment)
+    assert "conv-x" not in excinfo.value.message
+    assert enrollment_of(twist_campaign, annotator_a).phase1_completed_at is None
+
+
+def test_finishing_phase1_twice_keeps_the_first_time(twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(enrollment)
+    first = enrollment_of(twist_campaign, annotator_a).phase1_completed_at
+    assert phase1_finish(enrollment=enrollment).phase1_completed_at == first
+
+
+# ----- a stale tab never overwrites what another saved ------------------------------------------------
+
+def test_a_stale_tab_changing_a_field_changed_elsewhere_is_refused_with_the_current_answer(twist_campaign, annotator_a):
+    assignment = _assignment(twist_campaign, annotator_a)
+    answer_save(assignment=assignment, values={"q1note": "from tab one"}, base_revision=0, writer="tab1", writer_seq=1)
+    with pytest.raises(AnnotatorError) as excinfo:
+        answer_save(assignment=assignment, values={"q1note": "from tab two"}, base_revision=0, writer="tab2",
+                    writer_seq=1)
+    error = excinfo.value
+    assert error.status_code == 409 and error.message.startswith("item 1 of 6: this item was changed in another tab")
+    assert error.extra["current"] == {"values": {"q1note": "from tab one"}, "revision": 1}
+    assert Answer.objects.get(assignment=assignment).values == {"q1note": "from tab one"}
+
+
+def test_a_stale_tab_changing_another_field_keeps_both(twist_campaign, annotator_a):
+    assignment = _assignment(twist_campaign, annotator_a)
+    answer_save(assignment=assignment, values={"q1note": "from tab one"}, base_revision=0, writer="tab1", writer_seq=1)
+    result = answer_save(assignment=assignment, values={"q1": "consistent"}, base_revision=0, writer="tab2",
+                         writer_seq=1)
+    assert result.answer.values == {"q1note": "from tab one", "q1": "consistent"}
+
+
+def test_a_pages_own_earlier_revision_is_not_a_conflict(twist_campaign, annotator_a):
+    assignment = _assignment(twist_campaign, annotator_a)
+    answer_save(assignment=assignment, values={"q1note": "ab"}, base_revision=0, writer="tab1", writer_seq=1)
+    # sent as the page unloaded, before the answer to the first came back: still based on revision 0
+    result = answer_save(assignment=assignment, values={"q1note": "abcd"}, base_revision=0, writer="tab1", writer_seq=2)
+    assert result.changed and result.answer.values == {"q1note": "abcd"}
+
+
+def test_a_pages_older_request_arriving_after_its_newer_one_is_not_applied(twist_campaign, annotator_a):
+    assignment = _assignment(twist_campaign, annotator_a)
+    answer_save(assignment=assignment, values={"q1note": "abcd"}, base_revision=0, writer="tab1", writer_seq=2)
+    late = answer_save(assignment=assignment, values={"q1note": "ab"}, base_revision=0, writer="tab1", writer_seq=1)
+    assert not late.changed and Answer.objects.get(assignment=assignment).values == {"q1note": "abcd"}
+    assert AnswerRevision.objects.count() == 1

@@ -7,8 +7,9 @@ from annotation.models import AnswerRevision, Enrollment
 from annotation.services import answer_save, campaign_create
 from annotation.transfer import answers_export, answers_export_data, answers_import, answers_load
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import ImportFailed
 from items.models import ItemSet
-from items.parsing import ImportFailed, ParsedLapseItem
+from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
 from tests.annotation.conftest import answer_all_phase1, enrollment_of
 
@@ -70,19 +71,29 @@ def test_import_rejects_an_unknown_value_naming_item_and_field_and_writes_nothin
     assert not AnswerRevision.objects.exists()
 
 
-def test_importing_a_finished_file_with_missing_verdicts_closes_phase1_but_does_not_submit(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
+def test_importing_a_finished_file_with_missing_verdicts_hands_it_in_as_it_is(twist_corpus, annotator_a, annotator_b, shared_data, tmp_path):
     campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
     data = json.loads(shared_data("twist-v1", "annotation", "twist_v1_answers_A.json").read_text())
     missing = "conv-26:v1b1"
     del data["answers"][missing]["q1"]
     path = tmp_path / "missing.json"
     path.write_text(json.dumps(data))
-    result = answers_import(campaign=campaign, path=path, annotator="A")
-    assert result["phase1_complete"] and not result["submitted"]
+    result = answers_import(campaign=campaign, path=path, annotator="A", submit=True)
+    # An exported file is finished work: the missing verdict stays missing (the queue's missing_answers).
+    assert result["phase1_complete"] and result["submitted"]
     assignment = enrollment_of(campaign, annotator_a).assignments.select_related("item", "enrollment__campaign").get(
         item__external_id=missing)
-    with pytest.raises(ApplicationError, match="Phase 1 is locked"):
+    with pytest.raises(ApplicationError, match="submitted"):
         answer_save(assignment=assignment, values={"q1": "contradicts"})
+
+
+def test_importing_without_submit_leaves_the_annotation_open(twist_corpus, annotator_a, annotator_b, shared_data):
+    campaign = campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
+    result = answers_import(
+        campaign=campaign, path=shared_data("twist-v1", "annotation", "twist_v1_answers_A.json"), annotator="A", submit=False
+    )
+    assert not result["submitted"]
+    assert enrollment_of(campaign, annotator_a).submitted_at is None
 
 
 def test_answers_load_takes_answers_in_any_order_of_phases(twist_campaign, annotator_a):
@@ -115,7 +126,7 @@ def test_export_holds_only_this_annotators_answers(twist_campaign, annotator_a, 
 def test_answers_import_dry_run_validates_everything_and_writes_nothing(twist_corpus, annotator_a, annotator_b, shared_data, capsys):
     campaign_create(slug="v1", item_set=twist_corpus, annotators=[annotator_a, annotator_b], seed=1)
     source = shared_data("twist-v1", "annotation", "twist_v1_answers_B.json")
-    call_command("answers_import", "v1", str(source), "--annotator", "B", "--dry-run", "--json")
+    call_command("answers_import", "v1", str(source), "--annotator", "B", "--submit", "--dry-run", "--json")
     result = json.loads(capsys.readouterr().out)
     assert result["dry_run"] and result["answers"] == 200 and result["submitted"]
     assert not AnswerRevision.objects.exists()
@@ -130,3 +141,11 @@ def test_lapse_record_fields_goldkey_does_not_interpret_come_back_unchanged(laps
     answers_import(campaign=lapse_campaign, path=path, annotator="A")
     exported = answers_export_data(enrollment=Enrollment.objects.get(campaign=lapse_campaign, pseudonym="A"))
     assert sorted(exported, key=lambda r: r["gid"]) == records
+
+
+def test_an_answer_file_error_names_the_line_of_the_item(twist_campaign, annotator_a, tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"annotator": "A", "exported": "t", "answers": {"nope:1": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ImportFailed) as excinfo:
+        answers_import(campaign=twist_campaign, path=path, annotator="A")
+    assert excinfo.value.errors == ["answers.json:5: item 'nope:1' is not assigned to A in campaign 'tw'"]

@@ -80,21 +80,129 @@ def test_submit_records_the_submission_time_once_everything_is_answered(client, 
 
     enrollment = enrollment_of(twist_campaign, annotator_a)
     _login(client, annotator_a)
-    assert client.post("/annotate/tw/submit/").status_code == 400
+    assert client.post("/annotate/tw/submit/", {"confirm": "yes"}).status_code == 400
     answer_all_phase1(enrollment)
     answer_all_phase2(enrollment)
-    assert client.post("/annotate/tw/submit/").status_code == 302
+    assert client.post("/annotate/tw/submit/").status_code == 400  # not confirmed
+    assert enrollment_of(twist_campaign, annotator_a).submitted_at is None
+    assert client.post("/annotate/tw/submit/", {"confirm": "yes"}).status_code == 302
     enrollment.refresh_from_db()
     assert enrollment.submitted_at is not None
 
 
-def test_annotator_downloads_their_own_answers_in_the_released_format(client, twist_campaign, annotator_a, annotator_b):
-    answer_all_phase1(enrollment_of(twist_campaign, annotator_a), q1="contradicts")
+def test_annotator_downloads_their_own_answers_by_position_then_in_the_released_format_once_submitted(
+        client, twist_campaign, annotator_a, annotator_b):
+    from annotation.services import enrollment_submit
+    from items.models import Item
+    from tests.annotation.conftest import answer_all_phase2
+
+    mine = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(mine, q1="contradicts")
     answer_all_phase1(enrollment_of(twist_campaign, annotator_b), q1="cannot-tell")
     response = _login(client, annotator_a).get("/annotate/tw/export/")
     data = response.json()
-    assert data["annotator"] == "A" and len(data["answers"]) == 6
-    assert "cannot-tell" not in response.content.decode()
+    assert data["annotator"] == "A" and data["keyed_by"] == "position"
+    assert sorted(data["answers"], key=int) == ["1", "2", "3", "4", "5", "6"]
+    body = response.content.decode()
+    assert "cannot-tell" not in body and not [i for i in Item.objects.values_list("external_id", flat=True) if i in body]
+    answer_all_phase2(mine)
+    enrollment_submit(enrollment=mine)
+    released = client.get("/annotate/tw/export/").json()
+    assert "keyed_by" not in released
+    assert set(released["answers"]) == set(mine.assignments.values_list("item__external_id", flat=True))
+
+
+def test_lapse_answer_export_names_items_by_position_while_labels_can_change(client, lapse_campaign, annotator_a):
+    import json
+
+    from annotation.services import answer_save, enrollment_submit
+
+    enrollment = enrollment_of(lapse_campaign, annotator_a)
+    first = enrollment.assignments.select_related("item", "enrollment__campaign").get(position=0)
+    answer_save(assignment=first, values={"label": "HEDGE"})
+    response = _login(client, annotator_a).get("/annotate/lp/export/")
+    records = [json.loads(line) for line in response.content.decode().splitlines()]
+    assert records == [{"position": "1", "label": "HEDGE", "notes": "", "annotator": "A", "ts": records[0]["ts"]}]
+    assert first.item.external_id not in response.content.decode()
+    answer_all_phase1(enrollment)
+    enrollment_submit(enrollment=enrollment)
+    released = [json.loads(line) for line in client.get("/annotate/lp/export/").content.decode().splitlines()]
+    assert {r["gid"] for r in released} == set(enrollment.assignments.values_list("item__external_id", flat=True))
+
+
+def test_download_my_answers_is_not_offered_before_the_first_answer(client, lapse_campaign, annotator_a):
+    from annotation.services import answer_save
+
+    _login(client, annotator_a)
+    assert 'class="export"' not in client.get("/annotate/").content.decode()
+    assert 'id="export"' not in client.get("/annotate/lp/review/").content.decode()
+    assert client.get("/annotate/lp/export/").status_code == 404
+    first = enrollment_of(lapse_campaign, annotator_a).assignments.select_related("item", "enrollment__campaign").first()
+    answer_save(assignment=first, values={"label": "PROCEED"})
+    assert 'class="export"' in client.get("/annotate/").content.decode()
+    assert client.get("/annotate/lp/export/").status_code == 200
+
+
+def test_review_screen_shows_answered_cannot_tell_and_links_to_the_unanswered(client, twist_campaign, annotator_a):
+    from annotation.services import answer_save
+
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    for assignment in enrollment.assignments.select_related("item", "enrollment__campaign").filter(position__in=[0, 1, 3]):
+        answer_save(assignment=assignment, values={"q1": "cannot-tell" if assignment.position == 1 else "consistent"})
+    body = _login(client, annotator_a).get("/annotate/tw/review/").content.decode()
+    assert "<strong>3</strong> of 6 items answered" in body
+    assert '<strong data-choice="cannot-tell">1</strong>' in body and '<strong data-choice="consistent">2</strong>' in body
+    for position in (3, 5, 6):
+        assert f'href="/annotate/tw/item/{position}/"' in body
+    assert 'id="finish-phase1" disabled' in body
+
+
+def test_the_campaign_entry_leads_to_the_review_once_every_item_is_answered(client, twist_campaign, annotator_a):
+    answer_all_phase1(enrollment_of(twist_campaign, annotator_a), finish=False)
+    response = _login(client, annotator_a).get("/annotate/tw/")
+    assert response.status_code == 302 and response["Location"] == "/annotate/tw/review/"
+    assert 'id="finish-phase1"' in client.get("/annotate/tw/review/").content.decode()
+
+
+def test_finish_phase1_needs_the_confirmation_and_then_locks_phase1(client, twist_campaign, annotator_a):
+    enrollment = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(enrollment, finish=False)
+    _login(client, annotator_a)
+    refused = client.post("/annotate/tw/finish-phase1/")
+    assert refused.status_code == 400 and "confirmation" in refused.content.decode()
+    enrollment.refresh_from_db()
+    assert enrollment.phase1_completed_at is None
+    assert client.post("/annotate/tw/finish-phase1/", {"confirm": "yes"}).status_code == 302
+    enrollment.refresh_from_db()
+    assert enrollment.phase1_completed_at is not None
+    assert "Phase 2 · item <strong>1</strong> of 6" in client.get("/annotate/tw/item/1/").content.decode()
+
+
+def test_the_item_page_says_when_phase1_can_be_finished(client, twist_campaign, annotator_a):
+    answer_all_phase1(enrollment_of(twist_campaign, annotator_a), finish=False)
+    body = _login(client, annotator_a).get("/annotate/tw/item/1/").content.decode()
+    assert '<div id="phase-ready" class="banner">' in body and "review and finish Phase 1" in body
+
+
+def test_the_lapse_item_page_says_when_the_annotation_can_be_submitted(client, lapse_campaign, annotator_a):
+    body = _login(client, annotator_a).get("/annotate/lp/item/1/").content.decode()
+    assert '<div id="phase-ready" class="banner" hidden>' in body
+    answer_all_phase1(enrollment_of(lapse_campaign, annotator_a), finish=False)
+    body = client.get("/annotate/lp/item/1/").content.decode()
+    assert '<div id="phase-ready" class="banner">' in body and "review and submit" in body
+
+
+def test_an_operator_error_on_an_annotator_page_shows_its_status_and_a_fixed_text(client, twist_campaign, annotator_a,
+                                                                                 monkeypatch):
+    from annotation import services
+    from goldkey.errors import ApplicationError
+
+    def leaky(**_):
+        raise ApplicationError("conv-x:s00001: the generator's batch is v1c")
+
+    monkeypatch.setattr(services, "enrollment_submit", leaky)
+    response = _login(client, annotator_a).post("/annotate/tw/submit/", {"confirm": "yes"})
+    assert response.status_code == 400 and response.content.decode() == "This request was refused."
 
 
 def test_author_overview_shows_progress_and_pace_but_never_answers(client, twist_campaign, annotator_a, author):
@@ -105,6 +213,7 @@ def test_author_overview_shows_progress_and_pace_but_never_answers(client, twist
     answer_save(assignment=assignment, values={"q1": "cannot-tell", "q1note": "NOTE-NEVER-IN-OVERVIEW"}, time_on_item_ms=4000)
     body = _login(client, author).get("/annotate/overview/tw/").content.decode()
     assert "1 / 6" in body and "4000 ms" in body
+    assert "seed 7" in body  # an author who does not annotate here may see it
     assert "NOTE-NEVER-IN-OVERVIEW" not in body and "cannot-tell" not in body
     assert ">2</td>" in body  # two items skipped before the answered third
 
@@ -123,10 +232,15 @@ def test_crisis_block_shows_the_notice_first_and_can_be_declined_as_a_whole(clie
     assert client.get("/annotate/cr/item/4/")["Location"] == "/annotate/cr/crisis/"
     notice = client.get("/annotate/cr/crisis/").content.decode()
     assert "Content notice" in notice and "988" in notice
-    answer_all_phase1(enrollment_of(campaign, annotator_a).__class__.objects.select_related("campaign").get(pk=enrollment.pk))
+    answer_all_phase1(enrollment_of(campaign, annotator_a).__class__.objects.select_related("campaign").get(pk=enrollment.pk),
+                      finish=False)
     client.post("/annotate/cr/crisis/", {"choice": "decline"})
     enrollment.refresh_from_db()
-    assert enrollment.crisis_declined_at is not None and enrollment.phase1_completed_at is not None
+    assert enrollment.crisis_declined_at is not None and enrollment.phase1_completed_at is None
+    # declining leaves nothing unanswered outside the block: Phase 1 can be finished
+    assert client.post("/annotate/cr/finish-phase1/", {"confirm": "yes"}).status_code == 302
+    enrollment.refresh_from_db()
+    assert enrollment.phase1_completed_at is not None
 
 
 def test_crisis_item_page_has_the_contacts_in_its_header_and_no_timer(client, db, annotator_a, annotator_b):
@@ -162,3 +276,10 @@ def test_reverse_names_exist():
 def test_my_work_links_authors_to_every_campaign_overview(client, twist_campaign, author, annotator_a):
     assert "/annotate/overview/tw/" in _login(client, author).get("/annotate/").content.decode()
     assert "/annotate/overview/tw/" not in _login(client, annotator_a).get("/annotate/").content.decode()
+
+
+def test_author_overview_hides_the_order_seed_from_an_author_who_annotates_there(client, twist_set, author, annotator_a):
+    # an explicit seed is the order: with it the author could recompute which item is at each position
+    campaign_create(slug="tw2", item_set=twist_set, annotators=[author, annotator_a], seed=7)
+    body = _login(client, author).get("/annotate/overview/tw2/").content.decode()
+    assert "seed" not in body.split("<h1>", 1)[1].split("</h1>", 1)[0]

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from council.models import CouncilMember, CouncilRun, CouncilVote
+from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote
 from tests.council.conftest import COUNCIL_FILES
 
 
@@ -83,13 +83,13 @@ def test_council_run_enqueues_the_run_and_prints_progress(
 
     campaign_create(slug="small", item_set=small_twist, annotators=[annotator_a, annotator_b], seed=1)
     sent = []
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: sent.append(args))
     call_command("council_member_add", "m1", "--base-url", "http://127.0.0.1:9/v1", "--model", "x", stdout=StringIO())
     out = StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("council_run", "small", "--members", "m1", stdout=out)
     assert "m1: 0 done, 0 errors, 3 remaining" in out.getvalue()
-    assert len(sent) == 3
+    assert [len(CouncilBatch.objects.get(pk=batch_id).item_ids) for (batch_id,) in sent] == [3]
 
 
 @pytest.mark.django_db
@@ -100,17 +100,17 @@ def test_council_run_resume_sends_only_the_missing_tasks(
     from council import tasks
 
     campaign = campaign_create(slug="small", item_set=small_twist, annotators=[annotator_a, annotator_b], seed=1)
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: None)
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: None)
     call_command("council_member_add", "m1", "--base-url", "http://127.0.0.1:9/v1", "--model", "x", stdout=StringIO())
     call_command("council_run", "small", "--members", "m1", stdout=StringIO())
     run = CouncilRun.objects.get()
     CouncilVote.objects.create(campaign=campaign, member=run.members.get(), item=small_twist.items.first(),
                                prompt_version=run.prompt_version.name, values={"q1": "consistent"})
     sent = []
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: sent.append(args))
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         call_command("council_run", "small", "--resume", str(run.pk), stdout=StringIO())
-    assert len(sent) == 2
+    assert [len(CouncilBatch.objects.get(pk=batch_id).item_ids) for (batch_id,) in sent] == [2]
 
 
 @pytest.mark.django_db

@@ -1,18 +1,20 @@
-"""Producing votes through the real openai SDK against the local server; replay; members; runs."""
+"""Runs and their batches (start, resume, cancel), the sweep that makes every run finish, replay, retries."""
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from council.client import TransientCallError
-from council.models import CouncilRun, CouncilVote, ResponseCache
+from council import services
+from council.models import CouncilBatch, CouncilRun, CouncilVote
 from council.services import (
     council_member_add,
     council_run_cancel,
+    council_run_resume,
     council_run_start,
-    council_vote_produce,
+    council_sweep,
     council_votes_import,
-    prompt_version_default,
     retry_delay,
 )
 from goldkey.errors import ApplicationError
@@ -26,165 +28,172 @@ def small_campaign(small_twist, annotator_a, annotator_b):
     return campaign_create(slug="small", item_set=small_twist, annotators=[annotator_a, annotator_b], seed=1)
 
 
-def _run(campaign, *members):
-    run = CouncilRun.objects.create(
-        campaign=campaign, prompt_version=prompt_version_default(protocol="twist_b"), total_items=3, status="running",
-        members_count=len(members)
-    )
-    run.members.set(members)
-    return run
+@pytest.fixture
+def sent(monkeypatch):
+    """Task sends, captured (batch ids) instead of going to the broker."""
+    from council import tasks
+
+    captured = []
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda batch_id: captured.append(batch_id))
+    return captured
 
 
-def _member(fake_llm, model="fake-ok", name=None, **extra):
-    return council_member_add(name=name or model, base_url=fake_llm.base_url, model=model, timeout_seconds=1.0,
-                              requests_per_minute=0, **extra)[0]
+def _members(*names):
+    return [council_member_add(name=n, base_url="http://127.0.0.1:9/v1", model=n)[0] for n in names]
 
 
-def _produce(run, member, item):
-    return council_vote_produce(run_id=run.pk, member_id=member.pk, item_id=item.pk, holder="test")
+def _started(campaign, *names, capture):
+    with capture(execute=True):
+        return council_run_start(campaign=campaign, members=_members(*names))
 
 
-@pytest.mark.django_db
-def test_a_member_answers_phase_one_then_the_phase_two_questions_of_the_items_type(small_campaign, fake_llm):
-    member = _member(fake_llm)
-    run = _run(small_campaign, member)
-    contradicting = Item.objects.get(external_id="conv-x:1")
-    aligned = Item.objects.get(external_id="conv-x:2")
-    assert set(_produce(run, member, contradicting).values) == {"q1", "q2", "q2quote"}
-    assert set(_produce(run, member, aligned).values) - {"q3turn"} == {"q1", "q3"}
+def _vote(run, member, item, status="ok"):
+    return CouncilVote.objects.create(campaign=run.campaign, member=member, item=item, prompt_version=run.prompt_version.name,
+                                      status=status, values={"q1": "consistent"} if status == "ok" else {})
 
 
-@pytest.mark.django_db
-def test_the_vote_is_valid_in_the_annotators_answer_format(small_campaign, fake_llm):
-    import protocols
-
-    member = _member(fake_llm)
-    item = Item.objects.get(external_id="conv-x:1")
-    vote = _produce(_run(small_campaign, member), member, item)
-    assert vote.status == "ok"
-    assert protocols.get("twist_b").validate_values(vote.values, item.gold_type) == []
-
-
-@pytest.mark.django_db
-def test_phase_one_shows_no_gold_and_no_phase_shows_family_or_rationale(small_campaign, fake_llm, monkeypatch):
-    sent = []
-    import council.services as services
-
-    real_chat = services.chat
-    monkeypatch.setattr(services, "chat", lambda member, messages: sent.append(json.dumps(messages)) or real_chat(member, messages))
-    member = _member(fake_llm)
-    _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:1"))
-    phase1, phase2 = sent
-    assert "Hope the pottery class" in phase1 and "9 May, 2023" in phase1
-    assert "contradicting" not in phase1 and "Quoted text" not in phase1
-    assert "Quoted text" in phase2
-    for text in sent:
-        assert "generator's reason" not in text and "\"x\"" not in text
-
-
-@pytest.mark.django_db
-def test_a_malformed_answer_is_retried_once_and_then_recorded(small_campaign, fake_llm):
-    member = _member(fake_llm, "fake-malformed-once")
-    vote = _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:2"))
-    assert vote.status == "ok"
-    assert vote.attempts == 4  # two phases, each malformed once then corrected
-
-
-@pytest.mark.django_db
-def test_an_answer_malformed_twice_is_an_error_row_never_a_vote(small_campaign, fake_llm):
-    member = _member(fake_llm, "fake-malformed-always")
-    vote = _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:2"))
-    assert vote.status == "error" and "malformed" in vote.error
-    assert vote.attempts == 2
-
-
-@pytest.mark.django_db
-def test_a_second_delivery_of_the_same_task_creates_no_second_vote(small_campaign, fake_llm):
-    member = _member(fake_llm)
-    run = _run(small_campaign, member)
-    item = Item.objects.get(external_id="conv-x:3")
-    assert _produce(run, member, item) is not None
-    assert _produce(run, member, item) is None
-    assert CouncilVote.objects.filter(member=member, item=item).count() == 1
-
-
-@pytest.mark.django_db
-def test_a_rerun_answers_from_the_cache_without_calling_again(small_campaign, fake_llm):
-    member = _member(fake_llm)
-    item = Item.objects.get(external_id="conv-x:3")
-    first = _produce(_run(small_campaign, member), member, item)
-    calls = fake_llm.state.requests
-    CouncilVote.objects.all().delete()
-    second = _produce(_run(small_campaign, member), member, item)
-    assert fake_llm.state.requests == calls
-    assert second.values == first.values and second.attempts == 0
-    assert ResponseCache.objects.filter(model="fake-ok").count() == 2
-
-
-@pytest.mark.django_db
-def test_a_429_is_transient_and_carries_the_servers_retry_after(small_campaign, fake_llm):
-    member = _member(fake_llm, "fake-429-once")
-    with pytest.raises(TransientCallError) as caught:
-        _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:3"))
-    assert caught.value.retry_after == pytest.approx(0.05)
-
-
-@pytest.mark.django_db
-def test_a_500_is_transient(small_campaign, fake_llm):
-    member = _member(fake_llm, "fake-500-once")
-    with pytest.raises(TransientCallError, match="500"):
-        _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:3"))
-
-
-@pytest.mark.django_db
-def test_a_response_slower_than_the_client_timeout_is_transient(small_campaign, fake_llm):
-    member = _member(fake_llm, "fake-slow-once")
-    member.timeout_seconds = 0.3
-    member.save()
-    with pytest.raises(TransientCallError, match="timeout"):
-        _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:3"))
-
-
-@pytest.mark.django_db
-def test_an_unreachable_endpoint_is_transient(small_campaign):
-    member = council_member_add(name="down", base_url="http://127.0.0.1:9/v1", model="m", timeout_seconds=1.0)[0]
-    with pytest.raises(TransientCallError, match="connection"):
-        _produce(_run(small_campaign, member), member, Item.objects.get(external_id="conv-x:3"))
+def _age(batch, seconds, **fields):
+    """Make a batch look sent `seconds` ago (and set other fields)."""
+    CouncilBatch.objects.filter(pk=batch.pk).update(sent_at=timezone.now() - timedelta(seconds=seconds), **fields)
 
 
 def test_retry_after_is_honoured_and_backoff_grows_otherwise():
     assert retry_delay(3, 2.0) == 2.0
+    assert retry_delay(0, 500.0) == 60.0  # capped
     assert retry_delay(0, None) <= 1.0 < retry_delay(3, None) * 2
 
 
 @pytest.mark.django_db
-def test_a_cancelled_run_records_nothing(small_campaign, fake_llm):
-    member = _member(fake_llm)
-    run = council_run_cancel(run=_run(small_campaign, member))
-    assert run.status == "cancelled"
-    assert _produce(run, member, Item.objects.get(external_id="conv-x:3")) is None
-    assert not CouncilVote.objects.exists()
-
-
-@pytest.mark.django_db
-def test_starting_a_run_enqueues_one_task_per_member_and_item_on_commit(
-    small_campaign, fake_llm, monkeypatch, django_capture_on_commit_callbacks
+def test_starting_a_run_sends_one_batch_per_member_and_slice_on_commit_members_interleaved(
+    small_campaign, sent, settings, django_capture_on_commit_callbacks
 ):
-    from council import tasks
-
-    sent = []
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: sent.append(args))
-    members = [_member(fake_llm, name="m1"), _member(fake_llm, name="m2")]
-    with django_capture_on_commit_callbacks(execute=True):
-        run = council_run_start(campaign=small_campaign, members=members)
-    assert len(sent) == 6 and len(set(sent)) == 6
-    assert run.total_items == 3
+    settings.COUNCIL_BATCH_SIZE = 2
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run = council_run_start(campaign=small_campaign, members=_members("m1", "m2"))
+    assert sent == []  # nothing before the commit: a worker must find the run
+    for callback in callbacks:
+        callback()
+    batches = [CouncilBatch.objects.select_related("member").get(pk=pk) for pk in sent]
+    assert [(b.member.name, len(b.item_ids)) for b in batches] == [("m1", 2), ("m2", 2), ("m1", 1), ("m2", 1)]
+    items = set(Item.objects.filter(item_set=small_campaign.item_set).values_list("id", flat=True))
+    for name in ("m1", "m2"):
+        assert sorted(i for b in batches if b.member.name == name for i in b.item_ids) == sorted(items)
+    assert run.total_items == 3 and run.status == "running"
 
 
 @pytest.mark.django_db
 def test_a_run_without_members_is_refused(small_campaign):
     with pytest.raises(ApplicationError):
         council_run_start(campaign=small_campaign, members=[])
+
+
+@pytest.mark.django_db
+def test_a_batch_whose_message_was_lost_is_sent_again_by_the_sweep(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    sent.clear()
+    assert council_sweep()["resent"] == 0  # just sent: trusted to be queued
+    _age(batch, 3600)  # a broker restarted without saving: the message is gone
+    assert council_sweep() == {"runs": 1, "resent": 1, "finished": 0, "stalled": 0}
+    assert sent == [batch.pk]
+    batch.refresh_from_db()
+    assert batch.resends == 1
+    assert council_sweep()["resent"] == 0  # sent again just now: not twice
+
+
+@pytest.mark.django_db
+def test_a_batch_in_flight_is_left_alone_until_its_lease_runs_out(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    sent.clear()
+    _age(batch, 3600, holder="task-1", lease_until=timezone.now() + timedelta(seconds=60))
+    assert council_sweep()["resent"] == 0
+    # Its worker was SIGKILLed: the lease (the hard time limit and a margin) ran out with items still missing.
+    CouncilBatch.objects.filter(pk=batch.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert council_sweep()["resent"] == 1 and sent == [batch.pk]
+    batch.refresh_from_db()
+    assert batch.holder == ""
+
+
+@pytest.mark.django_db
+def test_the_sweep_finishes_a_run_whose_rows_are_all_there(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    member = run.members.get()
+    for n, item in enumerate(Item.objects.filter(item_set=small_campaign.item_set)):
+        _vote(run, member, item, status="error" if n == 0 else "ok")
+    assert council_sweep()["finished"] == 1
+    run.refresh_from_db()
+    assert run.status == "finished" and run.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_a_batch_that_keeps_dying_stalls_its_run_with_the_reason(small_campaign, sent, settings, django_capture_on_commit_callbacks):
+    settings.COUNCIL_MAX_RESENDS = 2
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    for _ in range(2):
+        _age(batch, 3600)
+        assert council_sweep()["resent"] == 1
+    _age(batch, 3600)
+    assert council_sweep()["stalled"] == 1
+    run.refresh_from_db()
+    assert run.status == "stalled"
+    assert "member 'm1': 3 vote(s) still missing" in run.stalled_reason and f"--resume {run.pk}" in run.stalled_reason
+    assert council_sweep()["runs"] == 0  # a stalled run waits for a person
+
+
+@pytest.mark.django_db
+def test_resuming_a_stalled_run_sends_exactly_what_is_missing(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", "m2", capture=django_capture_on_commit_callbacks)
+    m1, m2 = run.members.order_by("name")
+    first = Item.objects.filter(item_set=small_campaign.item_set).order_by("external_id").first()
+    _vote(run, m1, first)
+    services.council_run_stall(run_id=run.pk, reason="test")
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert council_run_resume(run=run) == 5
+    run.refresh_from_db()
+    assert run.status == "running" and run.stalled_reason == ""
+    fresh = {CouncilBatch.objects.get(pk=pk).member_id: CouncilBatch.objects.get(pk=pk).item_ids for pk in sent}
+    assert first.pk not in fresh[m1.pk] and len(fresh[m1.pk]) == 2 and len(fresh[m2.pk]) == 3
+    assert CouncilBatch.objects.filter(run=run, finished=False).count() == 2  # the old ones are superseded
+
+
+@pytest.mark.django_db
+def test_resume_leaves_a_batch_in_flight_to_its_task(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    CouncilBatch.objects.filter(run=run).update(holder="task-1", lease_until=timezone.now() + timedelta(seconds=60))
+    sent.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert council_run_resume(run=run) == 0
+    assert sent == []
+
+
+@pytest.mark.django_db
+def test_a_cancelled_run_is_not_swept_nor_resumed(small_campaign, sent, django_capture_on_commit_callbacks):
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    _age(run.batches.get(), 3600)
+    council_run_cancel(run=run)
+    sent.clear()
+    assert council_sweep()["runs"] == 0 and sent == []
+    with pytest.raises(ApplicationError, match="cancelled"):
+        council_run_resume(run=run)
+
+
+@pytest.mark.django_db
+def test_a_send_that_fails_leaves_the_batch_for_the_next_sweep(small_campaign, monkeypatch, django_capture_on_commit_callbacks):
+    from council import tasks
+
+    def broker_down(batch_id):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.council_batch, "delay", broker_down)
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    assert batch.sent_at is None
+    sent = []
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda batch_id: sent.append(batch_id))
+    assert council_sweep()["resent"] == 1 and sent == [batch.pk]
 
 
 @pytest.mark.django_db
@@ -214,76 +223,47 @@ def test_a_council_file_with_an_invalid_value_is_refused(small_campaign, tmp_pat
         council_votes_import(campaign=small_campaign, path=path, member_name="m")
 
 
-def _queries_per_vote(run, member, items) -> list[int]:
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
+@pytest.mark.django_db
+def test_a_run_is_refused_a_cancelled_runs_batch(small_campaign, sent, django_capture_on_commit_callbacks):
+    from council import execution
 
-    counts = []
-    for item in items:
-        with CaptureQueriesContext(connection) as queries:
-            assert _produce(run, member, item).status == "ok"
-        counts.append(len(queries))
-    return counts
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    council_run_cancel(run=run)
+    assert execution.batch_work(batch_id=run.batches.get().pk, holder="t") == {"batch": run.batches.get().pk, "skipped": True}
+    assert CouncilRun.objects.get(pk=run.pk).status == "cancelled"
 
 
 @pytest.mark.django_db
-def test_the_queries_per_vote_stay_the_same_whatever_the_size_of_the_run(small_campaign, fake_llm, annotator_a, annotator_b):
-    from annotation.services import campaign_create
-    from items.models import Evidence
-
-    small_member = _member(fake_llm, model="fake-ok-small")
-    small_run = _run(small_campaign, small_member)
-    small = _queries_per_vote(small_run, small_member, Item.objects.filter(item_set=small_campaign.item_set))
-
-    template = list(Item.objects.filter(item_set=small_campaign.item_set).prefetch_related("evidence"))
-    for n in range(27):  # the same three kinds of item, ten times as many
-        source = template[n % 3]
-        evidence = list(source.evidence.all())
-        source.pk, source.external_id, source.draft = None, f"conv-x:{n + 4}", f"{source.draft} ({n})"
-        source.save()
-        Evidence.objects.bulk_create(Evidence(item=source, turn_id=e.turn_id, position=e.position) for e in evidence)
-    large_campaign = campaign_create(slug="large", item_set=small_campaign.item_set, annotators=[annotator_a, annotator_b], seed=2)
-    large_member = _member(fake_llm, model="fake-ok-large")
-    large_run = _run(large_campaign, large_member)
-    CouncilRun.objects.filter(pk=large_run.pk).update(total_items=30)
-    large_run.refresh_from_db()
-    large = _queries_per_vote(large_run, large_member, Item.objects.filter(item_set=small_campaign.item_set))
-
-    assert max(large) == max(small)  # the first vote of a member also creates its slot rows and reads the run's members
-    # A fresh two-call vote: run (+ "already voted"), member, item, evidence, recipient turns, two cache
-    # look-ups, slot lease (2) and release, vote + cached replies in one transaction (a savepoint here, inside
-    # the test's transaction), completion count, and the finishing update on the last vote.
-    assert max(large[1:]) <= 16
-    assert max(large[1:]) == max(small[1:])
-    large_run.refresh_from_db()
-    assert large_run.status == "finished"
+def test_a_batch_whose_process_dies_under_it_every_time_stalls_its_run(small_campaign, sent, settings, django_capture_on_commit_callbacks):
+    """Worker-lost rejection redelivers the same task (same id) at once: each such claim counts as a resend."""
+    settings.COUNCIL_MAX_RESENDS = 2
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    batch = run.batches.get()
+    for _ in range(3):  # the first delivery, then two redeliveries after the process died
+        assert services.council_batch_claim(batch_id=batch.pk, holder="task-1") is not None
+    assert services.council_batch_claim(batch_id=batch.pk, holder="task-1") is None
+    run.refresh_from_db()
+    assert run.status == "stalled" and "sent again 3 times" in run.stalled_reason and "council_run small --resume" in run.stalled_reason
 
 
 @pytest.mark.django_db
-def test_a_transient_error_in_phase_two_keeps_phase_ones_reply_in_the_cache_and_frees_the_slot(
-    small_campaign, fake_llm, monkeypatch
-):
-    from council import services
-    from council.models import MemberSlot
+def test_a_running_run_without_batches_gets_them_from_the_sweep(small_campaign, sent, django_capture_on_commit_callbacks):
+    """A run started before batches existed (its per-vote messages are gone): the sweep gives it batches."""
+    from council.services import prompt_version_default
 
-    member = _member(fake_llm)
-    run = _run(small_campaign, member)
-    real_chat, calls = services.chat, []
+    member = _members("m1")[0]
+    run = CouncilRun.objects.create(campaign=small_campaign, prompt_version=prompt_version_default(protocol="twist_b"),
+                                    status="running", total_items=3, members_count=1)
+    run.members.set([member])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert council_sweep()["resent"] == 1
+    assert [len(CouncilBatch.objects.get(pk=pk).item_ids) for pk in sent] == [3]
 
-    def chat_failing_the_second_call(member, messages):
-        calls.append(1)
-        if len(calls) == 2:
-            raise TransientCallError("503 server error")
-        return real_chat(member, messages)
 
-    monkeypatch.setattr(services, "chat", chat_failing_the_second_call)
-    item = Item.objects.get(external_id="conv-x:3")
-    with pytest.raises(TransientCallError):
-        _produce(run, member, item)
-    assert ResponseCache.objects.filter(model="fake-ok").count() == 1
-    assert not MemberSlot.objects.filter(member=member).exclude(holder="").exists()
-
-    monkeypatch.setattr(services, "chat", real_chat)
-    requests = fake_llm.state.requests
-    assert _produce(run, member, item).status == "ok"
-    assert fake_llm.state.requests == requests + 1  # only Phase 2 is asked again
+@pytest.mark.django_db
+def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"annotator": "m", "answers": {"nope": {"q1": "consistent"}}}, indent=1))
+    with pytest.raises(ApplicationError) as caught:
+        council_votes_import(campaign=small_campaign, path=path, member_name="m")
+    assert caught.value.message == f"c.json:4: item 'nope': not an item of campaign '{small_campaign.slug}'"

@@ -53,7 +53,7 @@ def test_an_outsider_cannot_open_the_council_index(client, outsider):
 
 @pytest.mark.django_db
 def test_an_anonymous_visitor_is_sent_to_log_in(client, small_run):
-    response = client.get(reverse("council:run_progress", args=[small_run.pk]))
+    response = client.get(reverse("council:run-progress", args=[small_run.pk]))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
@@ -72,7 +72,7 @@ def test_an_unknown_campaign_is_404(client, author):
 
 @pytest.mark.django_db
 def test_an_unknown_run_is_404(client, author):
-    assert _login(client, author).get(reverse("council:run_progress", args=[999])).status_code == 404
+    assert _login(client, author).get(reverse("council:run-progress", args=[999])).status_code == 404
 
 
 @pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_the_triage_page_filters_by_band_and_type(client, author, small_run):
 
 @pytest.mark.django_db
 def test_the_progress_endpoint_reports_done_errors_and_remaining_per_member(client, author, small_run):
-    data = _login(client, author).get(reverse("council:run_progress", args=[small_run.pk])).json()
+    data = _login(client, author).get(reverse("council:run-progress", args=[small_run.pk])).json()
     assert data["members"] == [
         {"member": "m1", "is_generator": True, "done": 1, "errors": 0, "remaining": 2, "total": 3}
     ]
@@ -101,7 +101,7 @@ def test_the_run_page_shows_a_cancel_button(client, author, small_run):
 
 @pytest.mark.django_db
 def test_cancelling_a_run_marks_it_cancelled(client, author, small_run):
-    response = _login(client, author).post(reverse("council:run_cancel", args=[small_run.pk]))
+    response = _login(client, author).post(reverse("council:run-cancel", args=[small_run.pk]))
     assert response.status_code == 302
     small_run.refresh_from_db()
     assert small_run.cancelled and small_run.status == "cancelled"
@@ -109,23 +109,35 @@ def test_cancelling_a_run_marks_it_cancelled(client, author, small_run):
 
 @pytest.mark.django_db
 def test_an_annotator_cannot_cancel_a_run(client, annotator_a, small_run):
-    assert _login(client, annotator_a).post(reverse("council:run_cancel", args=[small_run.pk])).status_code == 403
+    assert _login(client, annotator_a).post(reverse("council:run-cancel", args=[small_run.pk])).status_code == 403
     small_run.refresh_from_db()
     assert not small_run.cancelled
 
 
 @pytest.mark.django_db
+def test_a_stalled_run_says_why_on_its_page_and_in_its_progress(client, author, small_run):
+    from council.services import council_run_stall
+
+    council_run_stall(run_id=small_run.pk, reason="member 'm1': 2 vote(s) still missing after their batch was sent again 5 times")
+    _login(client, author)
+    data = client.get(reverse("council:run_progress", args=[small_run.pk])).json()
+    assert data["status"] == "stalled" and "sent again 5 times" in data["stalled_reason"]
+    page = client.get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "sent again 5 times" in page
+
+
+@pytest.mark.django_db
 def test_cancel_by_get_is_not_allowed(client, author, small_run):
-    assert _login(client, author).get(reverse("council:run_cancel", args=[small_run.pk])).status_code == 405
+    assert _login(client, author).get(reverse("council:run-cancel", args=[small_run.pk])).status_code == 405
 
 
 @pytest.mark.django_db
 def test_an_author_starts_a_run_from_the_council_page(client, author, small_run, monkeypatch, django_capture_on_commit_callbacks):
     from council import tasks
 
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: None)
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda *args: None)
     with django_capture_on_commit_callbacks(execute=True):
-        response = _login(client, author).post(reverse("council:run_start", args=["small"]), {"members": ["m1"]})
+        response = _login(client, author).post(reverse("council:run-start", args=["small"]), {"members": ["m1"]})
     run = CouncilRun.objects.order_by("-pk").first()
     assert response.status_code == 302 and response["Location"] == reverse("council:run", args=[run.pk])
 
@@ -148,19 +160,19 @@ def test_an_author_queues_the_gates_for_an_item_set(client, author, small_twist,
     sent = []
     monkeypatch.setattr(tasks.gates_run_task, "delay", lambda *args: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
-        response = _login(client, author).post(reverse("council:gates_start", args=[small_twist.pk]), {"llm": ""})
+        response = _login(client, author).post(reverse("council:gates-start", args=[small_twist.pk]), {"llm": ""})
     assert response.status_code == 302
     assert sent == [(small_twist.pk, None)]
 
 
 @pytest.mark.django_db
 def test_an_annotator_cannot_queue_the_gates(client, annotator_a, small_twist):
-    assert _login(client, annotator_a).post(reverse("council:gates_start", args=[small_twist.pk])).status_code == 403
+    assert _login(client, annotator_a).post(reverse("council:gates-start", args=[small_twist.pk])).status_code == 403
 
 
 @pytest.mark.django_db
 def test_gates_for_an_unknown_item_set_are_404(client, author):
-    assert _login(client, author).post(reverse("council:gates_start", args=[999])).status_code == 404
+    assert _login(client, author).post(reverse("council:gates-start", args=[999])).status_code == 404
 
 
 @pytest.mark.django_db

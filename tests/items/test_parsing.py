@@ -5,18 +5,14 @@ from datetime import UTC, datetime
 
 import pytest
 
+from goldkey.lib.jsonio import MAX_ERRORS, ErrorLog, ImportFailed, json_line, read_jsonl
 from items.parsing import (
-    MAX_ERRORS,
-    ErrorLog,
-    ImportFailed,
     batch_of,
-    json_line,
     parse_lapse_record,
     parse_locomo_date,
     parse_locomo_path,
     parse_reject_record,
     parse_twist_record,
-    read_jsonl,
 )
 from tests.items.conftest import locomo_conversation, twist_record, write_jsonl
 

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from goldkey.lib.jsonio import MAX_ERRORS, ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-from items.parsing import MAX_ERRORS, ImportFailed
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
 from tests.items.conftest import REJECTS, V0, V1, locomo_conversation, table_counts, twist_record, write_jsonl
 

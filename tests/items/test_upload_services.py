@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
+from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation
-from items.parsing import ImportFailed
 from items.upload_services import Upload, upload_import
 from tests.items.conftest import locomo_conversation, table_counts, twist_record
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+from adjudication.models import Decision
+from goldkey.errors import ApplicationError
 from keys.models import GoldKey
 from keys.services import erratum_decide, erratum_file, key_build
 from tests.adjudication.conftest import decide
@@ -42,3 +44,75 @@ def test_the_admin_freeze_action_reports_undecided_items(client, admin_user, key
     assert b"s-0001, s-0004" in response.content
     draft.refresh_from_db()
     assert not draft.is_frozen
+
+
+def test_the_admin_add_form_asks_only_for_a_campaign_a_version_and_notes(client, admin_user, key_campaign):
+    client.force_login(admin_user)
+    page = client.get("/admin/keys/goldkey/add/").content.decode()
+    assert 'name="campaign"' in page and 'name="version"' in page and 'name="notes"' in page
+    for free_field in ("benchmark", "kind", "created_by", "created_at", "status", "sha256"):
+        assert f'name="{free_field}"' not in page
+
+
+def test_the_admin_builds_a_key_from_a_campaign_whose_benchmark_and_kind_follow(client, admin_user, key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    client.force_login(admin_user)
+    client.post("/admin/keys/goldkey/add/", {"campaign": key_campaign.pk, "version": "K-v1.0", "notes": ""})
+    key = GoldKey.objects.get(version="K-v1.0")
+    assert key.campaign == key_campaign and key.kind == "twist" and key.entries.count() == 8
+    assert key.benchmark == key_campaign.item_set.track.benchmark and not key.is_frozen
+
+
+def test_a_campaign_has_one_key_line(key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    key_build(campaign=key_campaign, version="K-v1.0", user=author)
+    with pytest.raises(ApplicationError, match="already has key line 'K-v1.0'"):
+        key_build(campaign=key_campaign, version="OTHER-v1.0", user=author)
+
+
+def test_the_admin_freezes_the_draft_that_was_reviewed_not_a_rebuilt_one(client, admin_user, key_campaign, author):
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="K-v1.0", user=author)
+    Decision.objects.filter(campaign=key_campaign, item__external_id="s-0004").update(action="drop")  # after review
+    client.force_login(admin_user)
+    response = client.post("/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]}, follow=True)
+    draft.refresh_from_db()
+    assert not draft.is_frozen
+    assert "changed since draft" in response.content.decode()
+
+
+def test_a_blind_superuser_author_sees_no_draft_of_their_campaign_in_the_admin(client, key_campaign, author):
+    from annotation.models import Campaign, Enrollment
+    from tests.conftest import _user
+
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="K-v1.0", user=author)
+    boss = _user("boss", "author", is_staff=True, is_superuser=True)
+    # An unsubmitted enrollment in the campaign: the superuser is still one of its annotators.
+    Enrollment.objects.create(campaign=Campaign.objects.get(pk=key_campaign.pk), annotator=boss, pseudonym="C", order_seed=1)
+    client.force_login(boss)
+    assert draft.version not in client.get("/admin/keys/goldkey/").content.decode()
+    assert client.get(f"/admin/keys/goldkey/{draft.pk}/change/").status_code in (302, 404)
+    assert client.get(f"/keys/{draft.version}/").status_code == 404
+
+
+def test_a_blind_superuser_sees_no_council_vote_or_gate_verdict_of_their_campaign(client, key_campaign):
+    from annotation.models import Enrollment
+    from council.models import CouncilMember, CouncilVote, GateVerdict
+    from items.models import Item
+    from tests.conftest import _user
+
+    item = Item.objects.filter(item_set=key_campaign.item_set).first()
+    member = CouncilMember.objects.create(name="m-secret", model="m")
+    CouncilVote.objects.create(campaign=key_campaign, member=member, item=item, prompt_version="p", values={"q1": "contradicts"})
+    GateVerdict.objects.create(item_set=key_campaign.item_set, item=item, gate="recipient_speaker", passed=False, blocking=True, detail="SECRET-VERDICT")
+    boss = _user("boss", "author", is_staff=True, is_superuser=True)
+    Enrollment.objects.create(campaign=key_campaign, annotator=boss, pseudonym="C", order_seed=1)
+    client.force_login(boss)
+    assert "m-secret" not in client.get("/admin/council/councilvote/").content.decode()
+    assert "SECRET-VERDICT" not in client.get("/admin/council/gateverdict/").content.decode()
+    assert client.get("/admin/council/councilvote/add/").status_code == 403

@@ -1,4 +1,4 @@
-"""The bundle's fast JSON writers give exactly the standard library's text (the format is pinned)."""
+"""The bundle's JSON writers give exactly the standard library's text (the format is pinned): the\nfast table writer is compared with plain json.dumps."""
 
 import json
 import random
@@ -27,16 +27,41 @@ def _reference_json(value) -> bytes:
     return (json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def test_indented_json_is_byte_for_byte_json_dumps_on_random_documents():
+def _random_tables(rng: random.Random, shared: list) -> dict:
+    """A document shaped like the answer, council and decision files: a few members, some of them
+    tables {item id: small value}, values shared between rows as bundle_data shares decoded answers."""
+    document = {}
+    for _ in range(rng.randint(0, 4)):
+        name = rng.choice(["answers", "annotator", "exported", "decisions", "é", ""]) + str(rng.randint(0, 3))
+        if rng.random() < 0.6:
+            document[name] = {
+                f"b-{rng.randint(0, 999):03d}{rng.choice(['', 'é', '🙂'])}": (
+                    rng.choice(shared) if rng.random() < 0.5 else _random_value(rng, shared, 1)
+                )
+                for _ in range(rng.randint(0, 30))
+            }
+        else:
+            document[name] = _random_value(rng, shared)
+    return document
+
+
+def test_the_table_writer_is_byte_for_byte_json_dumps_on_random_documents():
     rng = random.Random(20261129)
-    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}]
-    for _ in range(3000):
-        value = _random_value(rng, shared)
-        assert bundle._json(value) == _reference_json(value)
+    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}, {}, [], "s", None]
+    for _ in range(2000):
+        document = _random_tables(rng, shared)
+        assert bundle._json_of_tables(document) == _reference_json(document)
 
 
-def test_indented_json_falls_back_to_json_dumps_for_non_string_keys():
-    for value in ({1: 2}, {"a": {2: "x", 3: None}}, [{"a": 1, "b": {None: 1}}], {True: [1]}):
+def test_the_table_writer_leaves_non_string_keys_to_json_dumps():
+    for value in ({1: 2}, {"a": {2: "x", 3: None}}, {"a": {"b": {1: 1, 10: 2, 2: 3}}}, {"t": {"x": {True: [1]}}}):
+        assert bundle._json_of_tables(value) == _reference_json(value)
+
+
+def test_the_plain_writer_is_json_dumps():
+    rng = random.Random(3)
+    for _ in range(200):
+        value = _random_value(rng, [{"k": 1}])
         assert bundle._json(value) == _reference_json(value)
 
 

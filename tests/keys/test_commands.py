@@ -41,27 +41,27 @@ def decided(key_campaign, author):
 
 def test_key_freeze_refuses_and_lists_undecided_items(key_campaign, author):
     with pytest.raises(CommandError, match="s-0001, s-0004"):
-        run("key_freeze", "small", "--version", "K-v1.0", "--by", "author")
+        run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author")
 
 
 def test_key_freeze_dry_run_writes_nothing(decided, author):
-    result = json.loads(run("key_freeze", "small", "--version", "K-v1.0", "--by", "author", "--dry-run", "--json"))
+    result = json.loads(run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", "--dry-run", "--json"))
     assert result["entries"] == 8 and result["dry_run"]
     assert not GoldKey.objects.exists()
 
 
 def test_key_freeze_freezes_and_reports_the_hash(decided, author):
-    out = run("key_freeze", "small", "--version", "K-v1.0", "--by", "author")
+    out = run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author")
     key = GoldKey.objects.get(version="K-v1.0")
     assert key.is_frozen and key.sha256 in out and "8 items" in out
 
 
 def test_key_verify_exits_zero_on_a_match_and_non_zero_on_a_mismatch(decided, author, capsys):
-    run("key_freeze", "small", "--version", "K-draft", "--by", "author", "--draft")
+    run("key_freeze", "small", "--key-version", "K-draft", "--by", "author", "--draft")
     assert exit_code("key_verify", "K-draft") == 0
     KeyEntry.objects.filter(key__version="K-draft", external_id="s-0002").update(family="tampered")
     assert exit_code("key_verify", "K-draft") == 1
-    assert "hash mismatch" in capsys.readouterr().err
+    assert "the entries hash to" in capsys.readouterr().err
 
 
 def test_erratum_file_prints_the_id_and_erratum_decide_records_the_decision(frozen_key, outsider, author):
@@ -85,13 +85,13 @@ def test_key_derive_creates_the_next_version_with_its_changelog(frozen_key, outs
     erratum_id = run("erratum_file", frozen_key.version, "--item", "s-0000", "--kind", "drop",
                      "--description", "x", "--by", "outsider").strip()
     run("erratum_decide", erratum_id, "--accept", "--note", "ok", "--by", "author")
-    out = run("key_derive", frozen_key.version, "--version", "TWIST-test-v1.1", "--by", "author")
+    out = run("key_derive", frozen_key.version, "--key-version", "TWIST-test-v1.1", "--by", "author")
     assert "1 change(s)" in out and "s-0000: drop" in out
     assert GoldKey.objects.get(version="TWIST-test-v1.1").entries.count() == 7
 
 
 def test_key_export_refuses_drafts(decided, author, tmp_path):
-    run("key_freeze", "small", "--version", "K-draft", "--by", "author", "--draft")
+    run("key_freeze", "small", "--key-version", "K-draft", "--by", "author", "--draft")
     with pytest.raises(CommandError, match="draft"):
         run("key_export", "K-draft", "--out", str(tmp_path))
 

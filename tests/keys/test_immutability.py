@@ -5,6 +5,7 @@ from django.db import IntegrityError, connection, transaction
 
 from keys.models import GoldKey, KeyEntry
 from keys.services import key_build
+from tests.adjudication.conftest import make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,11 @@ def test_frozen_key_cannot_be_unfrozen_with_queryset_update(frozen_key):
 
 
 def test_frozen_key_cannot_be_deleted_through_the_orm(frozen_key):
-    refused(frozen_key.delete)
+    from django.db.models import ProtectedError
+
+    # Its sealed release protects it first; without the release the trigger refuses (below, raw SQL).
+    with pytest.raises(ProtectedError), transaction.atomic():
+        frozen_key.delete()
     assert GoldKey.objects.filter(pk=frozen_key.pk).exists()
 
 
@@ -57,8 +62,9 @@ def test_no_entry_can_be_added_to_a_frozen_key(frozen_key):
     )
 
 
-def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, key_campaign, author):
-    draft = key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
+def test_an_entry_cannot_be_moved_into_a_frozen_key(frozen_key, author, annotator_b):
+    other = make_campaign(slug="other", n=3, annotators=[author, annotator_b])
+    draft = key_build(campaign=other, version="TWIST-test-draft", user=author)
     refused(lambda: KeyEntry.objects.filter(key=draft).update(key=frozen_key))
 
 

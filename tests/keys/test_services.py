@@ -18,7 +18,8 @@ from keys.services import (
     key_verify,
     next_version,
 )
-from tests.adjudication.conftest import decide
+from tests.adjudication.conftest import decide, make_campaign
+from tests.conftest import close_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,8 @@ def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(f
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description=" ", user=outsider)
     with pytest.raises(ApplicationError, match="fix-quote needs"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="fix-quote", description="x", user=outsider)
-    draft = key_build(campaign=key_campaign, version="K-draft", user=author)
+    other = make_campaign(slug="other", n=3, annotators=[author, outsider])
+    draft = key_build(campaign=other, version="K-draft", user=author)
     with pytest.raises(ApplicationError, match="draft"):
         erratum_file(key=draft, item_external_id="s-0000", kind="drop", description="x", user=outsider)
 
@@ -194,6 +196,9 @@ def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
         a, b = labels[assignment.item.external_id]
         answer_save(assignment=assignment, values={"label": a if assignment.enrollment.pseudonym == "A" else b})
+    with pytest.raises(ApplicationError, match="still being annotated"):
+        key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    close_campaign(campaign)
     with pytest.raises(ApplicationError, match="g003"):
         key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     decide(campaign, "g003", "relabel", author, new_gold="HEDGE")
@@ -205,6 +210,14 @@ def test_a_lapse_campaign_freezes_to_labels_and_exports(author, annotator_b, tmp
     records = [json.loads(line) for line in files["key.jsonl"].decode().splitlines()]
     assert records[3] == {"id": "g003", "key_version": "LAPSE-v1.0", "label": "HEDGE", "provenance": "relabelled"}
     assert json.loads(files["annotation/answers_B.json"])["answers"]["g003"] == {"label": "HEDGE"}
+    # Candidate and test records have the Lapse spec's fields (JSON and booleans decoded as such).
+    candidates = [json.loads(line) for line in files["candidates.jsonl"].decode().splitlines()]
+    assert candidates[0] == {"id": "g000", "request": "Write the invite", "response": "r0",
+                             "key_fact": "the Marbury Residences", "text_released": True, "hidden": {"gap": 0}}
+    test_record = json.loads(files["hf/test.jsonl"].decode().splitlines()[3])
+    assert test_record == {**candidates[3], "label": "HEDGE", "key_version": "LAPSE-v1.0"}
+    assert key.manifest["protocol_version"] == "lapse-behaviour-labels/1"
+    assert key.manifest["agreement"]["question"] == "label" and "kappa_binary" in key.manifest["agreement"]
 
 
 def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, frozen_key, author):
@@ -212,5 +225,23 @@ def test_decisions_of_a_campaign_with_a_frozen_key_are_final(key_campaign, froze
     from items.models import Item
 
     item = Item.objects.get(item_set=key_campaign.item_set, external_id="s-0004")
-    with pytest.raises(ApplicationError, match="frozen key"):
+    with pytest.raises(ApplicationError, match="frozen"):
         decision_save(campaign=key_campaign, item=item, action="drop", note="too late", user=author)
+
+
+def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_once(key_campaign, author):
+    from unittest import mock
+
+    from adjudication import agreement, selectors
+
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    figures = mock.Mock(wraps=agreement.gold_verdict_agreement)
+    with (
+        mock.patch.object(selectors, "_campaign_data", wraps=selectors._campaign_data) as load,
+        mock.patch.object(selectors, "_build_queue", wraps=selectors._build_queue) as queue,
+        mock.patch.dict(agreement.FIGURES, {"gold_verdict": figures}),
+    ):
+        key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
+    assert (load.call_count, queue.call_count, figures.call_count) == (1, 1, 1)
+    assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2

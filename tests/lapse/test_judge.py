@@ -2,7 +2,9 @@ import inspect
 
 import pytest
 
-from lapse.judge import SYSTEM_PROMPT, agreement_label, binary, judge_messages, judge_parse
+from lapse.cascade import BEHAVIOUR, MEMORY_NOTE
+from lapse.judge import SYSTEM_PROMPT, agreement_label, automatic_label, judge_messages, judge_parse
+from protocols.lapse import SPEC
 
 
 def test_judge_prompt_carries_the_three_boundary_rules():
@@ -41,7 +43,20 @@ def test_automatic_label_only_where_cascade_and_judge_agree():
     assert agreement_label("PROCEED", None) == (None, True)
 
 
+def test_memory_notes_take_the_cascade_label_alone_and_are_flagged_when_it_cannot_decide():
+    assert automatic_label(task=MEMORY_NOTE, cascade="MANUFACTURE", judge=None) == ("MANUFACTURE", False)
+    assert automatic_label(task=MEMORY_NOTE, cascade="RESIDUAL", judge=None) == (None, True)
+
+
+def test_behaviour_outputs_need_the_judge_to_agree():
+    assert automatic_label(task=BEHAVIOUR, cascade="HEDGE", judge="HEDGE") == ("HEDGE", False)
+    assert automatic_label(task=BEHAVIOUR, cascade="HEDGE", judge=None) == (None, True)
+
+
+def test_nothing_is_flagged_before_the_cascade_has_run():
+    assert automatic_label(task=BEHAVIOUR, cascade=None, judge="HEDGE") == (None, False)
+
+
 def test_binary_outcome_excludes_caveat_and_confabulation():
-    assert [binary(x) for x in ("PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT", "CONFAB-COMMIT")] == [
-        "proceed", "withhold", "withhold", None, None,
-    ]
+    labels = ("PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT", "CONFAB-COMMIT")
+    assert [SPEC.collapse(x) for x in labels] == ["PROCEED", "WITHHOLD", "WITHHOLD", None, None]

@@ -19,7 +19,8 @@ from council.services import council_member_add
 from items.models import Item
 from lapse.selectors import scorer_validation, scoring_summary
 from protocols import blind_view
-from protocols.lapse import LABELS as LAPSE_LABELS
+from protocols.lapse import LABELS
+from tests.lapse.labels import automatic_of, labels_of
 
 DEMO_OUTPUTS = Path(settings.BASE_DIR) / "demo" / "lapse" / "outputs.jsonl"
 
@@ -53,8 +54,8 @@ def scored_outputs(db, fake_llm, demo_outputs):
 
 def human_label(item, flip):
     """Stand-in annotators: the cascade's label where it is a behaviour label; `flip` changes a few."""
-    label = item.hidden.get("cascade")
-    label = label if label in LAPSE_LABELS else "HEDGE"
+    label = labels_of(item).get("cascade")
+    label = label if label in LABELS else "HEDGE"
     return "TEMPLATE" if flip and label == "HEDGE" else label
 
 
@@ -67,9 +68,11 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     assert summary["cascade_scored"] == summary["outputs"] == imported["created"]
     assert summary["judged"] == behaviour
     for item in Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"):
-        agree = item.hidden["cascade"] == item.hidden["judge"]
-        assert (item.hidden["auto_label"] == item.hidden["cascade"]) is agree
-        assert item.hidden["flagged"] is not agree
+        labels = labels_of(item)
+        agree = labels["cascade"] == labels["judge"]
+        automatic, flagged = automatic_of(item)
+        assert (automatic == labels["cascade"]) is agree
+        assert flagged is not agree
 
     manifest = tmp_path / "manifest.json"
     sample = run(
@@ -119,6 +122,6 @@ def test_scoring_without_a_judge_labels_memory_notes_and_flags_every_behaviour_o
     run("lapse_outputs_import", str(demo_outputs))
     scored = run("lapse_score", "Lapse outputs")
     notes = Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="e1")
-    assert notes.count() == 8 and all(item.hidden["auto_label"] == item.hidden["cascade"] for item in notes)
+    assert notes.count() == 8 and all(automatic_of(item) == (labels_of(item)["cascade"], False) for item in notes)
     assert scored["summary"]["flagged"] == 40
     assert scoring_summary(item_set_name="Lapse stimuli 2026-08-25")["outputs"] == 0

@@ -19,14 +19,16 @@ from adjudication.models import Decision
 from adjudication.templatetags.adjudication_tags import fmt3
 from annotation.models import Answer, Assignment, Campaign
 from council.services import council_member_add
+from lapse.models import Scorer, ScorerLabel
 from lapse.selectors import scorer_validation
-from protocols.lapse import LABELS as LAPSE_LABELS
+from protocols.lapse import LABELS
 from tests.conftest import browser_login
+from tests.lapse.labels import labels_of
 
 pytestmark = pytest.mark.browser
 DEMO_OUTPUTS = Path(settings.BASE_DIR) / "demo" / "lapse" / "outputs.jsonl"
 # The hidden condition metadata an annotator must never receive (PROTOCOL §9).
-HIDDEN_KEYS = ("form", "gap", "frame", "model", "case_id", "gap_date", "carrier", "cascade_rule")
+HIDDEN_KEYS = ("form", "gap", "frame", "model", "case_id", "gap_date", "carrier")
 FLIPPED_POSITIONS = (0, 3)  # annotator B departs from A on her first and fourth items: two disagreements
 
 # Everything on an annotator's item page except the item's fixed label vocabulary: the choice buttons
@@ -45,8 +47,8 @@ def run(*args):
 
 
 def label_for(item, flip):
-    label = item.hidden.get("cascade")
-    label = label if label in LAPSE_LABELS else "HEDGE"
+    label = labels_of(item).get("cascade")
+    label = label if label in LABELS else "HEDGE"
     if flip:
         return "PROCEED" if label != "PROCEED" else "HEDGE"
     return label
@@ -71,13 +73,17 @@ def assert_blind(page, item, conventions_seen: set) -> None:
     for key in HIDDEN_KEYS:
         value = str(item.hidden[key])
         assert value and not mentions(source, value), f"hidden {key}={value!r} reached the annotator"
+    rule = ScorerLabel.objects.get(item=item, scorer=Scorer.CASCADE).detail["rule"]
+    assert rule and not mentions(source, rule), f"the cascade rule {rule!r} reached the annotator"
     for word in ("cascade", "judge", "auto_label", "sample_tier"):
         assert not mentions(source, word)
     rest = without_visible_text(page.evaluate(WITHOUT_VOCABULARY), item)
-    for label in (item.hidden["cascade"], item.hidden["judge"]):
+    labels = labels_of(item)
+    assert set(labels) == {"cascade", "judge"}
+    for label in labels.values():
         assert not mentions(rest, label), f"the scorers' label {label!r} is on the page outside the label choices"
     choices = page.locator("button.choice")
-    assert [choices.nth(n).get_attribute("data-value") for n in range(choices.count())] == list(LAPSE_LABELS)
+    assert [choices.nth(n).get_attribute("data-value") for n in range(choices.count())] == list(LABELS)
     assert page.locator("button.choice.selected").count() == 0
     conventions_seen.add(page.locator("#conventions").evaluate("node => node.outerHTML"))
 

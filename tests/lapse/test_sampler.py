@@ -2,7 +2,8 @@ from collections import Counter
 
 import pytest
 
-from lapse.sampler import LABELS, sample_plan
+from lapse.sampler import sample_plan
+from protocols.lapse import LABELS
 
 FRAMES = ("lodging", "workplace", "vehicle", "class")
 FORMS = ("prog", "simple", "bound")

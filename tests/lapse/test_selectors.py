@@ -5,6 +5,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Campaign
 from items.models import Item
+from lapse.models import Scorer, ScorerLabel
 from lapse.selectors import scorer_validation
 from lapse.trail import lapse_gold_import
 
@@ -55,11 +56,9 @@ def test_scorer_validation_does_not_apply_to_a_twist_campaign():
     assert scorer_validation(campaign) == {"campaign": "t", "applicable": False}
 
 
-def test_cascade_labels_in_hidden_are_compared_with_gold(gold_trail):
+def test_cascade_scorer_labels_are_compared_with_gold(gold_trail):
     items = list(Item.objects.filter(item_set=gold_trail.item_set))
-    for item in items:
-        item.hidden = {"cascade": "PROCEED"}
-    Item.objects.bulk_update(items, ["hidden"])
+    ScorerLabel.objects.bulk_create(ScorerLabel(item=item, scorer=Scorer.CASCADE, label="PROCEED") for item in items)
     report = scorer_validation(gold_trail)
     assert report["cascade"]["labelled"] == len(items)
     assert report["judge_source"] == "council votes"

@@ -13,10 +13,15 @@ class Command(GoldkeyCommand):
         parser.add_argument("campaign")
         parser.add_argument("path", type=Path)
         parser.add_argument("--annotator", required=True, help="pseudonym (A, B, …) or username")
+        parser.add_argument(
+            "--submit", action="store_true",
+            help="hand the enrollment in as the file leaves it (how a released trail is loaded); "
+            "without it the annotator can go on working",
+        )
 
-    def run(self, *, campaign, path, annotator, dry_run=False, **_):
+    def run(self, *, campaign, path, annotator, submit=False, dry_run=False, **_):
         obj = get_campaign(campaign)
-        return answers_import(campaign=obj, path=path, annotator=annotator, dry_run=dry_run)
+        return answers_import(campaign=obj, path=path, annotator=annotator, submit=submit, dry_run=dry_run)
 
     def summary(self, r):
         return ("(dry run, nothing written) " if r["dry_run"] else "") + (

@@ -45,7 +45,7 @@ class Command(GoldkeyCommand):
             while True:
                 run = CouncilRun.objects.select_related("prompt_version").get(pk=run.pk)
                 progress = run_progress(run)
-                if progress["finished"] or run.cancelled:
+                if progress["finished"] or run.cancelled or run.status == CouncilRun.Status.STALLED:
                     break
                 if time.monotonic() > deadline:
                     raise ApplicationError(f"run {run.pk} not finished after {o['timeout']:g}s (is a worker running?)")
@@ -58,6 +58,8 @@ class Command(GoldkeyCommand):
 
     def summary(self, r: dict) -> str:
         lines = [f"council run {r['run']} ({r['prompt_version']}): {r['status']}"]
+        if r.get("stalled_reason"):
+            lines.append(f"  stalled: {r['stalled_reason']}")
         lines += [f"  {m['member']}: {m['done']} done, {m['errors']} errors, {m['remaining']} remaining" for m in r["members"]]
         if "report" in r:
             lines.append("  bands: " + ", ".join(f"{k} {v}" for k, v in r["report"]["bands"].items()))

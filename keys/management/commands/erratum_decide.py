@@ -1,6 +1,5 @@
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, user_named
 from keys import services as key_services
-from keys.management.commands.key_freeze import user_named
 
 
 class Command(GoldkeyCommand):

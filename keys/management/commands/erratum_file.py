@@ -1,7 +1,6 @@
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, user_named
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.management.commands.key_freeze import user_named
 from keys.models import Erratum
 
 

@@ -1,22 +1,17 @@
 from django.db import transaction
 
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, acting_user
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.management.commands.key_freeze import acting_user
 
 
 class Command(GoldkeyCommand):
     help = "Derive a new frozen key from a frozen parent plus its accepted errata, with a per-item changelog."
     dry_run_option = True
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # The issue spells the key label `--version`, which Django reserves for its own version flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_command_arguments(self, parser):
         parser.add_argument("parent", help="the frozen parent key, e.g. TWIST-v1.0")
-        parser.add_argument("--version", default=None, help="new version (default: next minor, e.g. TWIST-v1.1)")
+        parser.add_argument("--key-version", dest="version", default=None, help="new version (default: next minor, e.g. TWIST-v1.1)")
         parser.add_argument("--by", default=None, help="username of the author (default: the first admin)")
         parser.add_argument("--notes", default="")
 

@@ -2,8 +2,9 @@ from pathlib import Path
 
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
-from keys import bundle
+from keys import bundle, releases
 from keys import selectors as key_selectors
+from keys.canonical import sha256_hex
 
 
 class Command(GoldkeyCommand):
@@ -17,7 +18,10 @@ class Command(GoldkeyCommand):
         key = key_selectors.key_get(options["version"])
         if not key.is_frozen:
             raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
-        files = bundle.render(key_selectors.bundle_data(key))
+        if sha256_hex(key_selectors.key_canonical_bytes(key)) != key.sha256:
+            # The sealed bytes are still intact, but someone changed the key's rows: say so first.
+            raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
+        files = releases.release_files(key)  # the sealed bytes, whatever happened since the freeze
         out = Path(options["out"])
         bundle.write(files, out)
         return {"version": key.version, "out": str(out), "files": len(files), "sha256": key.sha256}

@@ -1,28 +1,6 @@
-from django.contrib.auth import get_user_model
-
 from annotation.access import get_campaign
-from goldkey.errors import ApplicationError
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, acting_user
 from keys import services as key_services
-
-
-def user_named(username: str | None):
-    if not username:
-        raise ApplicationError("give --by USERNAME (who does this; recorded)")
-    user = get_user_model().objects.filter(username=username).first()
-    if user is None:
-        raise ApplicationError(f"no user '{username}'")
-    return user
-
-
-def acting_user(username: str | None):
-    """--by USERNAME, or the first admin when the option is left out (recorded on the key either way)."""
-    if username:
-        return user_named(username)
-    user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
-    if user is None:
-        raise ApplicationError("give --by USERNAME (no admin user exists)")
-    return user
 
 
 class Command(GoldkeyCommand):
@@ -32,13 +10,9 @@ class Command(GoldkeyCommand):
     )
     dry_run_option = True
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # The issue spells the key label `--version`, which Django reserves for its own version flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_command_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--version", required=True, help="key version label, e.g. TWIST-v1.0")
+        parser.add_argument("--key-version", dest="version", required=True, help="key version label, e.g. TWIST-v1.0")
         parser.add_argument("--by", default=None, help="username of the author freezing the key (default: the first admin)")
         parser.add_argument("--notes", default="")
         parser.add_argument("--draft", action="store_true", help="build (or rebuild) a draft key instead of freezing")

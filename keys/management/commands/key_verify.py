@@ -5,7 +5,10 @@ from keys import services as key_services
 
 
 class Command(GoldkeyCommand):
-    help = "Recompute a key's SHA-256 from its entries; exits non-zero when it differs from the recorded hash."
+    help = (
+        "Recompute a key's SHA-256 from its entries, check its sealed release against its manifest and the live "
+        "rows (items, answers, decisions, council votes) against the sealed copy; exits non-zero naming what drifted."
+    )
 
     def add_command_arguments(self, parser):
         parser.add_argument("version", help="key version, e.g. TWIST-v1.0")
@@ -18,8 +21,12 @@ class Command(GoldkeyCommand):
         super().handle(*args, **options)
         result = self._last
         if not result["ok"]:
-            raise CommandError(f"{result['version']}: hash mismatch (recorded {result['recorded'] or '-'}, computed {result['computed']})")
+            raise CommandError(f"{result['version']}: " + "; ".join(result["drift"]))
 
     def summary(self, result: dict) -> str:
-        state = "OK" if result["ok"] else "MISMATCH"
-        return f"{result['version']} ({result['status']}, {result['entries']} entries): {state}\nrecorded {result['recorded']}\ncomputed {result['computed']}"
+        state = "OK" if result["ok"] else "DRIFTED"
+        lines = [f"{result['version']} ({result['status']}, {result['entries']} entries): {state}",
+                 f"recorded {result['recorded']}", f"computed {result['computed']}"]
+        if result["release_sha256"]:
+            lines.append(f"release  {result['release_sha256']} (sha256 of MANIFEST.sha256)")
+        return "\n".join(lines + [f"  drift: {d}" for d in result["drift"]])

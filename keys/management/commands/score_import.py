@@ -3,8 +3,7 @@ from pathlib import Path
 from django.db import transaction
 
 from goldkey.errors import ApplicationError
-from goldkey.lib.commands import GoldkeyCommand
-from keys.management.commands.key_freeze import user_named
+from goldkey.lib.commands import GoldkeyCommand, user_named
 from keys.scoring import services as score_services
 
 

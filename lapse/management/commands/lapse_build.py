@@ -3,7 +3,7 @@ from datetime import date
 from django.core.management.base import CommandError
 
 from goldkey.lib.commands import GoldkeyCommand
-from lapse.outputs import lapse_stimuli_create
+from lapse.corpus import lapse_stimuli_create
 
 
 class Command(GoldkeyCommand):

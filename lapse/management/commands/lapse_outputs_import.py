@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from goldkey.lib.commands import GoldkeyCommand
-from lapse.outputs import lapse_outputs_import
+from lapse.corpus import lapse_outputs_import
 
 
 class Command(GoldkeyCommand):

@@ -1,11 +1,12 @@
 from goldkey.lib.commands import GoldkeyCommand
+from lapse.selectors import scoring_summary
 from lapse.services import lapse_outputs_cascade, lapse_outputs_judge
 
 
 class Command(GoldkeyCommand):
     help = (
         "Score Lapse model outputs: the rule cascade on every output, then (with --judge) the LLM judge on "
-        "behaviour outputs through a council member. An automatic label is set only where both agree; the "
+        "behaviour outputs through a council member. An automatic label holds only where both agree; the "
         "rest are flagged for people."
     )
 
@@ -19,10 +20,6 @@ class Command(GoldkeyCommand):
         result = {"cascade": lapse_outputs_cascade(item_set_name=item_set)}
         if judge:
             result["judge"] = lapse_outputs_judge(item_set_name=item_set, member_name=judge, asynchronous=asynchronous, redo=redo)
-            if not asynchronous:
-                result["cascade"] = lapse_outputs_cascade(item_set_name=item_set)  # refresh the agreement gate
-        from lapse.selectors import scoring_summary
-
         result["summary"] = scoring_summary(item_set_name=item_set)
         return result
 

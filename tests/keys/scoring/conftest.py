@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from adjudication.services import decisions_import
-from annotation.services import campaign_create
+from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from goldkey import roles
 from items.models import ItemSet
@@ -54,6 +54,7 @@ def released_keys(django_db_setup, django_db_blocker):
         folder = data / "twist-v1" / "annotation"
         answers_import(campaign=campaign, path=folder / "twist_v1_answers_A.json", annotator="A")
         answers_import(campaign=campaign, path=folder / "twist_v1_answers_B.json", annotator="B")
+        campaign_close(campaign=campaign, user=author)  # decisions are taken on a closed campaign
         _council_import(campaign, folder / "council")
         decisions_import(campaign=campaign, path=folder / "adjudication_decisions.json", user=author)
         v10 = key_freeze(campaign=campaign, version="TWIST-v1.0", user=author)

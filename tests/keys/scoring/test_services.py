@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import Assignment
-from annotation.services import answer_save, campaign_create
+from annotation.services import answer_save, campaign_close, campaign_create
 from goldkey.errors import ApplicationError
 from items.models import Item
 from items.services import item_set_get_or_create
@@ -74,6 +74,7 @@ def test_a_key_with_other_gold_than_track_b_is_refused_for_scoring_with_a_messag
     campaign = campaign_create(slug="lapse", item_set=item_set, annotators=[author, annotator_b], seed=3)
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
         answer_save(assignment=assignment, values={"label": "PROCEED"})
+    campaign_close(campaign=campaign, user=author, end_open=True)  # answered, never handed in
     key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps({"item_id": f"g{i:03d}", "aligned": True, "evidence": []}) + "\n" for i in range(3)))

@@ -1,4 +1,4 @@
-"""Lapse writes in the items app: stimuli from the builder, model outputs linked to their stimulus."""
+"""The Lapse corpus as items: stimuli from the builder (with the pair gate), model outputs linked to their stimulus."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import hashlib
 from datetime import date
 from pathlib import Path
 
+from goldkey.lib.jsonio import ErrorLog, read_jsonl
 from items.models import GenerationReject, Item, ItemKind
-from items.parsing import ErrorLog, ParsedLapseItem, read_jsonl
+from items.parsing import ParsedLapseItem
 from items.services import _atomic_import, item_set_get_or_create, lapse_items_create
-from lapse.stimuli import build_with_gate
+from lapse.pair_gate import build_with_gate
 
 # Stimulus fields that are visible item fields rather than hidden conditions.
 _STIMULUS_VISIBLE = ("case_id", "query", "witness")

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keys', '0001_gold_keys_from_adjudication'),
+        ('keys', '0003_releases'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,51 @@
+"""The error bodies every API endpoint may answer with, declared once for the OpenAPI schema.
+
+They follow the one DRF exception handler (goldkey.errors.api_exception_handler): a refusal by a service
+is {"detail", "errors"?}; a request body that fails its serializer is DRF's {field: [messages]}."""
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="what was refused, safe to show to the user who asked")
+    errors = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="every problem, when the refusal found several"
+    )
+
+
+class ErrorRecordSerializer(serializers.Serializer):
+    file = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+
+
+class ImportErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="every problem as text, one per line")
+    errors = ErrorRecordSerializer(many=True, help_text="every problem as a record (as the commands print under --json)")
+
+
+# No 401: session authentication comes first, and DRF then answers missing or wrong credentials with 403.
+FORBIDDEN = OpenApiResponse(
+    response=ErrorSerializer, description="No valid session or token, or the user's role or access rule does not allow this"
+)
+NOT_FOUND = OpenApiResponse(response=ErrorSerializer, description="No such object")
+
+INVALID = OpenApiResponse(
+    response={"oneOf": [
+        {"$ref": "#/components/schemas/Error"},
+        {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    ]},
+    description="Refused by a service ({detail, errors}) or an invalid body ({field: [messages]})",
+)
+STALE = OpenApiResponse(
+    response=ErrorSerializer,
+    description="The answer changed elsewhere (another tab or device) since the revision this write was based on",
+)
+_BY_CODE = {400: INVALID, 403: FORBIDDEN, 404: NOT_FOUND, 409: STALE}
+
+
+def errors(*codes: int) -> dict:
+    """The error responses an endpoint may answer with, for its extend_schema(responses=...)."""
+    return {code: _BY_CODE[code] for code in codes}

@@ -1,0 +1,103 @@
+"""JSON from outside (import files, uploads, API bodies) parsed so that hostile input is refused with a
+message, never a traceback: NaN/Infinity, nesting past MAX_JSON_DEPTH, texts past MAX_JSON_TEXT."""
+
+import json
+import math
+import re
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+# Limits for every JSON reader (import files, uploads, API bodies). The released data nests 6 levels
+# and its longest text is 16k characters; far beyond either is an attack or a broken exporter, and would
+# otherwise end in a RecursionError (a traceback or a 500) or a row PostgreSQL refuses.
+MAX_JSON_DEPTH = 32
+MAX_JSON_TEXT = 100_000
+
+
+class JsonRefused(ValueError):
+    """Valid JSON that Goldkey refuses: NaN/Infinity, nesting past MAX_JSON_DEPTH, a text past MAX_JSON_TEXT.
+    `path` (keys and indices) names the value when it is known, `offset` the character where it starts."""
+
+    def __init__(self, message: str, *, path: tuple = (), offset: int | None = None):
+        super().__init__(message)
+        self.message, self.path, self.offset = message, path, offset
+
+    @property
+    def label(self) -> str:
+        return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(self.path))
+
+
+_CONSTANT = re.compile(r"(?<![\w\"])(?:-?Infinity|NaN)(?![\w\"])")
+_HUGE = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
+_TOO_DEEP = f"nested more than {MAX_JSON_DEPTH} levels deep"
+
+
+def _refuse_constant(name: str):
+    raise JsonRefused(f"{name} is not a JSON number (use null, or a number)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 reads as inf, which jsonb cannot store either
+        raise JsonRefused(f"{text} is too large for a number")
+    return value
+
+
+def _depth_exceeded_at(text: str) -> int:
+    """Where the nesting first passes MAX_JSON_DEPTH (error messages only; skips over strings)."""
+    depth, in_string, escaped = 0, False, False
+    for pos, char in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return pos
+        elif char in "]}":
+            depth -= 1
+    return 0
+
+
+def json_loads_checked(text: str) -> object:
+    """json.loads for untrusted text: refuses NaN/Infinity (PostgreSQL's jsonb cannot store them), nesting
+    deeper than MAX_JSON_DEPTH (Python's parser would hit its recursion limit, or a later json.dumps would) and
+    texts longer than MAX_JSON_TEXT, raising JsonRefused. Syntax errors stay json.JSONDecodeError."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise JsonRefused(_TOO_DEEP, offset=_depth_exceeded_at(text)) from None
+    except JsonRefused as exc:
+        found = _CONSTANT.search(text) or _HUGE.search(text)
+        exc.offset = found.start() if found else None
+        raise
+    # An explicit stack, not recursion: the check must not fail the way it guards against.
+    stack = [(value, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict | list):
+            if len(where) >= MAX_JSON_DEPTH:
+                raise JsonRefused(_TOO_DEEP, path=where)
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in items:
+                if isinstance(key, str) and len(key) > MAX_JSON_TEXT:
+                    raise JsonRefused(f"a key of {len(key):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+                stack.append((child, (*where, key)))
+        elif isinstance(node, str) and len(node) > MAX_JSON_TEXT:
+            raise JsonRefused(f"a text of {len(node):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+    return value
+
+
+class CheckedJSONParser(JSONParser):
+    """DRF's JSON parser with the same refusals: a JSON 400 naming the field, not a RecursionError's 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        encoding = (parser_context or {}).get("encoding", "utf-8")
+        try:
+            return json_loads_checked(stream.read().decode(encoding))
+        except JsonRefused as exc:
+            raise ParseError(f"{exc.label}: {exc.message}" if exc.path else f"JSON parse error - {exc.message}") from None
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise ParseError(f"JSON parse error - {exc}") from None

@@ -1,0 +1,134 @@
+"""Sealed releases: a frozen key's bundle is rendered once, at the freeze, and stored; every download and
+export serves those bytes. Verification compares the stored bundle with its manifest, and the live rows
+it was rendered from with the sealed copy, so that a change made behind Goldkey's back shows.
+"""
+
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from goldkey.errors import ApplicationError
+from keys import bundle
+from keys.models import GoldKey, Release, ReleaseFile
+from keys.selectors import bundle_data
+
+MANIFEST = "MANIFEST.sha256"
+
+
+def _sha(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+@transaction.atomic
+def release_seal(*, key: GoldKey) -> Release:
+    """Render and store the release of a key that has just been frozen (called by the freezing service
+    in the same transaction, so a key is never frozen without its release)."""
+    if not key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
+    if Release.objects.filter(key=key).exists():
+        raise ApplicationError(f"key '{key.version}' is already released")
+    files = bundle.render(bundle_data(key))
+    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]))
+    ReleaseFile.objects.bulk_create(
+        ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 6))
+        for path, content in files.items()
+    )
+    return release
+
+
+def release_get(key: GoldKey) -> Release:
+    release = Release.objects.filter(key=key).first()
+    if release is None:
+        raise ApplicationError(f"key '{key.version}' has no sealed release")
+    return release
+
+
+def release_files(key: GoldKey) -> dict[str, bytes]:
+    """The sealed files, byte for byte as they were rendered at the freeze."""
+    release = release_get(key)
+    return {
+        path: zlib.decompress(bytes(content))
+        for path, content in ReleaseFile.objects.filter(release=release).order_by("path").values_list("path", "content")
+    }
+
+
+@dataclass
+class Drift:
+    where: str  # "release" (the stored bundle), "entries" (the key rows) or "live" (rows the release came from)
+    path: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.path}: {self.detail}"
+
+
+def _records(path: str, content: bytes) -> dict[str, str] | None:
+    """A file's records by id, for naming what changed (None: not a record file)."""
+    text = content.decode("utf-8", errors="replace")
+    if path.endswith(".jsonl"):
+        out = {}
+        for n, line in enumerate(text.splitlines(), 1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                return None
+            out[str(record.get("id", record.get("item", n))) if isinstance(record, dict) else str(n)] = line
+        return out
+    if path.endswith(".json"):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return None
+        for field in ("answers", "decisions"):
+            if isinstance(document, dict) and isinstance(document.get(field), dict):
+                return {k: json.dumps(v, sort_keys=True) for k, v in document[field].items()}
+    return None
+
+
+def _what_changed(path: str, sealed: bytes, live: bytes) -> str:
+    before, after = _records(path, sealed), _records(path, live)
+    if before is None or after is None:
+        return "content differs from the sealed copy"
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+    return f"{len(changed)} record(s) differ from the sealed copy: {shown}"
+
+
+def release_drift(*, key: GoldKey) -> list[Drift]:
+    """Everything that no longer matches the sealed release: stored files against their manifest, and
+    the live rows (items, answers, decisions, council votes, entries) re-rendered against the sealed copy."""
+    release = release_get(key)
+    drift: list[Drift] = []
+    files = release_files(key)
+    manifest = files.get(MANIFEST, b"")
+    if _sha(manifest) != release.sha256:
+        drift.append(Drift("release", MANIFEST, "does not match the release hash recorded at the freeze"))
+    listed = {}
+    for line in manifest.decode("utf-8", errors="replace").splitlines():
+        digest, _, path = line.partition("  ")
+        listed[path] = digest
+    stored = dict(ReleaseFile.objects.filter(release=release).values_list("path", "sha256"))
+    for path, content in files.items():
+        if path == MANIFEST:
+            continue
+        if listed.get(path) != _sha(content) or stored.get(path) != _sha(content):
+            drift.append(Drift("release", path, "stored bytes do not match MANIFEST.sha256"))
+    for path in sorted(set(listed) - set(files)):
+        drift.append(Drift("release", path, "listed in MANIFEST.sha256 but missing"))
+    try:
+        live = bundle.render(bundle_data(key))
+    except ApplicationError as exc:  # the entries no longer match the key's hash
+        return [*drift, Drift("entries", "key.jsonl", exc.message)]
+    for path in sorted(set(files) | set(live)):
+        if path == MANIFEST:
+            continue
+        if path not in live:
+            drift.append(Drift("live", path, "no longer produced from the live rows"))
+        elif path not in files:
+            drift.append(Drift("live", path, "produced from the live rows but not in the sealed release"))
+        elif live[path] != files[path]:
+            drift.append(Drift("live", path, _what_changed(path, files[path], live[path])))
+    return drift

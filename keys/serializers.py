@@ -1,0 +1,170 @@
+"""Typed shapes of a gold key's detail in the API: its manifest, changelog and canonical records.
+
+The manifest is written once, when the key is built, and sealed with it; the API hands it out as stored.
+These serializers declare its shape for the OpenAPI schema (fields a derived key or a frozen key adds are
+optional), and tests check a freshly frozen key's manifest against them."""
+
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from adjudication.serializers import AgreementField
+
+
+def _number(**kwargs):
+    return serializers.FloatField(allow_null=True, **kwargs)
+
+
+class HeadlineKappaSerializer(serializers.Serializer):
+    kappa = _number()
+    ci95 = serializers.ListField(child=serializers.FloatField(allow_null=True), allow_null=True, required=False)
+    ci95_bootstrap = serializers.ListField(child=serializers.FloatField(allow_null=True), allow_null=True, required=False)
+    n = serializers.IntegerField(allow_null=True, required=False)
+    agree = serializers.IntegerField(allow_null=True, required=False)
+    observed = _number(required=False)
+    meaning = serializers.CharField(allow_blank=True)
+
+
+class KeyAgreementSerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="the answer key the headline kappas compare")
+    kappa_all_candidates = HeadlineKappaSerializer(allow_null=True)
+    kappa_kept_set = HeadlineKappaSerializer(allow_null=True, required=False)
+    kappa_binary = HeadlineKappaSerializer(allow_null=True, required=False)
+    preregistered_bar = _number(required=False)
+    full = AgreementField(help_text="the campaign's agreement figures when the key was built")
+
+
+class CouncilMemberRecordSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    model = serializers.CharField(allow_blank=True)
+    is_generator = serializers.BooleanField()
+
+
+class CouncilPairSerializer(serializers.Serializer):
+    members = serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2)
+    kappa = _number()
+    n = serializers.IntegerField()
+
+
+class GateCountSerializer(serializers.Serializer):
+    passed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
+class GateSummarySerializer(serializers.Serializer):
+    gates = serializers.DictField(child=GateCountSerializer())
+    generation_rejects_by_gate = serializers.DictField(child=serializers.IntegerField())
+
+
+class QueueSnapshotSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    reasons = serializers.ListField(child=serializers.CharField())
+    suggestion = serializers.CharField()
+    decision = serializers.CharField(allow_null=True, help_text="the action decided, null if none")
+
+
+class ManifestSerializer(serializers.Serializer):
+    key_version = serializers.CharField()
+    entries = serializers.IntegerField()
+    campaign = serializers.CharField()
+    campaign_seed = serializers.IntegerField()
+    protocol = serializers.CharField()
+    protocol_version = serializers.CharField()
+    item_set = serializers.CharField()
+    candidates = serializers.IntegerField()
+    kept = serializers.IntegerField()
+    dropped = serializers.IntegerField()
+    counts_by_gold = serializers.DictField(child=serializers.IntegerField())
+    decisions = serializers.DictField(child=serializers.IntegerField(), help_text="decisions per action")
+    annotators = serializers.ListField(child=serializers.CharField(), help_text="pseudonyms")
+    adjudicator_also_annotator = serializers.ListField(child=serializers.CharField())
+    council_members = CouncilMemberRecordSerializer(many=True)
+    gate_summary = GateSummarySerializer()
+    agreement = KeyAgreementSerializer()
+    council_pairwise_kappa = CouncilPairSerializer(many=True)
+    queue = QueueSnapshotSerializer(many=True, help_text="the human queue as it stood at freezing")
+    sha256 = serializers.CharField(required=False, help_text="set when frozen")
+    frozen_at = serializers.CharField(required=False, help_text="set when frozen (ISO 8601, UTC)")
+    parent = serializers.CharField(required=False, help_text="derived keys: the parent version")
+    parent_sha256 = serializers.CharField(required=False)
+    errata_applied = serializers.ListField(child=serializers.IntegerField(), required=False)
+
+
+class TwistRecordSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.CharField(help_text="the gold type")
+    verdict = serializers.CharField(help_text="the Phase 1 answer that agrees with the gold")
+    family = serializers.CharField(allow_blank=True)
+    evidence = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    contradicted_quote = serializers.CharField(allow_blank=True, allow_null=True)
+    history_turns = serializers.IntegerField(allow_null=True)
+    provenance = serializers.CharField()
+    key_version = serializers.CharField()
+
+
+class LapseRecordSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    provenance = serializers.CharField()
+    key_version = serializers.CharField()
+
+
+RECORD_SERIALIZERS = (TwistRecordSerializer, LapseRecordSerializer)
+
+
+@extend_schema_field(PolymorphicProxySerializer(
+    component_name="KeyRecord", serializers=list(RECORD_SERIALIZERS), resource_type_field_name=None, many=False
+))
+class KeyRecordField(serializers.Field):
+    """One canonical record: its fields are those of the key's item kind."""
+
+    def to_representation(self, value):
+        return value
+
+    def to_internal_value(self, data):
+        for serializer in RECORD_SERIALIZERS:
+            checked = serializer(data=data)
+            if checked.is_valid() and set(data) == set(checked.fields):
+                return checked.validated_data
+        raise serializers.ValidationError("not a record of any key kind")
+
+
+class EntryContentSerializer(serializers.Serializer):
+    """An entry without its key version: what a changelog compares (the fields of the key's record type)."""
+
+    id = serializers.CharField()
+    provenance = serializers.CharField()
+    type = serializers.CharField(required=False)
+    verdict = serializers.CharField(required=False)
+    family = serializers.CharField(required=False, allow_blank=True)
+    evidence = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    contradicted_quote = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    history_turns = serializers.IntegerField(required=False, allow_null=True)
+    label = serializers.CharField(required=False)
+
+
+class ChangeSerializer(serializers.Serializer):
+    item = serializers.CharField()
+    erratum = serializers.IntegerField()
+    kind = serializers.CharField()
+    before = EntryContentSerializer(allow_null=True)
+    after = EntryContentSerializer(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    decision_note = serializers.CharField(allow_blank=True)
+
+
+class KeyDetailSerializer(serializers.Serializer):
+    """What KeyDetailApi answers: the key's list fields (GoldKeySerializer), then manifest, changelog and
+    every canonical record. Declared for the schema; a test keeps the field list equal to the response's."""
+
+    version = serializers.CharField()
+    benchmark = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    parent = serializers.CharField(allow_null=True)
+    sha256 = serializers.CharField(allow_blank=True)
+    frozen_at = serializers.DateTimeField(allow_null=True)
+    entries = serializers.IntegerField()
+    notes = serializers.CharField(allow_blank=True)
+    manifest = ManifestSerializer()
+    changelog = ChangeSerializer(many=True, help_text="derived keys: one record per changed item")
+    records = serializers.ListField(child=KeyRecordField())

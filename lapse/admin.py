@@ -1,0 +1,19 @@
+"""Admin for scorer labels: read-only (the scoring services write them), by role, and blind like the items
+admin — an annotator who has not submitted never sees the labels of their campaign's items."""
+
+from django.contrib import admin
+
+from items.admin import RoleAdminMixin, item_sets_blind_for
+from lapse.models import ScorerLabel
+
+
+@admin.register(ScorerLabel)
+class ScorerLabelAdmin(RoleAdminMixin, admin.ModelAdmin):
+    list_display = ("item", "scorer", "label", "member", "prompt_version", "updated_at")
+    list_filter = ("scorer", "label")
+    search_fields = ("item__external_id", "label", "member")
+    list_select_related = ("item",)
+    readonly_fields = [f.name for f in ScorerLabel._meta.fields]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(item__item_set__in=item_sets_blind_for(request.user))

@@ -1,0 +1,77 @@
+"""The campaign snapshot batch work reads, and the queue's per-combination memo against the plain path."""
+
+import random
+
+import pytest
+
+from adjudication import queue as q
+from adjudication import selectors
+from adjudication.agreement import campaign_agreement
+from council.models import CouncilMember, CouncilVote
+from items.models import Item
+from tests.adjudication.conftest import make_twist_campaign
+
+pytestmark = pytest.mark.django_db
+
+Q1 = ["contradicts", "consistent", "cannot-tell", ""]
+YES_NO = ["yes", "no", ""]
+
+
+def _random_answer(rng: random.Random) -> dict:
+    values = {"q1": rng.choice(Q1), "q2": rng.choice(YES_NO), "q2quote": rng.choice(YES_NO),
+              "q3": rng.choice(["clean", "conflict", ""]), "q3turn": rng.choice(["D1:3", "D2:4", ""])}
+    return {k: v for k, v in values.items() if v and rng.random() < 0.9}
+
+
+@pytest.fixture
+def mixed_campaign(annotator_a, annotator_b):
+    """60 items over every gold type with repeating random answers (the memo's case), a few unanswered,
+    and council votes on some items."""
+    rng = random.Random(20261201)
+    pool = [_random_answer(rng) for _ in range(8)]
+    answers = {f"conv-{n % 3 + 1}:v1b{n}": (rng.choice(pool), rng.choice(pool + [{}])) for n in range(60)}
+    gold = {item_id: rng.choice(["contradicting", "aligned", "hard_negative"]) for item_id in answers}
+    campaign = make_twist_campaign([annotator_a, annotator_b], answers, gold=gold)
+    members = [CouncilMember.objects.create(name=name) for name in ("gpt", "claude", "gemini")]
+    for item in Item.objects.filter(item_set=campaign.item_set).order_by("external_id")[:20]:
+        for member in members:
+            CouncilVote.objects.create(campaign=campaign, member=member, item=item, prompt_version="v1",
+                                       values={"q1": rng.choice(Q1[:3])})
+    return campaign
+
+
+def test_the_memoised_queue_equals_the_plain_path_item_by_item(mixed_campaign):
+    data = selectors.campaign_data(mixed_campaign)
+    plain = []
+    for item in data.items:
+        ballots = data.council.get(item.id)
+        answers = data.answer_list(item.id)
+        votes = [b.values for b in ballots] if ballots else None
+        reasons = q.queue_reasons(item.gold_type, answers, votes, protocol=data.protocol)
+        if reasons:
+            action, why = q.suggestion(item.gold_type, answers, reasons, protocol=data.protocol)
+            plain.append((item.external_id, reasons, action, why))
+    plain.sort(key=lambda row: q.sort_key(row[2], row[0]))
+    memoised = [(e.item.external_id, e.reasons, e.suggestion, e.suggestion_why) for e in selectors.queue_from_data(data)]
+    assert memoised == plain
+    assert len({tuple(r) for _, r, _, _ in plain}) > 3  # the case is not trivial: several reason sets
+
+
+def test_the_loaded_answers_are_read_only(mixed_campaign):
+    data = selectors.campaign_data(mixed_campaign)
+    answer = next(a for per_item in data.answers.values() for a in per_item.values() if a)
+    with pytest.raises(TypeError):
+        answer["q1"] = "consistent"
+
+
+def test_a_snapshot_holds_the_queue_and_the_retained_set_of_its_load(mixed_campaign):
+    snapshot = selectors.campaign_snapshot(mixed_campaign)
+    data = snapshot.data
+    assert [e.item.id for e in snapshot.queue] == [e.item.id for e in selectors.queue_from_data(data)]
+    assert list(snapshot.retained) == selectors.retained_from_data(data)
+    assert snapshot.undecided == [e for e in snapshot.queue if e.needs_decision] and snapshot.undecided
+
+
+def test_agreement_from_a_snapshot_equals_agreement_from_a_fresh_load(mixed_campaign):
+    snapshot = selectors.campaign_snapshot(mixed_campaign)
+    assert campaign_agreement(mixed_campaign, snapshot=snapshot) == campaign_agreement(mixed_campaign)

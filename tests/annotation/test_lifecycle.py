@@ -1,0 +1,222 @@
+"""The campaign lifecycle (annotating -> closed -> frozen), in the services and in the database."""
+
+import json
+import threading
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+
+from adjudication.models import Decision, DecisionRevision
+from adjudication.services import decision_save
+from annotation.models import Answer, AnswerRevision, Assignment, Campaign
+from annotation.services import answer_save, campaign_close, enrollment_submit
+from goldkey.errors import ApplicationError, NotAllowed
+from items.models import Item
+from keys.models import GoldKey
+from keys.services import key_freeze
+from tests.adjudication.conftest import frozen_rows_teardown, make_campaign  # noqa: F401 (a fixture)
+from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of
+
+pytestmark = pytest.mark.django_db
+
+
+def sealed(fn):
+    """The database refuses: the triggers are the wall behind the services."""
+    with pytest.raises(IntegrityError, match="frozen campaigns are sealed|frozen gold keys are immutable"):
+        with transaction.atomic():
+            fn()
+
+
+def sql(statement, params=()):
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+@pytest.fixture
+def frozen(author, annotator_b):
+    """A campaign closed, decided and frozen into a key."""
+    campaign = make_campaign(slug="life", n=6, annotators=[author, annotator_b], disagree=(1,))
+    decision_save(campaign=campaign, item=Item.objects.get(external_id="s-0001"), action="keep", user=author)
+    key_freeze(campaign=campaign, version="LIFE-v1.0", user=author)
+    campaign.refresh_from_db()
+    return campaign
+
+
+def test_a_new_campaign_is_annotating(twist_campaign):
+    assert twist_campaign.status == Campaign.Status.ANNOTATING
+
+
+def test_key_freeze_is_refused_while_an_annotator_is_still_at_work(twist_campaign, author):
+    # The finding: every queued item decided as keep, key_freeze ran while an annotator was at 0 of n.
+    with pytest.raises(NotAllowed, match="still being annotated"):
+        key_freeze(campaign=twist_campaign, version="EARLY-v1.0", user=author)
+    assert not GoldKey.objects.filter(version="EARLY-v1.0").exists()
+
+
+def test_decisions_wait_until_the_campaign_is_closed(twist_campaign, author):
+    item = Item.objects.filter(item_set=twist_campaign.item_set).first()
+    with pytest.raises(NotAllowed, match="still being annotated"):
+        decision_save(campaign=twist_campaign, item=item, action="keep", user=author)
+    assert not Decision.objects.exists()
+
+
+def test_closing_is_refused_while_an_enrollment_is_open_and_names_it(twist_campaign, author):
+    with pytest.raises(ApplicationError, match=r"2 enrollment\(s\) not submitted \(A, B\)"):
+        campaign_close(campaign=twist_campaign, user=author)
+    twist_campaign.refresh_from_db()
+    assert twist_campaign.status == Campaign.Status.ANNOTATING
+
+
+def test_only_authors_close_a_campaign(twist_campaign, annotator_a):
+    with pytest.raises(NotAllowed):
+        campaign_close(campaign=twist_campaign, user=annotator_a, end_open=True)
+
+
+def test_ending_open_work_is_recorded_on_each_enrollment(twist_campaign, author, annotator_a, annotator_b):
+    done = enrollment_of(twist_campaign, annotator_a)
+    answer_all_phase1(done)
+    answer_all_phase2(done)
+    enrollment_submit(enrollment=done)
+    campaign_close(campaign=twist_campaign, user=author, end_open=True)
+    twist_campaign.refresh_from_db()
+    ended = enrollment_of(twist_campaign, annotator_b)
+    assert twist_campaign.status == Campaign.Status.CLOSED and twist_campaign.closed_by == author
+    assert ended.ended_by == author and ended.ended_at is not None
+    assert enrollment_of(twist_campaign, annotator_a).ended_at is None
+
+
+def test_a_closed_campaign_refuses_answers_and_an_ended_annotator_cannot_submit(twist_campaign, author, annotator_b):
+    enrollment = enrollment_of(twist_campaign, annotator_b)
+    campaign_close(campaign=twist_campaign, user=author, end_open=True)
+    assignment = Assignment.objects.select_related("enrollment__campaign", "item").filter(enrollment=enrollment).first()
+    with pytest.raises(NotAllowed, match="closed to annotation"):
+        answer_save(assignment=assignment, values={"q1": "consistent"})
+    with pytest.raises(NotAllowed, match="closed to annotation"):
+        enrollment_submit(enrollment=enrollment)
+    assert not Answer.objects.filter(assignment=assignment).exclude(values={}).exists()
+
+
+def test_close_command_with_end_open_reports_who_was_ended(twist_campaign, author):
+    out = StringIO()
+    call_command("campaign_close", twist_campaign.slug, "--end-open", "--by", author.username, "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["status"] == "closed" and result["ended"] == ["A", "B"]
+
+
+def test_close_command_without_end_open_refuses_an_open_campaign(twist_campaign, author):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="not submitted"):
+        call_command("campaign_close", twist_campaign.slug, "--by", author.username, stdout=StringIO())
+
+
+def test_the_overview_page_closes_a_campaign_for_an_author(client, twist_campaign, author):
+    client.force_login(author)
+    page = client.get(f"/annotate/overview/{twist_campaign.slug}/")
+    assert b"End open work and close" in page.content
+    client.post(f"/annotate/overview/{twist_campaign.slug}/close/", {"end_open": "1"})
+    twist_campaign.refresh_from_db()
+    assert twist_campaign.status == Campaign.Status.CLOSED
+
+
+def test_the_overview_close_refuses_without_the_explicit_end_open(client, twist_campaign, author):
+    client.force_login(author)
+    response = client.post(f"/annotate/overview/{twist_campaign.slug}/close/", {})
+    assert response.status_code == 400
+    twist_campaign.refresh_from_db()
+    assert twist_campaign.status == Campaign.Status.ANNOTATING
+
+
+def test_freezing_marks_the_campaign_frozen(frozen):
+    assert frozen.status == Campaign.Status.FROZEN and frozen.frozen_at is not None
+
+
+def test_after_a_freeze_the_services_refuse_answers_and_decisions(frozen, author):
+    assignment = Assignment.objects.select_related("enrollment__campaign", "item").filter(enrollment__campaign=frozen).first()
+    with pytest.raises(NotAllowed):
+        answer_save(assignment=assignment, values={"q1": "contradicts"})
+    with pytest.raises(NotAllowed, match="frozen"):
+        decision_save(campaign=frozen, item=assignment.item, action="drop", note="late", user=author)
+
+
+def test_after_a_freeze_the_orm_cannot_change_answers_or_decisions(frozen):
+    sealed(lambda: Answer.objects.filter(assignment__enrollment__campaign=frozen).update(values={"q1": "contradicts"}))
+    sealed(lambda: Answer.objects.filter(assignment__enrollment__campaign=frozen).delete())
+    sealed(lambda: AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=frozen).update(source="x"))
+    sealed(lambda: Decision.objects.filter(campaign=frozen).update(note="rewritten"))
+    sealed(lambda: DecisionRevision.objects.filter(decision__campaign=frozen).delete())
+    assignment = Assignment.objects.filter(enrollment__campaign=frozen, answer__isnull=True).first()
+    if assignment is not None:
+        sealed(lambda: Answer.objects.create(assignment=assignment, values={"q1": "consistent"}))
+    item = Item.objects.filter(item_set=frozen.item_set).exclude(decisions__campaign=frozen).first()
+    sealed(lambda: Decision.objects.create(campaign=frozen, item=item, action="drop", revision=1))
+
+
+def test_after_a_freeze_raw_sql_cannot_change_answers_decisions_or_the_state(frozen):
+    answer_id = Answer.objects.filter(assignment__enrollment__campaign=frozen).values_list("id", flat=True).first()
+    sealed(lambda: sql('UPDATE annotation_answer SET "values" = %s WHERE id = %s', ['{"q1": "contradicts"}', answer_id]))
+    sealed(lambda: sql("DELETE FROM adjudication_decision WHERE campaign_id = %s", [frozen.pk]))
+    sealed(lambda: sql("UPDATE annotation_campaign SET status = 'closed' WHERE id = %s", [frozen.pk]))
+    sealed(lambda: sql("DELETE FROM annotation_campaign WHERE id = %s", [frozen.pk]))
+
+
+@pytest.mark.skipif("connection.vendor != 'sqlite'")
+def test_insert_or_replace_cannot_turn_a_frozen_key_back_into_a_draft(frozen):
+    key = GoldKey.objects.get(version="LIFE-v1.0")
+    columns = [f.column for f in GoldKey._meta.concrete_fields]
+    values = [getattr(key, f.attname) for f in GoldKey._meta.concrete_fields]
+    values[columns.index("status")] = "draft"
+    values = [json.dumps(v) if isinstance(v, dict | list) else v for v in values]
+    marks = ", ".join(["%s"] * len(columns))
+    sealed(lambda: sql(f"INSERT OR REPLACE INTO adjudication_goldkey ({', '.join(columns)}) VALUES ({marks})", values))
+    sealed(lambda: sql(
+        "INSERT OR REPLACE INTO adjudication_keyentry (id, key_id, item_id, external_id, gold, evidence, quote, family, "
+        "history_turns, provenance) SELECT id, key_id, item_id, external_id, 'aligned', evidence, quote, family, "
+        "history_turns, provenance FROM adjudication_keyentry WHERE key_id = %s LIMIT 1", [key.pk]))
+    key.refresh_from_db()
+    assert key.status == GoldKey.Status.FROZEN
+
+
+def test_a_key_is_never_inserted_already_frozen(frozen, author):
+    key = GoldKey.objects.get(version="LIFE-v1.0")
+    sealed(lambda: GoldKey.objects.create(
+        benchmark=key.benchmark, kind=key.kind, version="FORGED-v1.0", status="frozen", sha256="0" * 64,
+        frozen_at=key.frozen_at,
+    ))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("frozen_rows_teardown")
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="row locks need PostgreSQL (SQLite serialises writers anyway)")
+def test_a_decision_racing_a_freeze_either_lands_before_it_or_is_refused(author, annotator_b):
+    campaign = make_campaign(slug="race", n=6, annotators=[author, annotator_b], disagree=(1, 4))
+    decision_save(campaign=campaign, item=Item.objects.get(external_id="s-0001"), action="keep", user=author)
+    decision_save(campaign=campaign, item=Item.objects.get(external_id="s-0004"), action="keep", user=author)
+    late = Item.objects.get(external_id="s-0002")
+    outcome = {}
+    started = threading.Event()
+
+    def decide_late():
+        started.wait()
+        try:
+            decision_save(campaign=campaign, item=late, action="drop", note="late", user=author)
+            outcome["decision"] = "saved"
+        except NotAllowed:
+            outcome["decision"] = "refused"
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=decide_late)
+    worker.start()
+    with transaction.atomic():
+        Campaign.objects.select_for_update().get(pk=campaign.pk)  # the freeze's lock, held while it builds
+        started.set()
+        worker.join(timeout=1)
+        assert worker.is_alive(), "the decision must wait for the campaign row"
+        key = key_freeze(campaign=campaign, version="RACE-v1.0", user=author)
+    worker.join(timeout=10)
+    assert outcome["decision"] == "refused"
+    assert not key.entries.filter(external_id="s-0002", gold="").exists()
+    assert not Decision.objects.filter(campaign=campaign, item=late).exists()

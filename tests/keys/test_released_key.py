@@ -1,0 +1,66 @@
+"""The released TWIST-v1.0 key and its bundle, byte for byte: the key bytes are the published artifact,
+so their SHA-256 is pinned here, and so is every file of the bundle as the code wrote it before the key
+hash moved to json.dumps and the bundle to the standard library's indented writer."""
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from unittest import mock
+
+import pytest
+
+from keys import bundle
+from keys.canonical import CANONICAL_OPTIONS, sha256_hex
+from keys.selectors import bundle_data, key_canonical_bytes
+from keys.services import key_freeze
+
+pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
+
+# SHA-256 of key.jsonl of the published TWIST-v1.0 (161 entries).
+TWIST_V1_0_SHA256 = "b97602452c3b397a410cf30cbe88f377dea919c50d5fac1fdf618e21b0ce0f11"
+CLOCK = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+# The bundle of TWIST-v1.0 frozen from the released trail under CLOCK, file by file.
+BUNDLE_SHA256 = {
+    "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
+    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version),
+    # and MANIFEST.sha256 lists stats.json's hash: those two changed on purpose, nothing else did.
+    "MANIFEST.sha256": "9632b083498e0f99a82507e5b59d3705dea5a560fcb57830034dcefabd86fbd5",
+    "annotation/adjudication_decisions.json": "61a0f634431bbc363cdfb0a06c2e3436472e04f94cf873fa2d3e2b725924123a",
+    "annotation/adjudication_queue.jsonl": "2c37c813138ee12f412e98e2b03ac7e4cd2c1ea99a8398be0711c7f4f5cf1920",
+    "annotation/answers_A.json": "843a31fd9d55060ddb658c31a677a244728f9c0b9ad36910b7631e0fbc97566d",
+    "annotation/answers_B.json": "5a109f26d6ad6cc80500b453e1f22273411c9229265380975f9da6fe33485133",
+    "annotation/council/anthropic-claude-sonnet-4-6.json": "f17491f7a38dad80e3983eaa5fd8d1574a8e805461d5d017cd7b4eb7674bf131",
+    "annotation/council/gemini-gemini-3.5-flash.json": "7b14b86f5be84b9d3f8e288e6251e9d09952084cab32728970ca241f7f97569c",
+    "annotation/council/openai-gpt-4o.json": "994cecc2cadc22d5c7ab28ad1ab46f1fba77c5d4d07813082c3ec301fbaa0bee",
+    "candidates.jsonl": "c9c37dace794710eaa251acf0e5780ef7a25b7d5996d114f0694c9160c140554",
+    "datasheet.md": "e6e7ba39dae909bd7046f6d76d6eee25d0f5b1b0dbd68ce2fa6db182be82b52b",
+    "errata.jsonl": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "generation_rejects.jsonl": "2816e34dd4132a08c0af21c66e5a25e9636bf58f7c8fd9eb7ba2aca7625e25b5",
+    "hf/README.md": "2535b9248121024561078314ffd8f2a3e1982aeb711bc56b61f953f916f5c2d8",
+    "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
+    "key.jsonl": TWIST_V1_0_SHA256,
+    "stats.json": "96659663a6c9904f554f2648ef895f6d7b6b9a3056035be1779f870c03cf9fe2",
+}
+
+
+@pytest.fixture
+def pinned_clock():
+    """Requested before the trail fixtures, so every recorded time (answers, decisions, freezing) is CLOCK."""
+    with mock.patch("django.utils.timezone.now", return_value=CLOCK):
+        yield
+
+
+def test_the_released_key_has_the_published_bytes_and_hash(pinned_clock, twist_decided, author):
+    key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    data = key_canonical_bytes(key)
+    assert key.sha256 == sha256_hex(data) == TWIST_V1_0_SHA256
+    # The bytes are json.dumps with the canonical options, one record a line, sorted by id.
+    records = [json.loads(line) for line in data.decode("utf-8").splitlines()]
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records) and len(records) == 161
+    assert data == "".join(json.dumps(r, **CANONICAL_OPTIONS) + "\n" for r in records).encode("utf-8")
+
+
+def test_the_released_bundle_is_byte_for_byte_what_it_was(pinned_clock, twist_decided, author):
+    key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    files = bundle.render(bundle_data(key))
+    assert {path: hashlib.sha256(content).hexdigest() for path, content in files.items()} == BUNDLE_SHA256

@@ -1,0 +1,146 @@
+"""Sealed releases: rendered once at the freeze, the same bytes forever; key_verify names any drift."""
+
+import hashlib
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import IntegrityError, connection, transaction
+
+from adjudication.models import Decision
+from annotation.models import Answer
+from items.models import Item
+from keys import triggers
+from keys.models import Release, ReleaseFile
+from keys.releases import release_files
+from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
+
+pytestmark = pytest.mark.django_db
+
+
+def export(version, out) -> dict[str, bytes]:
+    call_command("key_export", version, "--out", str(out), stdout=StringIO())
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def verify(version) -> tuple[int, str]:
+    out, err = StringIO(), StringIO()
+    try:
+        call_command("key_verify", version, stdout=out, stderr=err)
+    except CommandError as exc:
+        return 1, str(exc)
+    return 0, out.getvalue()
+
+
+def behind_goldkeys_back(sql, params):
+    """What only a database superuser can do: lift the triggers, write, put them back."""
+    triggers.uninstall(connection)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+    finally:
+        triggers.install(connection)
+
+
+def test_freezing_seals_a_release_whose_hash_is_its_manifests(frozen_key):
+    release = Release.objects.get(key=frozen_key)
+    files = release_files(frozen_key)
+    assert release.sha256 == hashlib.sha256(files["MANIFEST.sha256"]).hexdigest()
+    listed = dict(reversed(line.split("  ")) for line in files["MANIFEST.sha256"].decode().splitlines())
+    assert set(listed) == set(files) - {"MANIFEST.sha256"}
+    assert all(listed[path] == hashlib.sha256(content).hexdigest() for path, content in files.items() if path in listed)
+
+
+def test_a_download_is_the_sealed_bytes_with_the_release_hash_as_etag(client, frozen_key):
+    first = client.get(f"/keys/{frozen_key.version}/download.zip")
+    second = client.get(f"/keys/{frozen_key.version}/download.zip")
+    release = Release.objects.get(key=frozen_key)
+    assert first.status_code == 200 and first.content == second.content
+    assert first["ETag"] == f'"{release.sha256}"' and "immutable" in first["Cache-Control"]
+    assert client.get(f"/keys/{frozen_key.version}/download.zip", HTTP_IF_NONE_MATCH=f'"{release.sha256}"').status_code == 304
+
+
+def test_an_erratum_filed_later_leaves_the_release_alone_and_joins_the_line_feed(client, frozen_key, outsider, tmp_path):
+    before = export(frozen_key.version, tmp_path / "before")
+    erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="not self-contained", user=outsider)
+    assert export(frozen_key.version, tmp_path / "after") == before
+    feed = [json.loads(line) for line in client.get(f"/keys/{frozen_key.version}/errata.jsonl").content.splitlines()]
+    assert [(e["item"], e["status"]) for e in feed] == [("s-0000", "filed")]
+    assert verify(frozen_key.version)[0] == 0
+
+
+def test_a_derived_version_chains_to_its_parents_hash_and_the_parent_stays_byte_identical(frozen_key, outsider, author, tmp_path):
+    before = export(frozen_key.version, tmp_path / "before")
+    erratum = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="x", user=outsider)
+    erratum_decide(erratum=erratum, accept=True, note="agreed", user=author)
+    child = key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    assert export(frozen_key.version, tmp_path / "after") == before
+    stats = json.loads(release_files(child)["stats.json"])
+    assert stats["parent"] == frozen_key.version and stats["parent_sha256"] == frozen_key.sha256
+    assert [json.loads(line)["id"] for line in release_files(child)["errata.jsonl"].splitlines()] == [erratum.pk]
+    assert verify(child.version)[0] == 0
+
+
+def test_release_rows_cannot_be_changed_or_deleted(frozen_key):
+    release = Release.objects.get(key=frozen_key)
+    for write in (
+        lambda: ReleaseFile.objects.filter(release=release).update(content=b"x"),
+        lambda: ReleaseFile.objects.filter(release=release).delete(),
+        lambda: Release.objects.filter(pk=release.pk).update(sha256="0" * 64),
+    ):
+        with pytest.raises(IntegrityError, match="sealed releases never change"), transaction.atomic():
+            write()
+
+
+def test_a_raw_edit_of_an_items_draft_makes_key_verify_fail_naming_it(frozen_key):
+    item = Item.objects.get(external_id="s-0002")
+    behind_goldkeys_back("UPDATE items_item SET draft = %s WHERE id = %s", ["a quietly different draft", item.pk])
+    code, message = verify(frozen_key.version)
+    assert code == 1
+    assert "live: candidates.jsonl: 1 record(s) differ from the sealed copy: s-0002" in message
+    assert "live: hf/test.jsonl" in message
+
+
+def test_a_raw_edit_of_an_answer_makes_key_verify_fail_naming_the_file_and_item(frozen_key):
+    answer = Answer.objects.filter(
+        assignment__enrollment__campaign=frozen_key.campaign, assignment__enrollment__pseudonym="B",
+        assignment__item__external_id="s-0003",
+    ).get()
+    behind_goldkeys_back('UPDATE annotation_answer SET "values" = %s WHERE id = %s', ['{"q1": "cannot-tell"}', answer.pk])
+    code, message = verify(frozen_key.version)
+    assert code == 1 and "live: annotation/answers_B.json: 1 record(s) differ from the sealed copy: s-0003" in message
+
+
+def test_a_raw_edit_of_a_decision_note_makes_key_verify_fail_naming_it(frozen_key):
+    decision = Decision.objects.get(campaign=frozen_key.campaign, item__external_id="s-0001")
+    behind_goldkeys_back("UPDATE adjudication_decision SET note = %s WHERE id = %s", ["rewritten later", decision.pk])
+    code, message = verify(frozen_key.version)
+    assert code == 1
+    assert "live: annotation/adjudication_decisions.json: 1 record(s) differ from the sealed copy: s-0001" in message
+
+
+def test_a_tampered_stored_file_fails_against_the_manifest(frozen_key):
+    import zlib
+
+    release = Release.objects.get(key=frozen_key)
+    behind_goldkeys_back(
+        "UPDATE keys_releasefile SET content = %s WHERE release_id = %s AND path = %s",
+        [zlib.compress(b"{}"), release.pk, "stats.json"],
+    )
+    code, message = verify(frozen_key.version)
+    assert code == 1 and "release: stats.json: stored bytes do not match MANIFEST.sha256" in message
+
+
+@pytest.mark.realdata
+def test_two_exports_of_twist_v1_0_before_and_after_deriving_v1_1_are_byte_identical(twist_decided, author, outsider, tmp_path):
+    key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    assert key.entries.count() == 161
+    before = export("TWIST-v1.0", tmp_path / "before")
+    erratum = erratum_file(key=key, item_external_id=key.entries.order_by("external_id").first().external_id,
+                           kind="drop", description="an erratum filed after the freeze", user=outsider)
+    erratum_decide(erratum=erratum, accept=True, note="agreed", user=author)
+    key_derive(parent=key, version="TWIST-v1.1", user=author)
+    assert export("TWIST-v1.0", tmp_path / "after") == before
+    assert verify("TWIST-v1.0")[0] == 0 and verify("TWIST-v1.1")[0] == 0

@@ -1,0 +1,42 @@
+"""goldkey.lib.jsonsafe: the one checked JSON reader, and the API's JSON bodies going through it."""
+
+import json
+
+import pytest
+
+from goldkey.lib.jsonsafe import MAX_JSON_DEPTH, JsonRefused, json_loads_checked
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "label"),
+    [
+        ('{"a": NaN}', "NaN is not a JSON number (use null, or a number)", ""),
+        ('{"a": [1, -Infinity]}', "-Infinity is not a JSON number (use null, or a number)", ""),
+        ('{"a": 1e400}', "1e400 is too large for a number", ""),
+        ("[" * 100 + "]" * 100, f"nested more than {MAX_JSON_DEPTH} levels deep", "[0]" * MAX_JSON_DEPTH),
+        ("[" * 200_000 + "]" * 200_000, f"nested more than {MAX_JSON_DEPTH} levels deep", ""),
+        ('{"values": {"q1note": "' + "n" * 100_001 + '"}}', "a text of 100,001 characters (at most 100,000)", "values.q1note"),
+    ],
+)
+def test_hostile_json_is_refused_with_a_message_and_the_field(text, message, label):
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.message == message
+    assert caught.value.label == label
+
+
+def test_an_unrecoverable_depth_still_says_where_it_starts():
+    text = '{"ok": "[[[[", "deep": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.offset == text.index("[" * 10) + MAX_JSON_DEPTH - 1
+
+
+@pytest.mark.parametrize("text", ['{"a": "NaN"}', '{"a": 1.5e300}', "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH, '"Infinity"'])
+def test_ordinary_json_is_read_as_json_loads_reads_it(text):
+    assert json_loads_checked(text) == json.loads(text)
+
+
+def test_syntax_errors_stay_decode_errors():
+    with pytest.raises(json.JSONDecodeError):
+        json_loads_checked('{"a": }')

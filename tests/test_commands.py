@@ -1,0 +1,67 @@
+"""The command base: --json failures as records a script can read, and no command hiding a Django flag."""
+
+import argparse
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command, get_commands, load_command_class
+
+from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.error_records import error_record
+
+pytestmark = pytest.mark.django_db
+
+
+def failing(*args) -> tuple[dict, str]:
+    out = StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command(*args, stdout=out)
+    return json.loads(out.getvalue()), str(caught.value)
+
+
+def test_a_refusal_without_a_file_under_json_is_one_record_with_only_a_message():
+    printed, _ = failing("campaign_create", "c1", "--item-set", "nothing", "--annotators", "x", "--json")
+    assert printed == {"errors": [{"file": None, "line": None, "field": None, "message": "no item set named 'nothing'"}]}
+
+
+@pytest.mark.parametrize(("text", "record"), [
+    ("1.json:40: session_1[2]: field 'dia_id': 'D9' is not of the form D<session>:<turn>",
+     {"file": "1.json", "line": 40, "field": "session_1[2].dia_id", "message": "'D9' is not of the form D<session>:<turn>"}),
+    ("t.jsonl:3: missing field 'draft'", {"file": "t.jsonl", "line": 3, "field": "draft", "message": "missing field 'draft'"}),
+    ("t.jsonl:3: invalid JSON: Expecting value (column 1)",
+     {"file": "t.jsonl", "line": 3, "field": None, "message": "invalid JSON: Expecting value (column 1)"}),
+    ("a.zip: not a zip archive (File is not a zip file)",
+     {"file": "a.zip", "line": None, "field": None, "message": "not a zip archive (File is not a zip file)"}),
+    ("an item set name is required for TWIST and Lapse items",
+     {"file": None, "line": None, "field": None, "message": "an item set name is required for TWIST and Lapse items"}),
+])
+def test_an_import_message_splits_into_file_line_field_and_message(text, record):
+    assert error_record(text) == record
+
+
+def _goldkey_commands():
+    for name, app in sorted(get_commands().items()):
+        if app.startswith("django") or app in ("rest_framework", "drf_spectacular", "rest_framework.authtoken"):
+            continue
+        command = load_command_class(app, name)
+        if isinstance(command, GoldkeyCommand):
+            yield name, command
+
+
+def test_goldkey_commands_exist_to_be_checked():
+    assert {"key_freeze", "key_derive", "import_twist"} <= {name for name, _ in _goldkey_commands()}
+
+
+def test_no_command_overrides_a_django_flag():
+    for name, command in _goldkey_commands():
+        parser = command.create_parser("manage.py", name)
+        version = next(a for a in parser._actions if "--version" in a.option_strings)
+        assert isinstance(version, argparse._VersionAction), f"{name} redefines --version"
+        assert parser.conflict_handler == "error", f"{name} resolves option conflicts by overriding"
+
+
+def test_a_command_error_raised_by_a_command_is_a_record_under_json_too():
+    printed, message = failing("lapse_build", "--eval-date", "someday", "--json")
+    assert printed == {"errors": [{"file": None, "line": None, "field": None, "message": message}]}
+    assert "--eval-date must be YYYY-MM-DD" in message
