@@ -66,6 +66,7 @@ def run(args, scratch: Path) -> None:
     from items.services import item_set_get_or_create
     from keys.canonical import sha256_hex
     from keys.models import GoldKey, KeyEntry, RunPrediction, SystemRun
+    from keys.releases import release_seal
     from keys.scoring import selectors as score_selectors
     from keys.scoring import services as score_services
     from keys.selectors import key_canonical_bytes
@@ -89,6 +90,7 @@ def run(args, scratch: Path) -> None:
                             "provenance": "kept_unanimous"} for e in entries))
     GoldKey.objects.filter(pk=key.pk).update(status=GoldKey.Status.FROZEN, sha256=sha256_hex(key_canonical_bytes(key)),
                                              frozen_at=timezone.now())
+    release_seal(key=GoldKey.objects.get(pk=key.pk))  # score_import verifies the key, sealed release included
     names = list(runs)
     now = timezone.now()
     for name in names[1:]:
