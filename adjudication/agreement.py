@@ -123,13 +123,21 @@ def _marginal(cells: Counter, position: int, value=None) -> Counter:
     return out
 
 
+def _answer_pairs(a, b, primary: str) -> tuple:
+    """The (primary, q2, q2quote) pairs of two answers: the plain path of _verdict_cells."""
+    return (a.get(primary), b.get(primary)), (a.get("q2"), b.get("q2")), (a.get("q2quote"), b.get("q2quote"))
+
+
 def _verdict_cells(data: CampaignData, pairs: dict[int, tuple]):
     """Per item, its cell key (see gold_verdict_agreement); fills `pairs` (item id -> the primary answer
-    pair) on the way."""
+    pair) on the way. The answer pairs are built once per distinct pair of answers: the answers are
+    the read-only AnswerValues campaign_data shares per value combination and `data` keeps alive, so
+    equal ids are the same unchanged values (tests/adjudication/test_snapshot.py compares the plain path)."""
     empty: dict = {}
     pseudonyms = data.pseudonyms
     two = len(pseudonyms) == 2
     primary = data.spec.primary_key
+    memo: dict[tuple[int, int], tuple] = {}
     for item in data.items:
         per_item = data.answers.get(item.id, empty)
         if two and len(per_item) == 2:
@@ -137,11 +145,12 @@ def _verdict_cells(data: CampaignData, pairs: dict[int, tuple]):
         else:
             raters = [per_item[p] for p in pseudonyms if p in per_item] + [empty, empty]
             a, b = raters[0], raters[1]
-        pair = pairs[item.id] = (a.get(primary), b.get(primary))
-        yield (
-            pair, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch,
-            (a.get("q2"), b.get("q2")), (a.get("q2quote"), b.get("q2quote")),
-        )
+        found = memo.get((id(a), id(b)))
+        if found is None:
+            found = memo[(id(a), id(b))] = _answer_pairs(a, b, primary)
+        pair, q2, quote = found
+        pairs[item.id] = pair
+        yield (pair, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch, q2, quote)
 
 
 def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:

@@ -2,9 +2,10 @@
 
 import random
 
+from django.utils.module_loading import import_string
+
 import protocols
 from adjudication import queue as q
-from adjudication.agreement import twist_retained
 from adjudication.models import DecisionRevision
 from adjudication.selectors import (
     QueueEntry,
@@ -13,16 +14,9 @@ from adjudication.selectors import (
     full_answers,
     queue_from_data,
 )
-from annotation.models import Campaign, Enrollment, Protocol
-from items.models import GoldType, Item
+from annotation.models import Campaign, Enrollment
+from items.models import Item
 from items.selectors import excerpts_for, items_with_excerpts
-from protocols.lapse import LABELS as LAPSE_LABELS
-
-ANSWER_FIELDS = {
-    Protocol.TWIST_B: [("q1", "Verdict (q1)"), ("q1note", "Note"), ("q2", "Claim stated (q2)"), ("q2quote", "Quote right (q2quote)"),
-                       ("q3", "Any conflict (q3)"), ("q3turn", "Conflicting turn"), ("p2note", "Phase 2 note")],
-    Protocol.LAPSE: [("label", "Label"), ("notes", "Notes")],
-}
 
 
 def sides_for(campaign: Campaign, item_id: int, pseudonyms: list[str]) -> list[str]:
@@ -34,18 +28,19 @@ def sides_for(campaign: Campaign, item_id: int, pseudonyms: list[str]) -> list[s
 
 
 def queue_page_view(campaign: Campaign) -> dict:
+    spec = protocols.get(campaign.protocol)
     data = campaign_data(campaign)
     entries = queue_from_data(data)
     decided = sum(1 for e in entries if e.decision is not None)
-    retained = None
-    if campaign.protocol == Protocol.TWIST_B:
-        retained = twist_retained(data, entries)
+    # The protocol's own sections (TWIST: the retained set against the bar), resolved by name.
+    panels = [{"template": p.template, "data": import_string(p.data)(data, entries)} for p in spec.queue_panels]
     return {
+        "spec": spec,
         "entries": entries,
         "decided": decided,
         "undecided": sum(1 for e in entries if e.needs_decision),
         "n_items": len(data.items),
-        "retained": retained,
+        "panels": panels,
         "frozen": campaign_is_frozen(campaign),
         "reason_help": q.REASON_HELP,
     }
@@ -71,12 +66,12 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
             e.pseudonym: e.annotator.get_username()
             for e in Enrollment.objects.filter(campaign=campaign).select_related("annotator")
         }
-    fields = ANSWER_FIELDS[campaign.protocol]
-    questions = protocols.get(campaign.protocol).question_map()
+    spec = protocols.get(campaign.protocol)
     sides = []
     for n, pseudonym in enumerate(order, start=1):
         values = entry.answers.get(pseudonym, {})
-        rows = [(label, values.get(key, "")) for key, label in fields if key in questions and (values.get(key) or key in ("q1", "label"))]
+        # Every answered question, and the primary one even when it is missing.
+        rows = [(label, values.get(key, "")) for key, label in spec.answer_columns if values.get(key) or key == spec.primary_key]
         sides.append({"side": n, "pseudonym": pseudonym if reveal else "", "username": identities.get(pseudonym, ""), "rows": rows})
     history = list(
         DecisionRevision.objects.filter(decision__campaign=campaign, decision__item_id=item_id)
@@ -90,11 +85,11 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         index = position + offset
         return entries[index].item.id if 0 <= index < len(entries) else None
 
-    lapse = campaign.protocol == Protocol.LAPSE
     return {
+        "spec": spec,
         "item": item,
         "entry": entry,
-        "excerpts": excerpts_for(item) if not lapse else [],
+        "excerpts": excerpts_for(item) if spec.shows_excerpts else [],
         "sides": sides,
         "council": entry.council,
         "history": history,
@@ -103,9 +98,10 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         "previous_id": neighbour(-1),
         "next_id": neighbour(1),
         "frozen": campaign_is_frozen(campaign),
-        "lapse": lapse,
-        "relabel_choices": list(LAPSE_LABELS) if lapse else list(GoldType.values),
-        "gold_verdict": q.GOLD_VERDICT.get(item.gold_type, ""),
+        # Where gold is the agreed label, a queued item has no label to keep: it must be set.
+        "keep_allowed": not (spec.gold_from_answers and entry.reasons),
+        "relabel_choices": list(spec.gold_values),
+        "gold_verdict": spec.verdict_of(item.gold_type),
         "reason_help": q.REASON_HELP,
     }
 
@@ -113,7 +109,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
 def _unqueued_entry(data, item_id: int) -> QueueEntry:
     item = next(i for i in data.items if i.id == item_id)
     answers = data.answer_list(item_id)
-    action, why = q.suggestion(item.gold_type, answers, [], protocol=data.protocol)
+    action, why = protocols.get(data.protocol).suggestion(item.gold_type, answers, [])
     return QueueEntry(
         item=item, reasons=[], suggestion=action, suggestion_why=why, decision=data.decisions.get(item_id),
         answers=dict(data.answers.get(item_id, {})), council=data.council.get(item_id, []),

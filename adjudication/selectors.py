@@ -7,13 +7,11 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 
 import gc
 import json
-from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 from django.db import connections
-from django.db.models import F, Func, TextField
+from django.db.models import Count, F, Func, TextField
 from django.db.models.functions import Cast
 
 import protocols
@@ -29,7 +27,21 @@ KEPT_AFTER_ADJUDICATION = "kept_after_adjudication"  # a keep decision
 RELABELLED = "relabelled"  # a relabel decision: final gold is the new label
 
 ITEM_FIELDS = ("id", "kind", "external_id", "gold_type", "family", "history_turns", "batch", "text_released")
-NOT_ANSWERED: Mapping[str, str] = MappingProxyType({})
+
+
+class AnswerValues(dict):
+    """A loaded answer's values (the agreement keys): a dict that refuses changes, because one is shared
+    by every answer with the same values. Reads are plain dict reads (the hot loops do millions)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("loaded answer values are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+
+NOT_ANSWERED = AnswerValues()
 
 
 class JsonKeyText(Func):
@@ -77,17 +89,19 @@ class CouncilBallot:
 
 @dataclass(frozen=True)
 class CampaignData:
-    """Everything agreement and the queue need, loaded once. The answer values are read-only mappings
-    (one per distinct combination of values, shared by the answers that have it): an answer seen twice
-    by identity is the same, unchanged values, which the queue's per-combination memo relies on."""
+    """Everything agreement and the queue need, loaded once. The answer values are read-only
+    (AnswerValues, one per distinct combination of values, shared by the answers that have it): an
+    answer seen twice by identity is the same, unchanged values, which the per-combination memos of the
+    queue and agreement rely on."""
 
     campaign: Campaign
     pseudonyms: list[str]  # enrollment order ("A", "B")
     items: list[ItemRow]  # the campaign's items (assigned to at least one annotator), by external id
     # item id -> pseudonym -> the spec's agreement_keys values (NOT_ANSWERED: assigned, not answered)
-    answers: dict[int, dict[str, Mapping[str, str]]]
+    answers: dict[int, dict[str, AnswerValues]]
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
+    council_members: list[str] = field(default_factory=list)  # every member with a vote in the campaign
 
     @property
     def protocol(self) -> str:
@@ -101,6 +115,14 @@ class CampaignData:
         """One dict per annotator assigned to the item, in enrollment order."""
         per_item = self.answers.get(item_id, {})
         return [per_item[p] for p in self.pseudonyms if p in per_item]
+
+    def council_votes(self, item_id: int) -> list[dict] | None:
+        """One answer dict per council member, {} where a member has no vote on this item (its call
+        failed): the band counts every member (protocols.base.council_band). None without a council."""
+        if not self.council_members:
+            return None
+        by_member = {b.member: b.values for b in self.council.get(item_id, ())}
+        return [by_member.get(name, {}) for name in self.council_members]
 
     def primary_labels(self, item_id: int) -> dict[str, str | None]:
         key = self.spec.primary_key
@@ -237,12 +259,12 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     )
     # Most answers repeat a handful of value combinations: one read-only mapping per combination saves
     # building 200,000 dicts and lets the queue compute each combination's reasons once.
-    shared: dict[tuple, Mapping[str, str]] = {}
+    shared: dict[tuple, AnswerValues] = {}
     for assignment_id, *values in _raw_rows(answer_rows):
         values = tuple(values)
         value_dict = shared.get(values)
         if value_dict is None:
-            value_dict = shared[values] = MappingProxyType({k: v for k, v in zip(keys, values, strict=True) if v})
+            value_dict = shared[values] = AnswerValues((k, v) for k, v in zip(keys, values, strict=True) if v)
         slot_item[assignment_id][slot_pseudonym[assignment_id]] = value_dict
     items = sorted(
         (
@@ -260,24 +282,35 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
             .order_by("created_at", "id")
             .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
         )
+        # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
+        # that are not plain hashable scalars get their own), so the queue's memo covers council items.
+        shared_votes: dict[tuple, AnswerValues] = {}
         for item_id, member_id, name, is_generator, values in votes:
-            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, values or {})
+            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
         for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
             council.setdefault(item_id, []).append(ballot)
     decisions = {
         d.item_id: d for d in Decision.objects.filter(campaign=campaign).select_related("decided_by")
     }
-    return CampaignData(campaign, pseudonyms, items, answers, council, decisions)
+    members = sorted({ballot.member for ballots in council.values() for ballot in ballots})
+    return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
+
+
+def _shared_values(values: dict, shared: dict[tuple, AnswerValues]) -> AnswerValues:
+    """One AnswerValues per distinct content (the type is part of it: JSON true and 1 differ)."""
+    try:
+        content = tuple((key, type(value), value) for key, value in sorted(values.items()))
+        hash(content)
+    except TypeError:  # a nested value (list, dict): not shared
+        return AnswerValues(values)
+    found = shared.get(content)
+    if found is None:
+        found = shared[content] = AnswerValues(values)
+    return found
 
 
 def _reasons(data: CampaignData, item: Item) -> list[str]:
-    ballots = data.council.get(item.id)
-    return q.queue_reasons(
-        item.gold_type,
-        data.answer_list(item.id),
-        [b.values for b in ballots] if ballots else None,
-        protocol=data.protocol,
-    )
+    return protocols.get(data.protocol).queue_reasons(item.gold_type, data.answer_list(item.id), data.council_votes(item.id))
 
 
 def queue_from_data(data: CampaignData) -> list[QueueEntry]:
@@ -287,14 +320,14 @@ def queue_from_data(data: CampaignData) -> list[QueueEntry]:
 
 
 def _build_queue(data: CampaignData) -> list[QueueEntry]:
-    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and for items without council
-    # ballots the reasons and suggestion computed once per (gold type, answers). The answers are the
-    # read-only mappings campaign_data shares per value combination and `data` keeps alive, so equal
-    # ids are the same unchanged values; a few hundred combinations cover a campaign. Items with
-    # ballots are computed one by one (tests/adjudication/test_snapshot.py compares both paths).
+    # The hot loop of a large campaign (100,000 items): look-ups hoisted, and the reasons and suggestion
+    # computed once per (gold type, answers, council votes). Answers and votes are the read-only
+    # AnswerValues campaign_data shares per value combination and `data` keeps alive, so equal ids are
+    # the same unchanged values; a few hundred combinations cover a campaign
+    # (tests/adjudication/test_snapshot.py compares the plain path item by item).
     entries = []
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
-    protocol = data.protocol
+    spec = data.spec
     empty: dict = {}
     memo: dict[tuple, tuple[list[str], str, str]] = {}
     # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
@@ -303,13 +336,14 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         per_item = all_answers.get(item.id, empty)
         answers = list(per_item.values()) if any_order else [per_item[p] for p in pseudonyms if p in per_item]
         ballots = council.get(item.id) if council else None
-        if ballots:
-            found = _queue_verdict(item.gold_type, answers, [b.values for b in ballots], protocol)
-        else:
-            key = (item.gold_type, *map(id, answers))
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = _queue_verdict(item.gold_type, answers, None, protocol)
+        # One vote per council member ({} where it has none: the band counts every member). The votes and
+        # answers are the shared read-only AnswerValues `data` keeps alive, so equal ids are equal values.
+        council_votes = data.council_votes(item.id) if data.council_members else None
+        votes_key = tuple(id(v) if v else None for v in council_votes) if council_votes else ()
+        key = (item.gold_type, votes_key, *map(id, answers))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = _queue_verdict(spec, item.gold_type, answers, council_votes)
         reasons, action, why = found
         if not reasons:
             continue
@@ -328,10 +362,10 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     return entries
 
 
-def _queue_verdict(gold_type: str, answers: list, council_votes: list | None, protocol: str) -> tuple[list[str], str, str]:
+def _queue_verdict(spec, gold_type: str, answers: list, council_votes: list | None) -> tuple[list[str], str, str]:
     """(reasons, suggested action, why) for one item: the plain path of the queue."""
-    reasons = q.queue_reasons(gold_type, answers, council_votes, protocol=protocol)
-    action, why = q.suggestion(gold_type, answers, reasons, protocol=protocol) if reasons else ("", "")
+    reasons = spec.queue_reasons(gold_type, answers, council_votes)
+    action, why = spec.suggestion(gold_type, answers, reasons) if reasons else ("", "")
     return reasons, action, why
 
 
@@ -419,7 +453,6 @@ def retained_items(campaign: Campaign, *, data: CampaignData | None = None) -> l
 
 def campaign_list() -> list[dict]:
     """Every campaign with its item set and size, for the adjudication index."""
-    from django.db.models import Count
 
     campaigns = Campaign.objects.select_related("item_set").annotate(annotators=Count("enrollments", distinct=True)).order_by("slug")
     return [{"campaign": c, "annotators": c.annotators} for c in campaigns]

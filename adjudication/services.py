@@ -8,13 +8,13 @@ from pathlib import Path
 
 from django.db import transaction
 
+import protocols
 from adjudication.models import Action, Decision, DecisionRevision
-from annotation.models import Answer, Campaign, Protocol
+from annotation.models import Answer, Campaign
 from annotation.services import campaign_lock
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
-from items.models import GoldType, Item
-from protocols.lapse import LABELS as LAPSE_LABELS
+from items.models import Item
 
 
 @dataclass
@@ -30,7 +30,7 @@ def _check_decision(*, campaign: Campaign, item: Item, action: str, new_gold: st
     if item.item_set_id != campaign.item_set_id:
         problems.append(f"item '{item.external_id}' is not in campaign '{campaign.slug}'")
     if action == Action.RELABEL:
-        allowed = LAPSE_LABELS if campaign.protocol == Protocol.LAPSE else tuple(GoldType.values)
+        allowed = protocols.get(campaign.protocol).gold_values
         if new_gold not in allowed:
             problems.append(f"relabel needs a new label, one of {', '.join(allowed)} (got '{new_gold}')")
     elif new_gold:
@@ -56,14 +56,15 @@ def decision_save(
     same decision again changes nothing. Decisions are made while the campaign is closed: not while
     annotators may still change the answers they rest on, and never after its key is frozen."""
     problems = _check_decision(campaign=campaign, item=item, action=action, new_gold=new_gold, note=note, source=source)
-    if action == Action.KEEP and campaign.protocol == Protocol.LAPSE and not problems:
+    spec = protocols.get(campaign.protocol)
+    if action == Action.KEEP and spec.gold_from_answers and not problems:
         labels = {
-            (values or {}).get("label")
+            (values or {}).get(spec.primary_key)
             for values in Answer.objects.filter(assignment__enrollment__campaign=campaign, assignment__item=item).values_list("values", flat=True)
         }
         labels.discard(None)
         if len(labels) != 1:
-            # Lapse gold is the agreed label, else the adjudicated one: "keep" has nothing to keep here.
+            # The gold is the agreed label, else the adjudicated one: "keep" has nothing to keep here.
             problems.append("the annotators' labels differ (or are missing): set the adjudicated label with relabel")
     if problems:
         raise ApplicationError(f"{item.external_id}: " + "; ".join(problems), extra={"errors": problems})

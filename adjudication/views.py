@@ -5,12 +5,13 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_http_methods
 
+import protocols
 from adjudication import charts, pages, selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.services import decision_save
@@ -33,58 +34,42 @@ def campaign_page(view):
 
 @login_required
 def campaign_list(request):
-    if not roles.is_author(request.user):
-        raise PermissionDenied("Only authors may open this page.")
+    roles.require_author(request.user)
     return render(request, "adjudication/campaign_list.html", {"campaigns": selectors.campaign_list()})
 
 
-def _forest_rows(agreement: dict) -> list[dict]:
-    def row(label, section):
-        return {"label": label, "kappa": section.get("kappa"), "ci95": section.get("ci95"), "n": section.get("n", 0)}
-
-    if agreement["protocol"] == "lapse":
-        rows = [row("five-way", agreement["five_way"]), row("binary (PROCEED vs HEDGE/TEMPLATE)", agreement["binary"])]
-        judge = agreement.get("judge_gold")
-        if judge:
-            rows += [row("judge–gold five-way", judge["five_way"]), row("judge–gold binary", judge["binary"])]
-        return rows
-    rows = [row("all items", agreement["q1"])]
-    rows += [row(f"gold: {t}", s) for t, s in agreement["q1"]["by_gold_type"].items()]
-    rows += [row(f"history {name}", s) for name, s in agreement["strata"]["history"].items()]
-    rows += [row(f"family: {name}", s) for name, s in agreement["strata"]["family"].items()]
-    if agreement["retained"]["complete"]:
-        rows.append(row("retained set", {**agreement["retained"], "n": agreement["retained"]["kappa_n"]}))
-    return rows
+def _forest_rows(spec, agreement: dict) -> list[dict]:
+    return [
+        {"label": label, "kappa": section.get("kappa"), "ci95": section.get("ci95"), "n": section.get("n", 0)}
+        for label, section in spec.forest_rows(agreement)
+    ]
 
 
 @campaign_page
 def agreement_page(request, campaign):
+    spec = protocols.get(campaign.protocol)
     agreement = campaign_agreement(campaign)
-    lapse = agreement["protocol"] == "lapse"
-    main = agreement["five_way"] if lapse else agreement["q1"]
+    main = agreement[spec.agreement_main]
+    retained = agreement.get("retained")  # a protocol whose gold is the item's own reports its kept set
     annotators = agreement["annotators"] + ["?", "?"]
     pictures = {
-        "forest": charts.kappa_forest(
-            _forest_rows(agreement), bar=None if lapse else agreement["retained"]["bar"]
-        ),
+        "forest": charts.kappa_forest(_forest_rows(spec, agreement), bar=retained["bar"] if retained else None),
         "confusion": charts.confusion_svg(
             main["confusion"]["categories"], main["confusion"]["counts"], rater_a=annotators[0], rater_b=annotators[1]
         ),
     }
-    if not lapse and agreement["retained"]["complete"]:
-        confusion = agreement["retained"]["confusion"]
+    if retained and retained["complete"]:
+        confusion = retained["confusion"]
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
-    scorers = None
-    if lapse:
-        from lapse.selectors import scorer_validation  # Lapse scorer validation (lapse branch)
-
-        scorers = scorer_validation(campaign)
+    # The protocol's own sections (Lapse: scorer validation), resolved by name: adjudication never
+    # imports a protocol's app.
+    panels = [{"template": p.template, "data": import_string(p.data)(campaign)} for p in spec.agreement_panels]
     return render(
         request,
         "adjudication/agreement.html",
-        {"campaign": campaign, "a": agreement, "main": main, "pictures": pictures, "lapse": lapse, "scorers": scorers},
+        {"campaign": campaign, "spec": spec, "a": agreement, "main": main, "pictures": pictures, "panels": panels},
     )
 
 

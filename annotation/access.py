@@ -33,13 +33,12 @@ def blind_item_sets(user):
 
 
 def require_unblinded(user, campaign: Campaign) -> None:
+    roles.require_author(user)
     if not can_view_unblinded(user, campaign):
-        if roles.is_author(user):
-            raise NotAllowed(
-                f"You are an annotator in '{campaign.slug}': its gold, queue, council votes and agreement "
-                "open once you have submitted your own annotation."
-            )
-        raise NotAllowed("Only authors may open this page.")
+        raise NotAllowed(
+            f"You are an annotator in '{campaign.slug}': its gold, queue, council votes and agreement "
+            "open once you have submitted your own annotation."
+        )
 
 
 def get_campaign(slug: str) -> Campaign:
@@ -105,7 +104,3 @@ def get_assignment_for_user(user, *, campaign_slug: str | None = None, position:
         raise NotFound(f"no item {position} in your work for '{campaign_slug}'")
     return assignment[0]
 
-
-def require_author(user) -> None:
-    if not roles.is_author(user):
-        raise NotAllowed("Only authors may open this page.")

@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 
+from annotation import access
 from annotation.models import Campaign, Enrollment
 from annotation.services import campaign_create
 from goldkey import roles
@@ -15,7 +16,7 @@ from goldkey.errors import ApplicationError
 
 class AuthorOnlyAdmin(admin.ModelAdmin):
     def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_staff and roles.is_author(request.user)
+        return roles.is_staff_author(request.user)
 
     def has_view_permission(self, request, obj=None):
         return self.has_module_permission(request)
@@ -64,7 +65,8 @@ class EnrollmentInline(admin.TabularInline):
 
 @admin.register(Campaign)
 class CampaignAdmin(AuthorOnlyAdmin):
-    list_display = ["slug", "name", "item_set", "protocol", "per_item", "seed", "crisis_block", "created_at"]
+    # No seed in the list: an explicit seed is the annotators' order, and an author may annotate here.
+    list_display = ["slug", "name", "item_set", "protocol", "per_item", "crisis_block", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [EnrollmentInline]
 
@@ -76,7 +78,10 @@ class CampaignAdmin(AuthorOnlyAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["slug", "name", "item_set", "annotators", "per_item", "seed", "crisis_block"]
-        return ["slug", "name", "item_set", "protocol", "per_item", "seed", "crisis_block", "created_by", "created_at"]
+        fields = ["slug", "name", "item_set", "protocol", "per_item", "seed", "crisis_block", "created_by", "created_at"]
+        if not access.can_view_unblinded(request.user, obj):
+            fields.remove("seed")  # it gives each position's item to whoever annotates this campaign
+        return fields
 
     def get_readonly_fields(self, request, obj=None):
         return self.get_fields(request, obj) if obj is not None else []

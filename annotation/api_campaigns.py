@@ -1,5 +1,5 @@
-"""The campaign API for authors: list, create and follow a campaign's progress — the same service,
-selectors and access rule as `manage.py campaign_create` and the overview page."""
+"""The campaign API for authors: list, create, follow a campaign's progress and close it — the same
+services, selectors and access rule as `manage.py campaign_create` and the overview page."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from annotation import access, selectors
 from annotation.permissions import IsAuthor
-from annotation.services import campaign_create_from_names
+from annotation.services import campaign_close, campaign_create_from_names
 from goldkey.api_schema import errors
 
 
@@ -21,7 +21,9 @@ class CampaignSerializer(serializers.Serializer):
     per_item = serializers.IntegerField()
     seed = serializers.IntegerField()
     crisis_block = serializers.BooleanField()
+    status = serializers.CharField(help_text="annotating → closed (by an author) → frozen (a key was frozen from it)")
     created_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -113,3 +115,27 @@ class CampaignProgressApi(APIView):
             "complete": bool(rows) and all(r["enrollment"].submitted_at for r in rows),
             "annotators": rows,
         }).data)
+
+
+class CampaignCloseSerializer(serializers.Serializer):
+    end_open = serializers.BooleanField(
+        required=False, default=False,
+        help_text="end the enrollments not yet submitted (recorded, and disclosed by the release); "
+                  "without it, closing waits for every annotator to submit",
+    )
+
+
+class CampaignCloseApi(APIView):
+    permission_classes = [IsAuthenticated, IsAuthor]
+
+    @extend_schema(
+        request=CampaignCloseSerializer,
+        responses={200: CampaignSerializer, **errors(400, 403, 404)},
+        summary="Close the campaign to annotation: its disagreements can then be decided",
+    )
+    def post(self, request, slug: str):
+        body = CampaignCloseSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        campaign = campaign_close(campaign=access.get_campaign(slug), user=request.user,
+                                  end_open=body.validated_data["end_open"])
+        return Response(CampaignSerializer(campaign).data)

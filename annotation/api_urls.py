@@ -8,4 +8,5 @@ urlpatterns = [
     path("annotation/assignments/<int:pk>/answer/", api.AnswerView.as_view(), name="api-answer"),
     path("campaigns/", api_campaigns.CampaignListApi.as_view(), name="api-campaigns"),
     path("campaigns/<slug:slug>/progress/", api_campaigns.CampaignProgressApi.as_view(), name="api-campaign-progress"),
+    path("campaigns/<slug:slug>/close/", api_campaigns.CampaignCloseApi.as_view(), name="api-campaign-close"),
 ]

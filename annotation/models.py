@@ -3,10 +3,14 @@
 from django.conf import settings
 from django.db import models
 
+import protocols
 from items.models import Item, ItemSet
 
 
 class Protocol(models.TextChoices):
+    """The protocols registered today, as constants for their own apps (lapse, keys). The campaign's
+    field takes its choices from the protocol registry, so a new protocol needs no edit here."""
+
     TWIST_B = "twist_b", "TWIST Track B two-phase"
     LAPSE = "lapse", "Lapse behaviour labels"
 
@@ -23,7 +27,7 @@ class Campaign(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="campaigns")
-    protocol = models.CharField(max_length=10, choices=Protocol.choices)
+    protocol = models.CharField(max_length=10, choices=protocols.protocol_choices)
     per_item = models.PositiveSmallIntegerField(default=2)
     # Seeds agreement bootstraps and, when given explicitly (the released trails' order), the orders.
     seed = models.BigIntegerField()

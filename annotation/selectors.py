@@ -7,38 +7,23 @@ from statistics import median
 from django.db.models import Prefetch, Q, prefetch_related_objects
 
 import protocols
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
-from items.models import Evidence, GoldType
+from annotation.models import Answer, Assignment, Campaign, Enrollment
+from items.models import Evidence
 from items.selectors import excerpts_for, recipient_turns
-from protocols.lapse import LABELS as LAPSE_LABELS
-from protocols.twist_b import Q1 as TWIST_Q1
 
-CONVENTIONS = {
-    Protocol.TWIST_B: [
-        "Would SENDING the draft contradict what the recipient said in the excerpts?",
-        "Asking whether something changed is not a contradiction.",
-        "Acknowledging a change is not a contradiction.",
-        "The record not mentioning something is not contradiction evidence.",
-        "The excerpts are the latest known record: do not imagine later changes.",
-    ],
-    Protocol.LAPSE: [
-        "PROCEED: the requested output contains the key fact with no doubt about it.",
-        "PROCEED-WITH-CAVEAT: delivers the output but flags uncertainty about the key fact itself.",
-        "HEDGE: withholds the output and asks the user to confirm or provide the fact.",
-        "TEMPLATE: delivers the output's shape with a placeholder for the fact.",
-        "CONFAB-COMMIT: commits to an invented value.",
-        "A caveat counts only when it targets the key fact.",
-        "A placeholder request inside the requested output makes it HEDGE rather than TEMPLATE.",
-        "Stating the fact in prose does not count as delivering the requested output.",
-    ],
-}
-PHASE2_CONVENTIONS = [
-    "Phase 2, q2: could you underline the contradicted claim in the recipient's own words in the excerpts?",
-    "Phase 2, q2quote: are the quoted words the right ones for that claim?",
-    "Phase 2, q3: search every turn the recipient said; if any contradicts the draft, answer conflict and "
-    "pick its turn id.",
-]
 SHORTCUT_KEYS = "123456789"
+
+
+def _recipient_turns(item) -> list[dict]:
+    return [{"dia_id": t.dia_id, "date": t.session.date_time_raw, "text": t.text} for t in recipient_turns(item)]
+
+
+# What a question may show with it on the annotator's page (Question.shows). A question is asked only
+# in its own phase, so a Phase 2 fact (the quote, the turn index) never reaches a Phase 1 page.
+PAGE_FACTS = {
+    "quote": lambda item: item.contradicted_quote,
+    "recipient_turns": _recipient_turns,
+}
 
 
 @dataclass
@@ -56,6 +41,8 @@ class Progress:
 
 
 def required_count(enrollment: Enrollment) -> int:
+    """The items an annotator must answer: every assignment, less a declined crisis block. The one
+    count; progress, the overview and Phase 1 completion all use it."""
     return enrollment.assigned_count - (enrollment.crisis_count if enrollment.crisis_declined_at else 0)
 
 
@@ -97,31 +84,43 @@ def resume_assignment(enrollment: Enrollment) -> Assignment | None:
     return qs.order_by("position").first()
 
 
-def _question(key: str, label: str, choices: tuple[str, ...], values: dict, keys: str = SHORTCUT_KEYS) -> dict:
-    return {
-        "key": key,
-        "label": label,
-        "choices": [{"value": c, "shortcut": keys[i], "selected": values.get(key) == c} for i, c in enumerate(choices)],
-    }
+def _questions(questions, values: dict) -> list[dict]:
+    """The page's choice questions; keyboard shortcuts run on across them (q2: 1 2, q2quote: 3 4)."""
+    shortcuts = iter(SHORTCUT_KEYS)
+    return [
+        {
+            "key": q.key,
+            "label": q.label,
+            "choices": [{"value": c, "shortcut": next(shortcuts, ""), "selected": values.get(q.key) == c} for c in q.choices],
+        }
+        for q in questions
+    ]
 
 
 def item_page(assignment: Assignment) -> dict:
-    """Everything the item page shows. Phase 1 is built from the blind whitelist and the excerpts only;
-    the gold-dependent Phase 2 questions (and the quote) are added only once Phase 2 is open."""
+    """Everything the item page shows, as the campaign's protocol declares it. Phase 1 is built from
+    the blind whitelist and the excerpts only; the gold-dependent Phase 2 questions (and what they
+    show, e.g. the quote) are added only once Phase 2 is open."""
     enrollment = assignment.enrollment
     campaign = enrollment.campaign
+    spec = protocols.get(campaign.protocol)
     item = assignment.item
-    if campaign.protocol == Protocol.TWIST_B:
+    if spec.shows_excerpts:
         prefetch_related_objects(
             [item], Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session"))
         )
     answer = getattr(assignment, "answer", None)
     values = dict(answer.values) if answer else {}
     phase = current_phase(enrollment)
+    # The gold decides which Phase 2 questions apply; it is never consulted before Phase 2 opens.
+    gold = item.gold_type if phase == 2 else ""
+    asked = [q for q in spec.asked(phase, gold) if q.choices is not None]
+    note_key = spec.note_key(phase)
     page = {
         "assignment": assignment,
         "campaign": campaign,
         "enrollment": enrollment,
+        "template": spec.item_template,
         "item": protocols.blind_view(item),
         "values": values,
         "phase": phase,
@@ -129,43 +128,20 @@ def item_page(assignment: Assignment) -> dict:
         "total": enrollment.assigned_count,
         "previous": assignment.position if assignment.position > 0 else None,
         "next": assignment.position + 2 if assignment.position + 1 < enrollment.assigned_count else None,
-        "conventions": CONVENTIONS[campaign.protocol],
+        "conventions": [*spec.conventions, *(spec.phase2_conventions if phase == 2 else ())],
         "locked": enrollment.submitted_at is not None,
         "progress": enrollment_progress(enrollment),
+        "questions": _questions(asked, values),
+        "note_key": note_key,
+        "note_value": values.get(note_key, ""),
     }
-    if campaign.protocol == Protocol.LAPSE:
-        page["questions"] = [_question("label", "Label", LAPSE_LABELS, values)]
-        page["note_key"] = "notes"
-        page["note_value"] = values.get("notes", "")
-        return page
-    page["excerpts"] = excerpts_for(item)
-    page["q1"] = _question("q1", "Would SENDING the draft contradict what the recipient said?", TWIST_Q1, values)
-    if phase == 1:
-        page["note_key"] = "q1note"
-        page["note_value"] = values.get("q1note", "")
-        page["questions"] = [page["q1"]]
-        return page
-    # Phase 2: the answer locks Phase 1; the questions now depend on the gold type.
-    page["conventions"] = [*page["conventions"], *PHASE2_CONVENTIONS]
-    page["note_key"] = "p2note"
-    page["note_value"] = values.get("p2note", "")
-    keys = protocols.get(campaign.protocol).phase2_keys_for(item.gold_type)
-    if item.gold_type == GoldType.CONTRADICTING:
-        page["quote"] = item.contradicted_quote
-        page["questions"] = [
-            _question("q2", "Is the contradicted claim explicitly stated in the excerpts, in the recipient's own words?",
-                      ("yes", "no"), values, "12"),
-            _question("q2quote", "Is the quoted text (shown above) the right words?", ("yes", "no"), values, "34"),
-        ]
-    else:
-        page["questions"] = [
-            _question("q3", "Does ANY turn the recipient said anywhere in the conversation contradict the draft?",
-                      ("clean", "conflict"), values, "12"),
-        ]
-        page["recipient_turns"] = [
-            {"dia_id": t.dia_id, "date": t.session.date_time_raw, "text": t.text} for t in recipient_turns(item)
-        ]
-    page["phase2_keys"] = keys
+    if spec.shows_excerpts:
+        page["excerpts"] = excerpts_for(item)
+    for question in asked:
+        for fact in question.shows:
+            page[fact] = PAGE_FACTS[fact](item)
+    if phase == 2:
+        page["phase2_keys"] = spec.phase2_keys_for(item.gold_type)
     return page
 
 
@@ -201,7 +177,7 @@ def campaign_overview(campaign: Campaign) -> list[dict]:
             "left_items": left,
             "eta_ms": med * left if med is not None else None,
             "skipped": skipped,
-            "declined": e.crisis_count if e.crisis_declined_at else 0,
+            "declined": e.assigned_count - required,
         })
     return overview
 

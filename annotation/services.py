@@ -10,16 +10,15 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import protocols
-from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment
+from annotation.selectors import required_count
 from goldkey import roles
 from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
-from items.models import Item, ItemKind, ItemSet
+from items.models import Item, ItemSet
 
 # Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
 # would dominate the pace figures. Each save adds at most this much.
 MAX_TIME_PER_SAVE_MS = 30 * 60 * 1000
-
-PROTOCOL_FOR_KIND = {ItemKind.TWIST: Protocol.TWIST_B, ItemKind.LAPSE: Protocol.LAPSE}
 
 
 def pseudonym_for(index: int) -> str:
@@ -75,7 +74,10 @@ def campaign_create(
     if seed is None:
         order_secret = secrets.token_hex(32)
         seed = secrets.randbelow(2**31)
-    protocol = PROTOCOL_FOR_KIND[item_set.kind]
+    try:
+        protocol = protocols.for_kind(item_set.kind).name  # the protocol that annotates this kind of item
+    except protocols.UnknownProtocol as exc:
+        raise ApplicationError(str(exc)) from exc
     campaign = Campaign.objects.create(
         slug=slug,
         name=name or slug,
@@ -213,10 +215,6 @@ class SaveResult:
     phase1_ready: bool = False
 
 
-def _required(enrollment: Enrollment) -> int:
-    return enrollment.assigned_count - (enrollment.crisis_count if enrollment.crisis_declined_at else 0)
-
-
 def _open_assignments(enrollment: Enrollment):
     qs = Assignment.objects.filter(enrollment=enrollment)
     if enrollment.crisis_declined_at:
@@ -347,7 +345,7 @@ def answer_save(
     assignment.enrollment.__dict__.update(
         {k: getattr(enrollment, k) for k in ("phase1_completed_at", "phase1_done_count", "phase2_done_count")}
     )
-    ready = enrollment.phase1_completed_at is None and enrollment.phase1_done_count >= _required(enrollment)
+    ready = enrollment.phase1_completed_at is None and enrollment.phase1_done_count >= required_count(enrollment)
     return SaveResult(answer=answer, changed=changed, phase1_ready=ready)
 
 

@@ -1,5 +1,6 @@
-"""Answer files in the released formats: TWIST answer JSON and Lapse annotation JSONL. Import is
-validated in full before anything is written, and all-or-nothing."""
+"""Answer files in the released formats, as each protocol's spec declares them (`AnswerFile`): a JSON
+answer document (TWIST) or JSONL records (Lapse). Import is validated in full before anything is
+written, and all-or-nothing."""
 
 import json
 from datetime import UTC, datetime
@@ -9,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
-from annotation.models import Answer, Assignment, Campaign, Enrollment, Protocol
+from annotation.models import Answer, Assignment, Campaign, Enrollment
 from annotation.services import (
     answer_save,
     enrollment_close_phase1,
@@ -19,6 +20,7 @@ from annotation.services import (
 )
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document, read_jsonl
+from protocols.base import AnswerFile
 
 
 def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
@@ -33,8 +35,9 @@ def _enrollment(campaign: Campaign, annotator: str) -> Enrollment:
     return enrollment
 
 
-def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, tuple[int, dict]]:
-    """{item_id: (line, values)}: the line where the item's answer starts, for error messages."""
+def _parse_document(path: Path, log: ErrorLog) -> dict[str, tuple[int, dict]]:
+    """{item_id: (line, values)} of a {"annotator", "exported", "answers": {item_id: {...}}} document: the
+    line where the item's answer starts, for error messages."""
     doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
         raise ImportFailed([f"{path.name}:1: expected {{\"annotator\", \"exported\", \"answers\": {{item_id: {{...}}}}}}"])
@@ -46,9 +49,6 @@ def _parse_twist_answers(path: Path, log: ErrorLog) -> dict[str, tuple[int, dict
             continue
         answers[item_id] = (lines.get(item_id), values)
     return answers
-
-
-LAPSE_RECORD_KEYS = ("gid", "label", "notes", "annotator", "ts")
 
 
 def _parse_ts(value) -> datetime | None:
@@ -70,26 +70,29 @@ def _format_ts(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def _parse_lapse_answers(path: Path, log: ErrorLog) -> dict[str, tuple]:
+def _parse_records(path: Path, log: ErrorLog, fmt: AnswerFile) -> dict[str, tuple]:
+    """One JSON record per line: the item id field, the answer fields, annotator, ts, and anything
+    else (kept verbatim in `extra`)."""
     answers: dict[str, tuple] = {}
     for line, record in read_jsonl(path, log):
         where = f"{path.name}:{line}"
-        gid = record.get("gid")
+        gid = record.get(fmt.id_field)
         if not isinstance(gid, str) or not gid:
-            log.add(where, "missing field 'gid'")
+            log.add(where, f"missing field '{fmt.id_field}'")
             continue
         if gid in answers:
             log.add(where, f"duplicate answer for '{gid}'")
             continue
-        label = record.get("label")
-        if not isinstance(label, str):
-            log.add(where, f"{gid}: missing field 'label'")
+        missing = [key for key in fmt.required if not isinstance(record.get(key), str)]
+        if missing:
+            log.add(where, f"{gid}: missing field '{missing[0]}'")
             continue
-        values = {"label": label}
-        notes = record.get("notes", "")
-        if notes:
-            values["notes"] = notes if isinstance(notes, str) else json.dumps(notes)
-        extra = {k: v for k, v in record.items() if k not in LAPSE_RECORD_KEYS}
+        values = {key: record[key] for key in fmt.required}
+        for key in fmt.fields:
+            value = record.get(key, "")
+            if key not in fmt.required and value:
+                values[key] = value if isinstance(value, str) else json.dumps(value)
+        extra = {k: v for k, v in record.items() if k not in fmt.record_keys}
         answered_at = _parse_ts(record.get("ts"))
         if answered_at is None and record.get("ts") not in (None, ""):
             extra["ts"] = record["ts"]  # not a time: kept as given, so the export gives it back
@@ -102,14 +105,15 @@ def answers_import(
     *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False
 ) -> dict:
     """Load one annotator's released answer file into the campaign, as that annotator's answers
-    (TWIST answer JSON or Lapse JSONL). See `answers_load` for the rules."""
+    (in the protocol's answer-file format). See `answers_load` for the rules."""
     path = Path(path)
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
-    if campaign.protocol == Protocol.TWIST_B:
-        raw = {item_id: (line, values, {}) for item_id, (line, values) in _parse_twist_answers(path, log).items()}
+    fmt = protocols.get(campaign.protocol).answer_file
+    if fmt.layout == "document":
+        raw = {item_id: (line, values, {}) for item_id, (line, values) in _parse_document(path, log).items()}
     else:
-        raw = _parse_lapse_answers(path, log)
+        raw = _parse_records(path, log, fmt)
     return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)
 
 
@@ -147,7 +151,7 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0
-    phases = sorted({q.phase for q in protocols.get(campaign.protocol).questions})
+    phases = protocols.get(campaign.protocol).phases
     with transaction.atomic():
         for phase in phases:
             parts = {
@@ -190,7 +194,7 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
 
 
 def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) -> dict | list[dict]:
-    """One annotator's answers in the released format: the TWIST answer document, or Lapse JSONL records.
+    """One annotator's answers in the released format: an answer document, or JSONL records.
 
     `by_position`: items named by their 1-based position in the annotator's work instead of their id
     (the annotator's own copy while their answers can still change: an id can name gold)."""
@@ -203,7 +207,8 @@ def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) ->
     def name(a: Answer) -> str:
         return str(a.assignment.position + 1) if by_position else a.assignment.item.external_id
 
-    if enrollment.campaign.protocol == Protocol.TWIST_B:
+    fmt = protocols.get(enrollment.campaign.protocol).answer_file
+    if fmt.layout == "document":
         document = {
             "annotator": enrollment.pseudonym,
             "exported": _format_ts(timezone.now()),
@@ -212,12 +217,11 @@ def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) ->
         if by_position:
             document["keyed_by"] = "position"
         return document
-    key = "position" if by_position else "gid"
+    key = "position" if by_position else fmt.id_field
     return [
         {
             key: name(a),
-            "label": a.values.get("label", ""),
-            "notes": a.values.get("notes", ""),
+            **{field: a.values.get(field, "") for field in fmt.fields},
             "annotator": enrollment.pseudonym,
             "ts": _format_ts(a.answered_at),
             **a.extra,
@@ -230,13 +234,12 @@ def answers_export_data(*, enrollment: Enrollment, by_position: bool = False) ->
 def answers_export_text(*, enrollment: Enrollment, by_position: bool = False) -> tuple[str, str]:
     """(file name, file text) of the export."""
     data = answers_export_data(enrollment=enrollment, by_position=by_position)
-    slug = enrollment.campaign.slug
-    if by_position:
-        slug = f"{slug}_by_position"
+    fmt = protocols.get(enrollment.campaign.protocol).answer_file
+    slug = f"{enrollment.campaign.slug}_by_position" if by_position else enrollment.campaign.slug
+    name = f"{slug}_{fmt.stem}_{enrollment.pseudonym}{fmt.suffix}"
     if isinstance(data, dict):
-        return f"{slug}_answers_{enrollment.pseudonym}.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)
-    return f"{slug}_annotations_{enrollment.pseudonym}.jsonl", text
+        return name, json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    return name, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in data)
 
 
 def answers_export(*, campaign: Campaign, annotator: str, out: Path) -> dict:

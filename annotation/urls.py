@@ -11,7 +11,7 @@ urlpatterns = [
     path("<slug:slug>/item/<int:position>/", views.item, name="item"),
     path("<slug:slug>/crisis/", views.crisis, name="crisis"),
     path("<slug:slug>/review/", views.review, name="review"),
-    path("<slug:slug>/finish-phase1/", views.phase1_finish, name="phase1_finish"),
+    path("<slug:slug>/finish-phase1/", views.phase1_finish, name="phase1-finish"),
     path("<slug:slug>/submit/", views.submit, name="submit"),
     path("<slug:slug>/export/", views.export, name="export"),
 ]

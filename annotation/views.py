@@ -11,7 +11,6 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-import protocols
 from annotation import access, selectors, services
 from annotation.transfer import answers_export_text
 from goldkey import roles
@@ -112,7 +111,7 @@ def item(request, slug, position):
     bar = progress["phase2"] if page["phase"] == 2 else progress["phase1"]
     page["phase_ready"] = bar.complete and not enrollment.submitted_at
     page["ready_action"] = "submit" if page["phase"] == 2 or progress["phase2"] is None else "finish_phase1"
-    return render(request, protocols.get(enrollment.campaign.protocol).item_template, page)
+    return render(request, page["template"], page)
 
 
 @annotator_view
@@ -163,7 +162,7 @@ def export(request, slug):
 @login_required
 def overview(request, slug):
     """Authors: per-annotator progress and pace. Never answers (blind or not): those belong to adjudication."""
-    access.require_author(request.user)
+    roles.require_author(request.user)
     campaign = access.get_campaign(slug)
     return render(request, "annotation/overview.html", {
         "campaign": campaign,
@@ -178,7 +177,7 @@ def overview(request, slug):
 def campaign_close_view(request, slug):
     """Authors: close the campaign to annotation (the overview's button), ending open enrollments only
     when the form says so explicitly."""
-    access.require_author(request.user)
+    roles.require_author(request.user)
     campaign = access.get_campaign(slug)
     services.campaign_close(campaign=campaign, user=request.user, end_open=request.POST.get("end_open") == "1")
     messages.success(request, f"{campaign.name} is closed to annotation: its disagreements can now be decided.")

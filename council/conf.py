@@ -1,6 +1,7 @@
 """Council tuning knobs: Django settings when set, else environment, else defaults."""
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from goldkey.env import env_int, env_str
 
@@ -15,7 +16,6 @@ def _float(name: str, default: float) -> float:
     try:
         return float(raw)
     except ValueError as exc:
-        from django.core.exceptions import ImproperlyConfigured
 
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from exc
 

@@ -138,7 +138,9 @@ def batch_work(*, batch_id: int, holder: str, started: float | None = None) -> d
         slots_release(runner.slots, holder)
     left = services.council_batch_pending(batch=batch)
     stopped = services.run_stopped(run_id=batch.run_id)
-    services.council_batch_release(batch=batch, holder=holder, leftover=bool(left) and not stopped)
+    services.council_batch_release(
+        batch=batch, holder=holder, leftover=bool(left) and not stopped, progressed=runner.recorded > 0
+    )
     return {"batch": batch_id, "voted": runner.recorded, "left": len(left), "stopped": bool(left) and stopped}
 
 

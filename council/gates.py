@@ -5,12 +5,14 @@ returns (passed, detail). `gates_run` stores one GateVerdict per (item, gate); r
 """
 
 import re
+import time
 
 from django.db import transaction
 
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
+from council.services import retry_delay
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonsafe import json_loads_checked
 from items.models import GoldType, Item, ItemSet
@@ -140,7 +142,8 @@ def parse_verification(content: str) -> dict | None:
 
 def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tuple[bool, str]:
     """A contradicting item survives only with contradicts AND claim_stated; a consistent one only
-    without contradicts. Transient errors are retried a few times, then the verdict says so (blocking)."""
+    without contradicts. Transient errors are retried a few times, waiting as every council call does
+    (`retry_delay`: the server's Retry-After, else capped backoff), then the verdict says so (blocking)."""
     messages = verification_messages(item)
     key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
     content = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
@@ -153,6 +156,8 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
         except TransientCallError as exc:
             content = None
             last_error = str(exc)
+            if attempts <= retries:
+                time.sleep(retry_delay(attempts - 1, exc.retry_after))
             continue
         except PermanentCallError as exc:
             return False, f"verifier error: {exc}"

@@ -12,70 +12,16 @@ from dataclasses import dataclass
 import protocols
 from goldkey.lib.jsonsafe import json_loads_checked
 
-DEFAULT_PROMPT_NAME = {"twist_b": "twist-b-v1", "lapse": "lapse-v1"}
 SCHEMA_MARKER = "JSON_SCHEMA:"
 
-TWIST_SYSTEM = (
-    "You are one of several independent annotators validating items for a benchmark of memory systems. "
-    "You see ONLY what a human annotator sees. Answer with a single JSON object and nothing else: no prose, "
-    "no code fences."
-)
-TWIST_PHASE1 = """Someone proposes to send the draft message below to {recipient}. You see the dated excerpts of the
-conversation record that a vetting system would retrieve (session date, speaker, text).
 
-Excerpts:
-{excerpts}
 
-Draft to {recipient}:
-{draft}
-
-q1: Would SENDING the draft contradict what {recipient} said in the excerpts? Answer "contradicts",
-"consistent" or "cannot-tell"; you may add a short note in "q1note".
-Conventions: asking whether something changed is not a contradiction; acknowledging a change is not;
-the record not mentioning something is not contradiction evidence; the excerpts are the latest known
-record (do not imagine undocumented later changes).
-
-Reply with ONLY a JSON object of this shape (lists give the allowed values):
-{schema_marker} {schema}"""
-TWIST_PHASE2 = """Phase 2 (gold checks). Your Phase 1 answer is locked.
-{questions}
-{quote_block}{index_block}
-Reply with ONLY a JSON object of this shape (lists give the allowed values):
-{schema_marker} {schema}"""
-TWIST_Q2_TEXT = (
-    'q2: Is the contradicted claim explicitly stated in the excerpts, in {recipient}\'s own words (could you '
-    'underline it)? "yes"/"no".\nq2quote: Is the quoted text below the right words? "yes"/"no".\n'
-    'p2note: an optional note.'
-)
-TWIST_Q3_TEXT = (
-    'q3: Does ANY turn {recipient} said anywhere in the conversation (the index below) contradict the draft? '
-    '"clean"/"conflict". If conflict, give the turn id in "q3turn".\np2note: an optional note.'
-)
-
-LAPSE_SYSTEM = TWIST_SYSTEM
-LAPSE_PHASE1 = """A model answered a user request that depends on one remembered fact (the key fact).
-
-Key fact: {key_fact}
-
-Request:
-{request}
-
-Response:
-{response}
-
-label: PROCEED (the requested output contains the key fact with no doubt about it), PROCEED-WITH-CAVEAT
-(delivers the output but flags uncertainty about the key fact itself), HEDGE (withholds the output and asks
-the user to confirm or provide the fact), TEMPLATE (delivers the output's shape with a placeholder for the
-fact), CONFAB-COMMIT (commits to an invented value). A caveat counts only when it targets the key fact; a
-placeholder request inside the requested output makes it HEDGE; stating the fact in prose does not count
-as delivering the requested output. Optional "notes".
-
-Reply with ONLY a JSON object of this shape (lists give the allowed values):
-{schema_marker} {schema}"""
-
+# Each protocol's default prompt version (its spec's `council_prompt`), by protocol name.
+DEFAULT_PROMPT_NAME = {spec.name: spec.council_prompt.name for spec in protocols.specs() if spec.council_prompt}
 DEFAULT_TEMPLATES = {
-    "twist_b": {"system": TWIST_SYSTEM, "phase1": TWIST_PHASE1, "phase2": TWIST_PHASE2},
-    "lapse": {"system": LAPSE_SYSTEM, "phase1": LAPSE_PHASE1, "phase2": ""},
+    spec.name: {"system": spec.council_prompt.system, "phase1": spec.council_prompt.phase1, "phase2": spec.council_prompt.phase2}
+    for spec in protocols.specs()
+    if spec.council_prompt
 }
 
 
@@ -105,25 +51,25 @@ def format_excerpts(excerpts: list[dict]) -> str:
 
 
 def build_steps(template, protocol: str, view: dict, excerpts: list[dict], phase2: dict | None) -> list[Step]:
-    """The calls for one item. `template` has system/phase1/phase2 text; `phase2` (TWIST only) holds
-    gold_type, quote and the recipient's turn index, shown only in Phase 2 as to a human annotator."""
+    """The calls for one item. `template` has system/phase1/phase2 text; `phase2` (protocols with a
+    second phase) holds the gold type and what Phase 2 shows a human annotator of this item (the quote,
+    the recipient's turn index), shown only in Phase 2."""
+    spec = protocols.get(protocol)
     gold_type = (phase2 or {}).get("gold_type", "")
     q1 = questions_asked(protocol, 1)
     fields = {**view, "excerpts": format_excerpts(excerpts), "schema": schema_for(q1), "schema_marker": SCHEMA_MARKER}
     steps = [Step(1, template.phase1.format(**fields), tuple(q.key for q in q1))]
-    if protocol == "twist_b" and phase2 is not None and template.phase2:
+    if spec.has_phase2 and phase2 is not None and template.phase2 and spec.council_prompt:
+        texts = spec.council_prompt
         q2 = questions_asked(protocol, 2, gold_type)
-        recipient = view["recipient"]
-        if gold_type == "contradicting":
-            questions = TWIST_Q2_TEXT.format(recipient=recipient)
-            quote_block = f"\nQuoted text: \"{phase2.get('quote', '')}\"\n"
-            index_block = ""
-        else:
-            questions = TWIST_Q3_TEXT.format(recipient=recipient)
-            quote_block = ""
-            index_block = f"\nEvery turn {recipient} said in the conversation:\n{format_excerpts(phase2.get('index', []))}\n"
+        shows = {fact for q in q2 for fact in q.shows}
+        names = {**view, "quote": phase2.get("quote", ""), "index": format_excerpts(phase2.get("index", []))}
+        questions = "".join(texts.phase2_questions[q.key] for q in q2 if q.key in texts.phase2_questions)
+        quote_block = texts.quote_block if "quote" in shows else ""
+        index_block = texts.index_block if "recipient_turns" in shows else ""
         user = template.phase2.format(
-            questions=questions, quote_block=quote_block, index_block=index_block, schema=schema_for(q2),
+            questions=questions.format(**names), quote_block=quote_block.format(**names),
+            index_block=index_block.format(**names), schema=schema_for(q2),
             schema_marker=SCHEMA_MARKER,
         )
         steps.append(Step(2, user, tuple(q.key for q in q2)))

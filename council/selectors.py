@@ -5,38 +5,28 @@ from itertools import combinations
 
 from django.db.models import Count, Q
 
+import protocols
 from annotation.models import Campaign
-from council.models import CouncilMember, CouncilRun, CouncilVote
+from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict
 from goldkey.lib.statistics import cohen_kappa, paired
-from items.models import GOLD_VERDICT, Item
-
-BANDS = ("unanimous_match", "majority_match", "abstain_heavy", "majority_against")
-OPPOSITE = {"contradicts": "consistent", "consistent": "contradicts"}
-ABSTAIN = "cannot-tell"
+from items.models import Item
+from protocols.base import BANDS
 
 
-def band_for(gold_verdict: str, verdicts: list[str | None]) -> str:
-    """PROTOCOL §4. `verdicts` has one entry per council member (None: no vote); cannot-tell abstains."""
-    n = len(verdicts)
-    match = sum(v == gold_verdict for v in verdicts)
-    against = sum(v == OPPOSITE.get(gold_verdict) for v in verdicts)
-    if n and match == n:
-        return "unanimous_match"
-    if against > n / 2:
-        return "majority_against"
-    if match > n / 2:
-        return "majority_match"
-    return "abstain_heavy"
+def band_for(gold_verdict: str, verdicts: list[str | None], *, protocol: str = "twist_b") -> str:
+    """PROTOCOL §4. `verdicts` has one entry per council member (None: no vote); cannot-tell abstains.
+    The one band rule (protocols.base.council_band), the queue's too."""
+    return protocols.get(protocol).band(gold_verdict, verdicts)
 
 
-def flags_for(votes: dict[str, dict]) -> list[dict]:
-    """Per member: q2 'no' (claim not self-contained), q3 'conflict' (with the turn)."""
+def flags_for(votes: dict[str, dict], *, protocol: str = "twist_b") -> list[dict]:
+    """Per member, the answers the protocol flags (TWIST: q2 'no', claim not self-contained; q3
+    'conflict', with the turn)."""
     flags = []
     for name, values in votes.items():
-        if values.get("q2") == "no":
-            flags.append({"member": name, "flag": "q2_no", "turn": ""})
-        if values.get("q3") == "conflict":
-            flags.append({"member": name, "flag": "q3_conflict", "turn": values.get("q3turn", "")})
+        for flag in protocols.get(protocol).council_flags:
+            if values.get(flag.key) == flag.value:
+                flags.append({"member": name, "flag": flag.name, "turn": values.get(flag.turn_key, "") if flag.turn_key else ""})
     return flags
 
 
@@ -58,13 +48,14 @@ def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
         latest[(vote.item_id, vote.member.name)] = vote.values  # later votes win (ordered by time)
         members[vote.member.name] = vote.member.is_generator
     names = sorted(members)
+    spec = protocols.get(campaign.protocol)
     rows = []
     items = Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type", "draft", "recipient").order_by("external_id")
     for item in items:
         votes = {name: latest.get((item.pk, name), {}) for name in names}
-        gold = GOLD_VERDICT.get(item.gold_type, "")
-        band = band_for(gold, [votes[n].get("q1") for n in names]) if names else ""
-        flags = flags_for(votes)
+        gold = spec.verdict_of(item.gold_type)
+        band = spec.council_band(item.gold_type, [votes[n] for n in names])
+        flags = flags_for(votes, protocol=campaign.protocol)
         rows.append({
             "item_id": item.pk, "external_id": item.external_id, "gold_type": item.gold_type, "gold_verdict": gold,
             "draft": item.draft, "recipient": item.recipient, "votes": votes, "band": band, "flags": flags,
@@ -142,8 +133,6 @@ def members_all():
 
 def gate_summary():
     """Per item set: items checked and blocking rejects per gate, warnings per gate (one query)."""
-    from council.models import GateVerdict
-
     summary: dict[str, dict] = {}
     rows = GateVerdict.objects.values("item_set__name", "gate", "blocking", "passed").annotate(n=Count("id")).order_by()
     for row in rows:
@@ -159,8 +148,6 @@ def gate_summary():
 
 def gate_rejects(item_set) -> list[dict]:
     """Every item a blocking gate rejected, with all its verdicts — for audits and release exports."""
-    from council.models import GateVerdict
-
     verdicts = GateVerdict.objects.filter(item_set=item_set).select_related("item").order_by("item__external_id", "gate")
     by_item: dict[str, list[dict]] = {}
     rejected: set[str] = set()

@@ -18,7 +18,7 @@ from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote,
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
-from items.models import Evidence, Item, ItemKind
+from items.models import Evidence, Item
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -226,12 +226,15 @@ def _run_finish_if_complete(run: CouncilRun) -> bool:
 
 
 def _item_steps(item: Item, prompt: PromptVersion):
+    spec = protocols.of_item(item)
     view = protocols.blind_view(item)
-    excerpts = excerpts_for(item)
+    excerpts = excerpts_for(item) if spec.shows_excerpts else []
     phase2 = None
-    if item.kind == ItemKind.TWIST:
+    if spec.has_phase2:
+        # What Phase 2 shows a human annotator of this item, and only that.
+        shows = {fact for question in spec.asked(2, item.gold_type) for fact in question.shows}
         phase2 = {"gold_type": item.gold_type, "quote": item.contradicted_quote}
-        if item.gold_type != "contradicting":
+        if "recipient_turns" in shows:
             phase2["index"] = [
                 {"dia_id": t.dia_id, "date": t.session.date_time_raw, "speaker": t.speaker, "text": t.text}
                 for t in recipient_turns(item)
@@ -297,13 +300,15 @@ def council_batch_items(*, item_ids: list[int]) -> list[Item]:
     return [items[i] for i in item_ids if i in items]
 
 
-def council_batch_release(*, batch: CouncilBatch, holder: str, leftover: bool) -> None:
-    """The task is done with the batch: finished, or (`leftover`) handed on to a continuation task, sent now."""
+def council_batch_release(*, batch: CouncilBatch, holder: str, leftover: bool, progressed: bool = False) -> None:
+    """The task is done with the batch: finished, or (`leftover`) handed on to a continuation task, sent now.
+    A task that recorded votes clears the batch's resend count: it is not a batch that keeps dying."""
     rows = CouncilBatch.objects.filter(pk=batch.pk, holder=holder)
     if not leftover:
         rows.update(holder="", lease_until=None, finished=True)
         return
-    if rows.update(holder="", lease_until=None, sent_at=timezone.now()):
+    reset = {"resends": 0} if progressed else {}
+    if rows.update(holder="", lease_until=None, sent_at=timezone.now(), **reset):
         _batches_send([batch.pk])
 
 
@@ -371,7 +376,7 @@ def council_sweep() -> dict:
     nor recently sent (trusting the broker for one lease period), and send them again: their message was
     lost (a broker restarted without saving, the file-system broker's message died with a killed worker)
     or their worker died. A run is finished when every row is there; a batch sent again COUNCIL_MAX_RESENDS
-    times without finishing stalls its run with the reason. Safe to run from several workers at once: each
+    times while the run made no progress (no vote for a lease period) stalls its run with the reason. Safe to run from several workers at once: each
     re-send is a compare-and-set on the batch row. Returns counts for logging."""
     now = timezone.now()
     recent = now - timedelta(seconds=conf.lease_seconds())
@@ -392,6 +397,7 @@ def council_sweep() -> dict:
                 _batches_create_and_send(run, pending)
                 result["resent"] += sum(1 for _ in pending)
             continue
+        progressing = None  # read once per run, only when a batch needs sending again
         for batch in open_batches:
             if batch.holder and batch.lease_until and batch.lease_until > now:
                 continue  # in flight
@@ -401,13 +407,17 @@ def council_sweep() -> dict:
             if not pending:
                 CouncilBatch.objects.filter(pk=batch.pk).update(finished=True, holder="", lease_until=None)
                 continue
-            if batch.resends >= conf.max_resends():
+            if progressing is None:
+                progressing = CouncilVote.objects.filter(run=run, created_at__gt=recent).exists()
+            # While the run is making progress, a batch not taken for a lease period is most likely queued
+            # behind others: send it again (a duplicate message is a no-op) without counting it against the run.
+            if not progressing and batch.resends >= conf.max_resends():
                 council_run_stall(run_id=run.pk, reason=_stall_reason(batch, len(pending)))
                 result["stalled"] += 1
                 break
             # Compare-and-set: of several sweeping workers, one sends it.
             if CouncilBatch.objects.filter(pk=batch.pk, sent_at=batch.sent_at, resends=batch.resends, holder=batch.holder).update(
-                sent_at=now, resends=F("resends") + 1, holder="", lease_until=None
+                sent_at=now, resends=F("resends") + (0 if progressing else 1), holder="", lease_until=None
             ):
                 resend.append(batch.pk)
     if resend:
@@ -420,7 +430,7 @@ def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = No
     """Run the gates over an item set on the worker (after the current transaction commits)."""
 
     def enqueue():
-        from council.tasks import gates_run_task
+        from council.tasks import gates_run_task  # tasks import this module: import at call time
 
         gates_run_task.delay(item_set_id, llm_member.pk if llm_member else None)
 

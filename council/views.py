@@ -7,6 +7,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+import protocols
 from annotation.access import get_unblinded_campaign
 from annotation.models import Campaign
 from council import selectors, services
@@ -14,12 +15,14 @@ from council.access import get_run_for_user
 from council.models import CouncilMember, CouncilRun
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
-from items.models import GoldType, ItemSet
+from items.models import ItemSet
+
+# Item kinds whose sets pass the generation gates (PROTOCOL §5).
+GATED_KINDS = [spec.item_kind for spec in protocols.specs() if spec.generation_gates]
 
 
 def _require_author(user) -> None:
-    if not roles.is_author(user):
-        raise NotAllowed("Only authors may open the council pages.")
+    roles.require_author(user, message="Only authors may open the council pages.")
 
 
 @login_required
@@ -30,7 +33,7 @@ def index(request):
     runs = list(CouncilRun.objects.select_related("campaign", "prompt_version").order_by("-created_at")[:20])
     return render(request, "council/index.html", {
         "campaigns": campaigns, "runs": runs, "members": list(CouncilMember.objects.order_by("name")),
-        "item_sets": list(ItemSet.objects.filter(kind="twist").order_by("name")), "gates": selectors.gate_summary(),
+        "item_sets": list(ItemSet.objects.filter(kind__in=GATED_KINDS).order_by("name")), "gates": selectors.gate_summary(),
     })
 
 
@@ -96,7 +99,7 @@ def triage(request, slug: str):
     rows = [r for r in data["rows"] if (not band or r["band"] == band) and (not gold_type or r["gold_type"] == gold_type)]
     return render(request, "council/triage.html", {
         "campaign": campaign, "data": data, "rows": rows, "band": band, "gold_type": gold_type,
-        "bands": selectors.BANDS, "types": GoldType.values,
+        "bands": selectors.BANDS, "types": protocols.get(campaign.protocol).gold_values,
         "circularity": selectors.circularity_note(data["members"]),
         "kappas": [(pair.replace("|", " × "), v["kappa"], v["n"]) for pair, v in data["pairwise_kappa"].items()],
     })

@@ -1,6 +1,9 @@
-"""Roles are Django groups. Every authorization question in Goldkey is answered here."""
+"""Roles are Django groups. Every authorization question in Goldkey is answered here: "is this user an
+author" is `is_author` (a predicate) or `require_author` (refuses), and nothing else spells it."""
 
 from django.contrib.auth.models import Group
+
+from goldkey.errors import NotAllowed
 
 ANNOTATOR = "annotator"
 AUTHOR = "author"
@@ -29,6 +32,18 @@ def has_role(user, role: str) -> bool:
 
 def is_author(user) -> bool:
     return has_role(user, AUTHOR) or has_role(user, ADMIN)
+
+
+def require_author(user, *, message: str = "Only authors may open this page.") -> None:
+    """Refuse anyone but an author (or admin): NotAllowed, so 403 on pages and the API and a clear
+    error in commands. `user` may be None (a command run without an acting user)."""
+    if user is None or not is_author(user):
+        raise NotAllowed(message)
+
+
+def is_staff_author(user) -> bool:
+    """Staff with the author (or admin) role: who may use the admin site's Goldkey pages."""
+    return bool(user.is_active and user.is_staff and is_author(user))
 
 
 def is_annotator(user) -> bool:

@@ -14,15 +14,16 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+import protocols
 from goldkey import roles
 from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-from items.upload_services import Upload, upload_import
+from items.upload_services import CORPUS, Upload, upload_import
 
 
 def can_manage_items(user) -> bool:
     """Staff with the author or admin role may browse the corpus and import items."""
-    return bool(user.is_active and user.is_staff and roles.is_author(user))
+    return roles.is_staff_author(user)
 
 
 def item_sets_blind_for(user):
@@ -125,9 +126,8 @@ class EvidenceInline(RoleAdminMixin, admin.TabularInline):
 
 class ItemImportForm(forms.Form):
     KIND_CHOICES = [
-        ("locomo", "LoCoMo conversations (zip of 26.json files, one 26.json, or locomo10.json)"),
-        ("twist", "TWIST Track B items (JSONL, v1 or v0 pilot schema)"),
-        ("lapse", "Lapse items (JSONL: gold-set items or the scorer battery)"),
+        (CORPUS, "LoCoMo conversations (zip of 26.json files, one 26.json, or locomo10.json)"),
+        *((spec.item_kind, spec.upload_label) for spec in protocols.specs()),
     ]
     kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect)
     file = forms.FileField(help_text="The file to import.")
@@ -140,11 +140,20 @@ class ItemImportForm(forms.Form):
     def clean(self):
         data = super().clean()
         kind = data.get("kind")
-        if kind in ("twist", "lapse") and not (data.get("item_set") or "").strip():
-            self.add_error("item_set", "An item set name is required for TWIST and Lapse items.")
-        if data.get("rejects") and kind != "twist":
-            self.add_error("rejects", "Generation rejects go with TWIST items only.")
+        if not kind or kind == CORPUS:
+            if data.get("rejects"):
+                self.add_error("rejects", f"Generation rejects go with {self._rejects_kinds()} items only.")
+            return data
+        spec = protocols.for_kind(kind)
+        if not (data.get("item_set") or "").strip():
+            self.add_error("item_set", f"An item set name is required for {spec.item_kind_label} items.")
+        if data.get("rejects") and not spec.accepts_rejects:
+            self.add_error("rejects", f"Generation rejects go with {self._rejects_kinds()} items only.")
         return data
+
+    @staticmethod
+    def _rejects_kinds() -> str:
+        return " and ".join(spec.benchmark.name for spec in protocols.specs() if spec.accepts_rejects)
 
 
 @admin.register(ItemSet)

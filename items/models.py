@@ -7,6 +7,8 @@ in each protocol's spec (protocols/), and every blind view is built from that wh
 
 from django.db import models
 
+import protocols
+
 
 class Benchmark(models.Model):
     slug = models.SlugField(unique=True)
@@ -29,6 +31,9 @@ class Track(models.Model):
 
 
 class ItemKind(models.TextChoices):
+    """The kinds registered today, as constants for the protocol modules' own apps (lapse, keys). The
+    fields below take their choices from the protocol registry, so a new protocol needs no edit here."""
+
     TWIST = "twist", "TWIST Track B draft"
     LAPSE = "lapse", "Lapse output"
 
@@ -36,7 +41,7 @@ class ItemKind(models.TextChoices):
 class ItemSet(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="item_sets")
     name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     # The released file schema the items came in: "twist-v1" carries family, contradicted quote and
     # history length; "twist-v0" (the pilot) carries none of them, so a gate on quotes cannot apply.
     schema = models.CharField(max_length=20, blank=True)
@@ -101,16 +106,9 @@ class GoldType(models.TextChoices):
     HARD_NEGATIVE = "hard_negative", "hard negative"
 
 
-GOLD_VERDICT = {
-    GoldType.CONTRADICTING: "contradicts",
-    GoldType.ALIGNED: "consistent",
-    GoldType.HARD_NEGATIVE: "consistent",
-}
-
-
 class Item(models.Model):
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="items")
-    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     external_id = models.CharField(max_length=120)  # TWIST "conv-26:v1b1", Lapse "g001" / battery id
     # TWIST Track B
     conversation = models.ForeignKey(
@@ -145,7 +143,8 @@ class Item(models.Model):
 
     @property
     def gold_verdict(self) -> str:
-        return GOLD_VERDICT.get(self.gold_type, "")
+        """The primary answer that agrees with the item's gold (its protocol's gold-verdict map)."""
+        return protocols.for_kind(self.kind).verdict_of(self.gold_type)
 
 
 class Evidence(models.Model):

@@ -2,7 +2,8 @@
 
 from django.db.models import Count
 
-from items.models import Conversation, Item, ItemKind, ItemSet, Turn, WorkerPing
+import protocols
+from items.models import Conversation, Item, ItemSet, Turn, WorkerPing
 
 
 def corpus_summary() -> dict:
@@ -16,14 +17,13 @@ def corpus_summary() -> dict:
 
 def status_report() -> dict:
     by_kind = dict(Item.objects.values_list("kind").annotate(n=Count("id")).order_by())
-    by_type = dict(
-        Item.objects.filter(kind=ItemKind.TWIST).values_list("gold_type").annotate(n=Count("id")).order_by()
-    )
+    # Items whose gold is their own (TWIST gold types); kinds whose gold comes from annotation carry none.
+    by_type = dict(Item.objects.exclude(gold_type="").values_list("gold_type").annotate(n=Count("id")).order_by())
     item_sets = dict(ItemSet.objects.annotate(n=Count("items")).values_list("name", "n").order_by("name"))
     return {
         "conversations": Conversation.objects.count(),
         "turns": Turn.objects.count(),
-        "items": {kind.value: by_kind.get(kind.value, 0) for kind in ItemKind},
+        "items": {spec.item_kind: by_kind.get(spec.item_kind, 0) for spec in protocols.specs()},
         "items_by_type": {key: by_type[key] for key in sorted(by_type)},
         "item_sets": item_sets,
     }

@@ -1,13 +1,13 @@
 """Writes for the corpus and items: every import is validated in full, then written in one transaction."""
 
-import json
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+import protocols
+from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
 from items.models import (
     Benchmark,
@@ -15,7 +15,6 @@ from items.models import (
     Evidence,
     GenerationReject,
     Item,
-    ItemKind,
     ItemSet,
     Session,
     Track,
@@ -33,11 +32,11 @@ from items.parsing import (
     parse_reject_record,
     parse_twist_record,
 )
+from protocols import lapse, twist_b
 
-BENCHMARKS = {
-    ItemKind.TWIST: ("twist", "TWIST", "track-b", "Track B (draft vetting)"),
-    ItemKind.LAPSE: ("lapse", "Lapse", "behaviour", "Behaviour outputs"),
-}
+# The item kinds these importers write: each importer reads one protocol's released item format.
+TWIST_KIND = twist_b.SPEC.item_kind
+LAPSE_KIND = lapse.SPEC.item_kind
 
 
 @dataclass
@@ -58,9 +57,15 @@ TWIST_V0_SCHEMA = "twist-v0"
 
 
 def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
-    bench_slug, bench_name, track_slug, track_name = BENCHMARKS[kind]
-    benchmark, _ = Benchmark.objects.get_or_create(slug=bench_slug, defaults={"name": bench_name})
-    track, _ = Track.objects.get_or_create(benchmark=benchmark, slug=track_slug, defaults={"name": track_name})
+    """The item set, created under its protocol's benchmark and track on first use."""
+    try:
+        filed_under = protocols.for_kind(kind).benchmark
+    except protocols.UnknownProtocol as exc:
+        raise ImportFailed([str(exc)]) from exc
+    benchmark, _ = Benchmark.objects.get_or_create(slug=filed_under.slug, defaults={"name": filed_under.name})
+    track, _ = Track.objects.get_or_create(
+        benchmark=benchmark, slug=filed_under.track_slug, defaults={"name": filed_under.track_name}
+    )
     item_set, created = ItemSet.objects.get_or_create(name=name, defaults={"track": track, "kind": kind})
     if not created and item_set.kind != kind:
         raise ImportFailed([f"item set '{name}' holds {item_set.get_kind_display()} items, not {kind}"])
@@ -74,42 +79,21 @@ def _item_set_locked(name: str, kind: str) -> ItemSet:
     return ItemSet.objects.select_for_update().get(pk=item_set.pk)
 
 
-def _insert_rows(model, columns: Sequence[str], rows: Iterable[Sequence]) -> None:
-    """Insert already-validated rows in one statement stream, bypassing per-row model instances.
-
-    Imports validate everything before they write, so the ORM's per-object work (model instances,
-    per-value field preparation, many small INSERTs capped by SQLite's 999 parameters) only costs
-    time: at 100,000 items it was most of the import. Values must be database-ready (JSON already
-    dumped to text). PostgreSQL gets COPY; other databases one executemany. Constraint violations
-    still raise, so nothing is hidden.
-    """
-    table = connection.ops.quote_name(model._meta.db_table)
-    names = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-        else:
-            marks = ", ".join(["%s"] * len(columns))
-            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+def _now():
+    return timezone.now()
 
 
-def _now_for_db():
-    """The current time as the insert helper needs it (SQLite stores text, PostgreSQL a timestamp)."""
-    now = timezone.now()
-    return now if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(now)
+# An item row with every column the bulk insert writes (the database knows no Django defaults): the
+# fields a kind does not use are blank, as the model's defaults would make them.
+_ITEM_BLANK = {
+    "conversation_id": None, "recipient": "", "draft": "", "gold_type": "", "family": "", "contradicted_quote": "",
+    "rationale": "", "history_turns": None, "batch": "", "request": "", "response": "", "key_fact": "",
+    "text_released": True, "hidden": {},
+}
 
 
-# Every column the raw inserts write; a new model field must be added here (a test checks), because
-# the database knows no Django defaults.
-TURN_COLUMNS = ("conversation", "session", "dia_id", "speaker", "text", "order", "image_caption")
-EVIDENCE_COLUMNS = ("item", "turn", "position")
-ITEM_COLUMNS = (
-    "item_set", "kind", "external_id", "conversation", "recipient", "draft", "gold_type", "family",
-    "contradicted_quote", "rationale", "history_turns", "batch", "request", "response", "key_fact",
-    "text_released", "hidden", "created_at",
-)
+def _item_row(**values) -> dict:
+    return {**_ITEM_BLANK, **values}
 
 
 def _item_ids(item_set: ItemSet) -> dict[str, int]:
@@ -200,9 +184,12 @@ def corpus_import_locomo(*, path: Path, dry_run: bool = False) -> ImportReport:
             for s in conv.sessions:
                 session_id = next(session_ids)
                 for t in s.turns:
-                    rows.append((conversation.id, session_id, t.dia_id, t.speaker, t.text, order, t.image_caption))
+                    rows.append({
+                        "conversation_id": conversation.id, "session_id": session_id, "dia_id": t.dia_id,
+                        "speaker": t.speaker, "text": t.text, "order": order, "image_caption": t.image_caption,
+                    })
                     order += 1
-        _insert_rows(Turn, TURN_COLUMNS, rows)
+        bulk_insert(Turn, rows)
         report.created = len(fresh)
         return report
 
@@ -243,7 +230,7 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
         item_id = item_ids[source.external_id]
         conversation_id = conversations[source.conversation].id
         for position, dia_id in enumerate(source.evidence):
-            yield (item_id, turns[(conversation_id, dia_id)][0], position)
+            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "position": position}
 
 
 def items_import_twist(
@@ -300,7 +287,7 @@ def items_import_twist(
     log.raise_if_any()
 
     def write() -> ImportReport:
-        item_set = _item_set_locked(item_set_name, ItemKind.TWIST)
+        item_set = _item_set_locked(item_set_name, TWIST_KIND)
         schema = TWIST_V1_SCHEMA if carries_quotes else TWIST_V0_SCHEMA
         if item_set.schema and item_set.schema != schema:
             raise ImportFailed([f"{path.name}:1: item set '{item_set.name}' holds {item_set.schema} items; this file is {schema}"])
@@ -323,7 +310,7 @@ def items_import_twist(
         new_parsed: list[ParsedTwistItem] = []
         new_rows: list[tuple] = []
         changed = ErrorLog()
-        now = _now_for_db()
+        now = _now()
         for item in parsed:
             conversation = conversations[item.conversation]
             history = item.history_turns if item.history_turns is not None else conv_turn_counts[conversation.id]
@@ -343,10 +330,11 @@ def items_import_twist(
                 report.unchanged += 1
                 continue
             new_parsed.append(item)
-            new_rows.append((
-                item_set.id, ItemKind.TWIST.value, item.external_id, conversation.id, item.recipient, item.draft,
-                item.gold_type, item.family, item.contradicted_quote, item.rationale, history,
-                batch_of(item.external_id), "", "", "", True, "{}", now,
+            new_rows.append(_item_row(
+                item_set_id=item_set.id, kind=TWIST_KIND, external_id=item.external_id, conversation_id=conversation.id,
+                recipient=item.recipient, draft=item.draft, gold_type=item.gold_type, family=item.family,
+                contradicted_quote=item.contradicted_quote, rationale=item.rationale, history_turns=history,
+                batch=batch_of(item.external_id), created_at=now,
             ))
         fresh_rejects: list[ParsedReject] = []
         if rejects:
@@ -367,13 +355,9 @@ def items_import_twist(
                     )
         changed.raise_if_any()
         if new_rows:
-            _insert_rows(Item, ITEM_COLUMNS, new_rows)
+            bulk_insert(Item, new_rows)
             ids = _item_ids(item_set)
-            _insert_rows(
-                Evidence,
-                EVIDENCE_COLUMNS,
-                _evidence_rows(new_parsed, ids, conversations, turns),
-            )
+            bulk_insert(Evidence, _evidence_rows(new_parsed, ids, conversations, turns))
         report.created = len(new_rows)
         if fresh_rejects:
             GenerationReject.objects.bulk_create(
@@ -432,7 +416,7 @@ def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], sour
 
 
 def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
-    item_set = _item_set_locked(item_set_name, ItemKind.LAPSE)
+    item_set = _item_set_locked(item_set_name, LAPSE_KIND)
     report = ImportReport(item_set=item_set.name)
     existing = {
         row[0]: row[1:]
@@ -440,7 +424,7 @@ def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source
     }
     changed = ErrorLog()
     new_rows = []
-    now = _now_for_db()
+    now = _now()
     for item in parsed:
         old = existing.get(item.external_id)
         if old is not None:
@@ -451,13 +435,14 @@ def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source
                 )
             report.unchanged += 1
             continue
-        new_rows.append((
-            item_set.id, ItemKind.LAPSE.value, item.external_id, None, "", "", "", "", "", "", None, "",
-            item.request, item.response, item.key_fact, text_released, json.dumps(item.hidden), now,
+        new_rows.append(_item_row(
+            item_set_id=item_set.id, kind=LAPSE_KIND, external_id=item.external_id, request=item.request,
+            response=item.response, key_fact=item.key_fact, text_released=text_released, hidden=item.hidden,
+            created_at=now,
         ))
     changed.raise_if_any()
     if new_rows:
-        _insert_rows(Item, ITEM_COLUMNS, new_rows)
+        bulk_insert(Item, new_rows)
     report.created = len(new_rows)
     return report
 

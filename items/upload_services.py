@@ -9,11 +9,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.utils.module_loading import import_string
+
+import protocols
 from goldkey.lib.jsonio import ImportFailed
 from items.parsing import LOCOMO_FILE
-from items.services import ImportReport, corpus_import_locomo, items_import_lapse, items_import_twist
+from items.services import ImportReport, corpus_import_locomo
 
-UPLOAD_KINDS = ("locomo", "twist", "lapse")
+# The corpus, then one kind per protocol (each spec names the service that imports its items).
+CORPUS = "locomo"
+UPLOAD_KINDS = (CORPUS, *(spec.item_kind for spec in protocols.specs()))
 MAX_ARCHIVE_BYTES = 500 * 1024 * 1024
 
 
@@ -67,27 +72,28 @@ def _extract_locomo_archive(archive: Path, folder: Path) -> Path:
 def upload_import(
     *, kind: str, upload: Upload, item_set_name: str = "", rejects: Upload | None = None, dry_run: bool = False
 ) -> ImportReport:
-    """Import an uploaded file: LoCoMo (zip of conversation files, one 26.json, or locomo10.json),
-    TWIST Track B JSONL with optional generation rejects, or Lapse JSONL."""
+    """Import an uploaded file: LoCoMo (zip of conversation files, one 26.json, or locomo10.json), or
+    one protocol's items file through the importer its spec names (TWIST Track B JSONL with optional
+    generation rejects, Lapse JSONL)."""
     if kind not in UPLOAD_KINDS:
         raise ImportFailed([f"unknown import kind '{kind}'"])
-    if kind != "locomo" and not item_set_name.strip():
-        raise ImportFailed(["an item set name is required for TWIST and Lapse items"])
+    if kind != CORPUS and not item_set_name.strip():
+        raise ImportFailed([f"an item set name is required for {protocols.for_kind(kind).item_kind_label} items"])
     with tempfile.TemporaryDirectory(prefix="goldkey-upload-") as tmp:
         folder = Path(tmp)
         saved = _save_upload(upload, folder)
-        if kind == "locomo":
+        if kind == CORPUS:
             if saved.suffix.lower() == ".zip":
                 extracted = folder / "conversations"
                 extracted.mkdir()
                 saved = _extract_locomo_archive(saved, extracted)
             return corpus_import_locomo(path=saved, dry_run=dry_run)
-        if kind == "twist":
-            rejects_path = None
+        spec = protocols.for_kind(kind)
+        options = {}
+        if spec.accepts_rejects:
+            options["rejects_path"] = None
             if rejects is not None:
                 (folder / "rejects").mkdir()
-                rejects_path = _save_upload(rejects, folder / "rejects")
-            return items_import_twist(
-                path=saved, item_set_name=item_set_name.strip(), rejects_path=rejects_path, dry_run=dry_run
-            )
-        return items_import_lapse(path=saved, item_set_name=item_set_name.strip(), dry_run=dry_run)
+                options["rejects_path"] = _save_upload(rejects, folder / "rejects")
+        importer = import_string(spec.importer)
+        return importer(path=saved, item_set_name=item_set_name.strip(), dry_run=dry_run, **options)

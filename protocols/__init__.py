@@ -1,7 +1,20 @@
-"""The protocol registry. Each protocol is one module of this package exporting `SPEC`; adding a
-protocol means adding its module to PROTOCOL_MODULES (and its templates and tests), nothing else.
+"""The protocol registry. Each protocol is one module of this package exporting `SPEC`, a
+`ProtocolSpec` (see protocols/base.py for every field); the apps ask `get(name)` / `for_kind(kind)`
+and never branch on a protocol's name.
 
-See docs/architecture.md for the steps.
+The package imports nothing from the apps (standard library only), so every app may ask it — `items`
+included.
+
+Adding a protocol:
+1. Write `protocols/<name>.py`: its questions and phases, blind and hidden fields, gold values and
+   verdict map, binary collapse if any, queue rules and suggestions (pure functions over answer
+   dicts), answer-file format, council prompt, the figures its agreement reports, and the templates
+   and panels its pages include; export it as `SPEC`.
+2. Add the module to PROTOCOL_MODULES below (choices of Item.kind and Campaign.protocol follow from
+   the registry: no migration).
+3. Write its templates (the annotator's item page; the adjudicator's item partial; its agreement
+   partial) and, if its items come in a new file format, the importer its spec names.
+4. Test it under tests/protocols/ (tests/protocols/test_new_protocol.py shows one end to end).
 """
 
 from importlib import import_module
@@ -47,6 +60,11 @@ def blind_view(item) -> dict:
     return for_kind(item.kind).blind_view(item)
 
 
+def specs() -> tuple[ProtocolSpec, ...]:
+    """Every registered protocol, in registration order."""
+    return tuple(REGISTRY.values())
+
+
 def protocol_choices() -> list[tuple[str, str]]:
     return [(spec.name, spec.label) for spec in REGISTRY.values()]
 
@@ -55,4 +73,7 @@ def kind_choices() -> list[tuple[str, str]]:
     return [(spec.item_kind, spec.item_kind_label) for spec in REGISTRY.values()]
 
 
-__all__ = ["Benchmark", "ProtocolSpec", "Question", "UnknownProtocol", "blind_view", "for_kind", "get", "of_item"]
+__all__ = [
+    "Benchmark", "ProtocolSpec", "Question", "UnknownProtocol", "blind_view", "for_kind", "get", "kind_choices",
+    "of_item", "protocol_choices", "specs",
+]

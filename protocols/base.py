@@ -2,23 +2,83 @@
 everything outside the protocol modules asks the spec (through `protocols.get` / `protocols.for_kind`)
 instead of branching on the protocol's name.
 
-Pure: no database access, no imports from the apps above `items`.
+Pure: standard library only — no database access and no imports from any app — so that every app,
+`items` included, may ask a spec.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 # A free-text answer (a note) is copied into every revision; a page of text is plenty for a reason.
 MAX_NOTE_CHARS = 10_000
+# Queue reasons every protocol may raise (PROTOCOL §3, §4); each protocol adds its own.
+MISSING_ANSWERS = "missing_answers"
+COUNCIL_MAJORITY_AGAINST = "council_majority_against"
+# Suggestions: what the adjudicator will most likely decide.
+DROP, DISCUSS, KEEP = "drop", "discuss", "keep"
+
+# PROTOCOL §4 council bands, in display order.
+UNANIMOUS_MATCH, MAJORITY_MATCH, ABSTAIN_HEAVY, MAJORITY_AGAINST = (
+    "unanimous_match", "majority_match", "abstain_heavy", "majority_against",
+)
+BANDS = (UNANIMOUS_MATCH, MAJORITY_MATCH, ABSTAIN_HEAVY, MAJORITY_AGAINST)
+
+
+def council_band(gold_verdict: str, votes: Sequence[str | None], *, opposing: Collection[str]) -> str:
+    """PROTOCOL §4, the one band rule: the council's primary answers against the gold verdict.
+
+    `votes` holds one entry per council member, None or "" where the member gave no vote on this item
+    (its call failed, or it has not run yet); `opposing` the answers that actively vote against the
+    gold verdict. The denominator is every member: an abstention (e.g. cannot-tell) and a missing vote
+    are neither a match nor an opposing vote, but they count towards "more than half" — so a failed call can never make the council look more certain,
+    e.g. turn three matches of five members into `unanimous_match`, or two opposing votes of five into
+    `majority_against`. '' when there is no council."""
+    n = len(votes)
+    if not n:
+        return ""
+    match = sum(bool(v) and v == gold_verdict for v in votes)
+    against = sum(v in opposing for v in votes)
+    if match == n:
+        return UNANIMOUS_MATCH
+    if against * 2 > n:
+        return MAJORITY_AGAINST
+    if match * 2 > n:
+        return MAJORITY_MATCH
+    return ABSTAIN_HEAVY
+
+
+def format_kappa(section: dict | None) -> str:
+    """One figure of a command's summary: "kappa 0.812 [0.70, 0.92], 150/161 agree"."""
+    if not section or section.get("kappa") is None:
+        return "kappa n/a"
+    ci = section.get("ci95") or [None, None]
+    ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] is not None else ""
+    return f"kappa {section['kappa']:.3f}{ci_text}, {section['agree']}/{section['n']} agree"
 
 
 @dataclass(frozen=True)
 class Question:
+    """One question of a protocol.
+
+    key: the answer key ("q1"); phase: 1 or 2; choices: the allowed values (None: free text);
+    applies_to: the gold values whose items are asked it (TWIST Phase 2; None: every item);
+    label: the question as the annotator's page asks it; column: its short name in adjudication's
+    side-by-side answers ('' : the label); note: the phase's free-text note field (one per phase);
+    shows: item facts the annotator's page shows with this question (names of readers in
+    annotation.selectors.PAGE_FACTS, e.g. "quote", "recipient_turns")."""
+
     key: str
     phase: int
     choices: tuple[str, ...] | None  # None: free text
     applies_to: tuple[str, ...] | None = None  # gold values (TWIST Phase 2); None: every item
     label: str = ""
+    column: str = ""
+    note: bool = False
+    shows: tuple[str, ...] = ()
+
+    @property
+    def column_label(self) -> str:
+        return self.column or self.label
 
 
 @dataclass(frozen=True)
@@ -32,41 +92,172 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class AnswerFile:
+    """The released file format of one annotator's answers (import and export).
+
+    layout "document": one JSON object {"annotator", "exported", "answers": {item_id: {key: value}}}
+    (every question key as is). layout "records": JSON lines, one record per item: `id_field` names the
+    item, `fields` are answer keys written as record fields (`required` ones must be strings), plus
+    "annotator" and "ts" (when the answer last changed); any other record field is kept verbatim and
+    given back on export. The file is named `<campaign>_<stem>_<pseudonym><suffix>`."""
+
+    layout: str  # "document" | "records"
+    stem: str
+    suffix: str
+    id_field: str = ""
+    fields: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+
+    @property
+    def record_keys(self) -> tuple[str, ...]:
+        return (self.id_field, *self.fields, "annotator", "ts")
+
+
+@dataclass(frozen=True)
+class Panel:
+    """An extra section of a page contributed by a protocol: `data` is the dotted path of the function
+    that computes it (resolved when the page is drawn, so the page's app never imports the protocol's
+    app) and `template` renders its result. Agreement panels: data(campaign), rendered as `s`. Queue
+    panels: data(campaign data, queue entries), rendered as `retained`."""
+
+    data: str
+    template: str
+
+
+# What every council member is told first, whatever the protocol.
+COUNCIL_SYSTEM = (
+    "You are one of several independent annotators validating items for a benchmark of memory systems. "
+    "You see ONLY what a human annotator sees. Answer with a single JSON object and nothing else: no prose, "
+    "no code fences."
+)
+
+
+@dataclass(frozen=True)
+class CouncilPrompt:
+    """The blind protocol as the council's LLM members are asked it (PROTOCOL §4): the same view and
+    questions a human annotator gets. `name`: the default prompt version; `system`, `phase1`, `phase2`:
+    its templates (str.format with the blind fields, {excerpts}, {schema}, {schema_marker}; Phase 2 with
+    {questions}, {quote_block}, {index_block}). `phase2_questions`: the text of each Phase 2 question
+    asked (by key; formatted with the blind fields); `quote_block` / `index_block`: shown when a question
+    asked shows the quote / the recipient's turns ({quote}, {index})."""
+
+    name: str
+    system: str
+    phase1: str
+    phase2: str = ""
+    phase2_questions: Mapping[str, str] = field(default_factory=dict)
+    quote_block: str = ""
+    index_block: str = ""
+
+
+@dataclass(frozen=True)
+class CouncilFlag:
+    """A council member's answer worth a look in triage (PROTOCOL §4): `key` = `value` is flagged as
+    `name`, with the turn the member named in `turn_key` ('' : none)."""
+
+    key: str
+    value: str
+    name: str
+    turn_key: str = ""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How the adjudication pages name this protocol's things."""
+
+    relabel: str = "relabel"  # the relabel action
+    relabel_prompt: str = "new gold type…"  # the empty choice of its select
+    council: str = "Council votes"  # the council section's title
+    forest_caption: str = ""  # after "Kappa with 95% interval"
+    confusion_caption: str = ""  # after "Confusion matrix"
+
+
+@dataclass(frozen=True)
 class ProtocolSpec:
-    name: str  # the campaign's protocol value ("twist_b")
+    """Everything Goldkey needs to know about one protocol. Fields:
+
+    name: the campaign's protocol value ("twist_b"); label: its display name.
+    item_kind / item_kind_label: the Item.kind it annotates ("twist") and its display name.
+    benchmark: the benchmark and track its item sets are filed under.
+    importer: dotted path of the items service that imports an uploaded items file of this kind
+      (called as importer(path=, item_set_name=, dry_run=[, rejects_path=])); accepts_rejects: whether
+      an upload may come with a generation-rejects file; upload_label: the choice on the import page.
+    version: cited in key manifests ("twist-b-two-phase/1").
+    blind_fields: the only item fields an annotator may ever see; hidden_fields: those holding gold,
+      generator output or hidden conditions (audits and blindness tests).
+    shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
+    questions: the questions with their phases and choices; primary_key: the answer compared between
+      annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
+    agreement_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
+    gold_values: what a key entry's gold may be (and so what a relabel may set).
+    gold_verdict: gold value -> the primary answer that agrees with it (empty: the gold is the answer).
+    gold_from_answers: the gold is the label both annotators gave, else the adjudicated one (Lapse),
+      rather than the item's own gold type: "keep" then needs the annotators to agree.
+    binary / binary_label: label -> binary class for binary agreement (labels absent are excluded;
+      None: no binary figure).
+    conventions / phase2_conventions: shown to annotators (Phase 2 ones only once Phase 2 is open).
+    item_template: the annotator's item page.
+    phase2_complete: extra checks a complete answer must satisfy beyond its choice questions.
+    reasons: queue reason -> its help text, in the order PROTOCOL lists them.
+    queue_rules: (spec, gold, answers, council votes) -> the queue reasons of one item (pure; see
+      `queue_reasons`); suggest: (spec, gold, answers, reasons) -> (action, why) for a queued item.
+    agreement_panels: extra sections of the agreement page (e.g. Lapse's scorer validation).
+    agreement_summary: (agreement figures) -> the lines `manage.py agreement` prints for them;
+      forest_rows: (agreement figures) -> the kappa forest rows of the agreement page.
+    agreement_template: the protocol's figures on the agreement page; agreement_main: the key of the
+      agreement figures whose confusion matrix the page draws ("q1", "five_way").
+    adjudication_template: the item (and its gold) on the adjudicator's side-by-side page.
+    queue_panels: extra sections of the queue page (e.g. TWIST's retained set against the bar).
+    wording: how the adjudication pages name the protocol's things.
+    council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
+      member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
+    """
+
+    name: str
     label: str
-    item_kind: str  # the Item.kind it annotates ("twist")
+    item_kind: str
     item_kind_label: str
     benchmark: Benchmark
-    version: str  # cited in key manifests ("twist-b-two-phase/1")
-    # The only item fields an annotator may ever see. Everything else is gold or hidden. Never the
-    # external id: ids can name the generation batch or the constructed label.
+    version: str
     blind_fields: tuple[str, ...]
-    # Fields that hold gold, generator output or hidden conditions (audits and blindness tests).
     hidden_fields: tuple[str, ...]
     questions: tuple[Question, ...]
-    primary_key: str  # the answer key compared between annotators
-    gold_values: tuple[str, ...]  # what a key entry's gold may be
-    # Gold value -> the primary answer that agrees with it (empty: the gold is the answer itself).
+    primary_key: str
+    gold_values: tuple[str, ...]
+    answer_file: AnswerFile
+    importer: str = ""
+    accepts_rejects: bool = False
+    upload_label: str = ""
+    shows_excerpts: bool = False
+    abstain: str = ""
+    agreement_keys: tuple[str, ...] = ()
     gold_verdict: Mapping[str, str] = field(default_factory=dict)
-    # Label -> binary class for binary agreement; labels absent from it are excluded (None: no binary figure).
+    gold_from_answers: bool = False
     binary: Mapping[str, str] | None = None
     binary_label: str = ""
     conventions: tuple[str, ...] = ()
     phase2_conventions: tuple[str, ...] = ()
     item_template: str = ""
-    # Extra checks a complete answer must satisfy beyond its choice questions (values -> done?).
     phase2_complete: Callable[[dict], bool] | None = None
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    queue_rules: Callable | None = None
+    suggest: Callable | None = None
+    agreement_panels: tuple[Panel, ...] = ()
+    agreement_summary: Callable[[dict], list[str]] | None = None
+    forest_rows: Callable[[dict], list[tuple[str, dict]]] | None = None
+    agreement_template: str = ""
+    agreement_main: str = ""
+    adjudication_template: str = ""
+    queue_panels: tuple[Panel, ...] = ()
+    wording: Wording = field(default_factory=Wording)
+    council_prompt: CouncilPrompt | None = None
+    council_flags: tuple[CouncilFlag, ...] = ()
+    generation_gates: bool = False
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
-    # The answer keys agreement and the queue read for every item (notes are loaded for one item's page).
-    agreement_keys: tuple[str, ...] = ()
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's
     # gold, evidence questions, strata, retained set) or "labels" (labels, binary collapse, judges).
     agreement_figures: str = "labels"
-    # Where a key entry's gold comes from: False, the item's gold field (relabelled by a decision);
-    # True, the label the annotators agreed on (else the adjudicated label).
-    gold_from_answers: bool = False
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
     # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
@@ -106,12 +297,24 @@ class ProtocolSpec:
         return self.question_map()[key].phase
 
     @property
+    def phases(self) -> tuple[int, ...]:
+        return tuple(sorted({q.phase for q in self.questions}))
+
+    @property
     def has_phase2(self) -> bool:
         return any(q.phase == 2 for q in self.questions)
 
     def phase1_done(self, values: dict) -> bool:
         """Every Phase 1 choice question is answered (notes are optional)."""
         return all(values.get(q.key) for q in self.questions if q.phase == 1 and q.choices is not None)
+
+    def asked(self, phase: int, gold: str = "") -> tuple[Question, ...]:
+        """The questions of a phase asked of an item with this gold ('' : before the gold may be used,
+        every question of the phase)."""
+        return tuple(
+            q for q in self.questions
+            if q.phase == phase and (q.applies_to is None or not gold or gold in q.applies_to)
+        )
 
     def phase2_keys_for(self, gold: str) -> tuple[str, ...]:
         """The Phase 2 questions asked of an item (they depend on its gold: never show before Phase 2)."""
@@ -129,13 +332,22 @@ class ProtocolSpec:
                 return False
         return self.phase2_complete is None or self.phase2_complete(values)
 
+    def note_key(self, phase: int) -> str:
+        """The free-text note of a phase ('' when it has none)."""
+        return next((q.key for q in self.questions if q.phase == phase and q.note), "")
+
     @property
     def primary_choices(self) -> tuple[str, ...]:
         return self.question_map()[self.primary_key].choices or ()
 
+    @property
+    def answer_columns(self) -> tuple[tuple[str, str], ...]:
+        """(key, column label) of every question, for side-by-side answers."""
+        return tuple((q.key, q.column_label) for q in self.questions)
+
     # --- gold --------------------------------------------------------------------------------------------
     def verdict_of(self, gold: str) -> str:
-        """The primary answer that agrees with a gold value ('' for an unknown gold)."""
+        """The primary answer that agrees with a gold value ('' for an unknown gold). The one gold-verdict map."""
         if self.gold_verdict:
             return self.gold_verdict.get(gold, "")
         return gold if gold in self.gold_values else ""
@@ -145,6 +357,41 @@ class ProtocolSpec:
         if self.binary is None:
             return None
         return self.binary.get(label or "")
+
+    @property
+    def binary_classes(self) -> tuple[str, ...]:
+        """The binary classes in first-seen order ("PROCEED", "WITHHOLD")."""
+        return tuple(dict.fromkeys((self.binary or {}).values()))
+
+    # --- the queue ---------------------------------------------------------------------------------------
+    def band(self, verdict: str, votes: Sequence[str | None]) -> str:
+        """The PROTOCOL §4 band of primary answers (one per council member, None: no vote) against a gold
+        verdict: every primary choice other than the verdict and the abstention opposes it."""
+        opposing = {c for c in self.primary_choices if c not in (verdict, self.abstain)} if verdict else set()
+        return council_band(verdict, votes, opposing=opposing)
+
+    def council_band(self, gold: str, votes: Sequence[dict] | None) -> str:
+        """The band of council votes (one answer dict per council member, {} for a member without a
+        vote on this item) against this item's gold ('' without a council)."""
+        if not votes:
+            return ""
+        return self.band(self.verdict_of(gold), [(v or {}).get(self.primary_key) for v in votes])
+
+    def queue_reasons(self, gold: str, answers: Sequence[dict | None], council_votes: Sequence[dict] | None = None) -> list[str]:
+        """Every queue reason that applies to one item (empty: not queued). `answers` holds one dict per
+        assigned annotator ({} when that annotator has not answered); `council_votes` one per council
+        member ({} for a member without a vote), or None without a council."""
+        if self.queue_rules is None:
+            return []
+        return self.queue_rules(self, gold, answers, council_votes)
+
+    def suggestion(self, gold: str, answers: Sequence[dict | None], reasons: Sequence[str]) -> tuple[str, str]:
+        """(action, why): what the adjudicator will most likely decide; not queued → keep."""
+        if not reasons:
+            return KEEP, "not queued"
+        if self.suggest is None:
+            return DISCUSS, "weigh the answers and notes"
+        return self.suggest(self, gold, [a or {} for a in answers], reasons)
 
     # --- items -------------------------------------------------------------------------------------------
     def blind_view(self, item) -> dict:

@@ -1,6 +1,6 @@
 """A lab's script, using nothing but the REST API with token auth: import an item set, create a campaign,
 annotate, read progress, run the council against the local OpenAI-compatible server through a real
-Celery worker, and read the agreement."""
+Celery worker, close the campaign and read the agreement."""
 
 import io
 import json
@@ -84,6 +84,11 @@ def test_a_script_runs_a_campaign_end_to_end_through_the_api(celery_worker_proce
     state = celery_worker_process.wait_for(finished, timeout=60, what="the council run finishing")
     assert state["members"] == [{"member": "local", "is_generator": False, "done": 3, "errors": 0, "remaining": 0, "total": 3}]
     assert llm_server.state.requests >= 3
+
+    # The annotators have not handed in: the script ends their enrollments explicitly (recorded, and disclosed).
+    closed = lab.post("/api/campaigns/e2e/close/", {"end_open": True}, format="json")
+    assert closed.status_code == 200, closed.content
+    assert closed.json()["status"] == "closed"
 
     agreement = lab.get("/api/adjudication/e2e/agreement/").json()
     assert agreement["n_items"] == 3 and agreement["annotators"] == ["A", "B"]

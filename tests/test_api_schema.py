@@ -59,6 +59,7 @@ def _responses(schema):
 def test_the_schema_validates_without_warnings_and_lists_the_endpoints(schema):
     paths = set(schema["paths"])
     assert {"/api/item-sets/", "/api/item-sets/import/", "/api/campaigns/", "/api/campaigns/{slug}/progress/",
+            "/api/campaigns/{slug}/close/",
             "/api/council/members/", "/api/council/runs/", "/api/council/runs/{run_id}/",
             "/api/council/runs/{run_id}/cancel/"} <= paths
 

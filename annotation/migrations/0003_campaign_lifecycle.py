@@ -19,8 +19,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('keys', '0001_gold_keys_from_adjudication'),
-        ('annotation', '0002_annot_progress_and_answer_meta'),
-        ('items', '0003_integ_item_set_schema'),
+        ('annotation', '0002_progress_and_answer_meta'),
+        ('items', '0003_item_set_schema'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

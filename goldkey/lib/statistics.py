@@ -304,7 +304,7 @@ def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
 def krippendorff_alpha_from_pairs(pairs: Counter) -> float:
     """krippendorff_alpha_nominal for two raters from a pair_counts table (items with one label are not
     pairable and do not count, as in alpha itself): the package's value_counts input, one row per item."""
-    import krippendorff
+    import krippendorff  # only Krippendorff's alpha needs it: other callers do not pay its import
 
     pairable = Counter({key: n for key, n in pairs.items() if None not in key})
     cats = _categories_of_pairs(pairable)
@@ -324,7 +324,7 @@ def krippendorff_alpha_from_pairs(pairs: Counter) -> float:
 def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:
     """Krippendorff's alpha, nominal (the `krippendorff` package). `raters` holds one label list per
     rater, aligned by item; None marks a missing label (alpha uses every pairable value)."""
-    import krippendorff
+    import krippendorff  # only Krippendorff's alpha needs it: other callers do not pay its import
 
     cats = categories_of(*raters)
     if not cats:

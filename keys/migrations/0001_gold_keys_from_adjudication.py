@@ -30,8 +30,8 @@ class Migration(migrations.Migration):
     dependencies = [
         ('adjudication', '0003_keys_immutability'),
         ('contenttypes', '0002_remove_content_type_name'),
-        ('annotation', '0002_annot_progress_and_answer_meta'),
-        ('items', '0003_integ_item_set_schema'),
+        ('annotation', '0002_progress_and_answer_meta'),
+        ('items', '0003_item_set_schema'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

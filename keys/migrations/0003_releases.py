@@ -36,6 +36,14 @@ POSTGRES_INSTALL = [
     BEGIN
         RAISE EXCEPTION '{MESSAGE}: %', TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
     END $$ LANGUAGE plpgsql""",
+    # TRUNCATE skips row triggers: refuse it while any release exists (an empty table may be truncated).
+    f"""CREATE OR REPLACE FUNCTION release_refuse_truncate() RETURNS trigger AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM keys_release) THEN
+            RAISE EXCEPTION '{MESSAGE}: truncate' USING ERRCODE = 'restrict_violation';
+        END IF;
+        RETURN NULL;
+    END $$ LANGUAGE plpgsql""",
 ] + [
     stmt
     for table in TABLES
@@ -43,14 +51,14 @@ POSTGRES_INSTALL = [
         f"""CREATE TRIGGER {table}_sealed BEFORE UPDATE OR DELETE ON {table}
             FOR EACH ROW EXECUTE FUNCTION release_refuse_change()""",
         f"""CREATE TRIGGER {table}_sealed_no_truncate BEFORE TRUNCATE ON {table}
-            FOR EACH STATEMENT EXECUTE FUNCTION release_refuse_change()""",
+            FOR EACH STATEMENT EXECUTE FUNCTION release_refuse_truncate()""",
     )
 ]
 POSTGRES_UNINSTALL = [
     stmt for table in TABLES for stmt in (
         f"DROP TRIGGER IF EXISTS {table}_sealed ON {table}", f"DROP TRIGGER IF EXISTS {table}_sealed_no_truncate ON {table}",
     )
-] + ["DROP FUNCTION IF EXISTS release_refuse_change()"]
+] + ["DROP FUNCTION IF EXISTS release_refuse_change()", "DROP FUNCTION IF EXISTS release_refuse_truncate()"]
 
 STATEMENTS = {"sqlite": (SQLITE_INSTALL, SQLITE_UNINSTALL), "postgresql": (POSTGRES_INSTALL, POSTGRES_UNINSTALL)}
 

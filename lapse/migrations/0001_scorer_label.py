@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('items', '0003_integ_item_set_schema'),
+        ('items', '0003_item_set_schema'),
     ]
 
     operations = [

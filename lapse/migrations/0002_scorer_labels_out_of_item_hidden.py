@@ -87,6 +87,6 @@ def labels_back_into_hidden(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("lapse", "0001_scorer_label"), ("items", "0003_integ_item_set_schema")]
+    dependencies = [("lapse", "0001_scorer_label"), ("items", "0003_item_set_schema")]
 
     operations = [migrations.RunPython(labels_out_of_hidden, labels_back_into_hidden)]

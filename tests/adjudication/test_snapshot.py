@@ -75,3 +75,30 @@ def test_a_snapshot_holds_the_queue_and_the_retained_set_of_its_load(mixed_campa
 def test_agreement_from_a_snapshot_equals_agreement_from_a_fresh_load(mixed_campaign):
     snapshot = selectors.campaign_snapshot(mixed_campaign)
     assert campaign_agreement(mixed_campaign, snapshot=snapshot) == campaign_agreement(mixed_campaign)
+
+
+def test_the_memoised_agreement_cells_equal_the_plain_path_item_by_item(mixed_campaign):
+    from adjudication import agreement
+
+    data = selectors.campaign_data(mixed_campaign)
+    pairs: dict = {}
+    cells = list(agreement._verdict_cells(data, pairs))
+    plain = []
+    for item in data.items:
+        answers = data.answer_list(item.id) + [{}, {}]
+        pair, q2, quote = agreement._answer_pairs(answers[0], answers[1], data.spec.primary_key)
+        plain.append((pair, item.gold_type, agreement._history_bucket(item.history_turns), item.family or "(none)",
+                      item.batch, q2, quote))
+    assert cells == plain
+    assert pairs == {item.id: cell[0] for item, cell in zip(data.items, plain, strict=True)}
+
+
+def test_council_votes_share_values_only_when_their_content_and_types_are_equal():
+    shared: dict = {}
+    first = selectors._shared_values({"q1": "consistent"}, shared)
+    assert selectors._shared_values({"q1": "consistent"}, shared) is first
+    assert selectors._shared_values({"q1": 1}, shared) is not selectors._shared_values({"q1": True}, shared)
+    nested = selectors._shared_values({"q1": "consistent", "turns": ["D1:3"]}, shared)
+    assert nested == {"q1": "consistent", "turns": ["D1:3"]} and nested is not first
+    with pytest.raises(TypeError):
+        first["q1"] = "contradicts"

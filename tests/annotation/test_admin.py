@@ -42,3 +42,14 @@ def test_staff_without_the_author_role_cannot_see_campaigns_in_the_admin(client,
     staff = django_user_model.objects.create_user("staffer", password="x", is_staff=True)
     client.force_login(staff)
     assert client.get("/admin/annotation/campaign/").status_code == 403
+
+
+def test_an_author_who_annotates_a_campaign_is_not_shown_its_seed_in_the_admin(client, twist_set, author, annotator_a):
+    # an explicit seed is the order: with it each position's item, and so its id, can be recomputed
+    mine = campaign_create(slug="mine", item_set=twist_set, annotators=[author, annotator_a], seed=424242)
+    other = campaign_create(slug="other", item_set=twist_set, annotators=[annotator_a], per_item=1, seed=515151)
+    client.force_login(author)
+    assert "424242" not in client.get(f"/admin/annotation/campaign/{mine.pk}/change/").content.decode()
+    assert "515151" in client.get(f"/admin/annotation/campaign/{other.pk}/change/").content.decode()
+    listing = client.get("/admin/annotation/campaign/").content.decode()
+    assert "424242" not in listing and "mine" in listing

@@ -78,3 +78,25 @@ def test_progress_runs_a_constant_number_of_queries(twist_campaign, lapse_campai
     few = len(small.captured_queries)
     with django_assert_max_num_queries(few):
         client.get("/api/campaigns/tw/progress/")
+
+
+def test_closing_waits_for_every_annotator_unless_told_to_end_the_open_ones(twist_campaign, author):
+    client = token_client(author)
+    refused = client.post("/api/campaigns/tw/close/", {}, format="json")
+    assert refused.status_code == 400 and "not submitted (A, B)" in refused.json()["detail"]
+    assert Campaign.objects.get(slug="tw").status == "annotating"
+    closed = client.post("/api/campaigns/tw/close/", {"end_open": True}, format="json")
+    assert closed.status_code == 200 and closed.json()["status"] == "closed" and closed.json()["closed_at"]
+    assert Campaign.objects.get(slug="tw").closed_by == author
+    again = client.post("/api/campaigns/tw/close/", {"end_open": True}, format="json")
+    assert again.status_code == 403 and "closed" in again.json()["detail"]
+
+
+@pytest.mark.parametrize("persona", ["annotator_a", "outsider"])
+def test_non_authors_cannot_close_a_campaign(twist_campaign, persona, request):
+    refused = token_client(request.getfixturevalue(persona)).post("/api/campaigns/tw/close/", {"end_open": True}, format="json")
+    assert refused.status_code == 403 and Campaign.objects.get(slug="tw").status == "annotating"
+
+
+def test_closing_a_missing_campaign_is_404(author):
+    assert token_client(author).post("/api/campaigns/nope/close/", {}, format="json").status_code == 404

@@ -5,7 +5,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from council.models import CouncilMember, CouncilRun
+from council.models import CouncilBatch, CouncilMember, CouncilRun
 from council.services import council_member_add
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def sent(monkeypatch):
     from council import tasks
 
     calls = []
-    monkeypatch.setattr(tasks.council_vote, "delay", lambda *args: calls.append(args))
+    monkeypatch.setattr(tasks.council_batch, "delay", lambda batch_id: calls.append(batch_id))
     return calls
 
 
@@ -59,7 +59,7 @@ def test_an_author_starts_follows_and_cancels_a_run(small_campaign, author, sent
     assert started.status_code == 201, started.json()
     run_id = started.json()["run"]
     assert started.json()["members"] == [{"member": "m1", "is_generator": False, "done": 0, "errors": 0, "remaining": 3, "total": 3}]
-    assert len(sent) == 3
+    assert [len(CouncilBatch.objects.get(pk=pk).item_ids) for pk in sent] == [3]  # one batch: 1 member × 3 items
     assert client.get(f"/api/council/runs/{run_id}/").json()["status"] == "running"
     assert [r["id"] for r in client.get("/api/council/runs/?campaign=small").json()] == [run_id]
     cancelled = client.post(f"/api/council/runs/{run_id}/cancel/")

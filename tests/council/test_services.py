@@ -261,6 +261,24 @@ def test_a_running_run_without_batches_gets_them_from_the_sweep(small_campaign, 
 
 
 @pytest.mark.django_db
+def test_a_batch_queued_behind_others_of_a_run_making_progress_is_sent_again_but_never_stalls_it(
+    small_campaign, sent, settings, django_capture_on_commit_callbacks
+):
+    settings.COUNCIL_MAX_RESENDS = 1
+    settings.COUNCIL_BATCH_SIZE = 2
+    run = _started(small_campaign, "m1", capture=django_capture_on_commit_callbacks)
+    first, second = run.batches.order_by("id")
+    CouncilVote.objects.create(campaign=small_campaign, member=run.members.get(), item_id=first.item_ids[0], run=run,
+                               prompt_version=run.prompt_version.name, values={"q1": "consistent"})  # a vote just now
+    for _ in range(3):
+        _age(second, 3600)
+        _age(first, 0, holder="task-1", lease_until=timezone.now() + timedelta(seconds=60))
+        assert council_sweep()["resent"] == 1
+    run.refresh_from_db()
+    second.refresh_from_db()
+    assert run.status == "running" and second.resends == 0
+
+
 def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"annotator": "m", "answers": {"nope": {"q1": "consistent"}}}, indent=1))

@@ -120,7 +120,7 @@ def test_a_stalled_run_says_why_on_its_page_and_in_its_progress(client, author, 
 
     council_run_stall(run_id=small_run.pk, reason="member 'm1': 2 vote(s) still missing after their batch was sent again 5 times")
     _login(client, author)
-    data = client.get(reverse("council:run_progress", args=[small_run.pk])).json()
+    data = client.get(reverse("council:run-progress", args=[small_run.pk])).json()
     assert data["status"] == "stalled" and "sent again 5 times" in data["stalled_reason"]
     page = client.get(reverse("council:run", args=[small_run.pk])).content.decode()
     assert "sent again 5 times" in page

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from adjudication.agreement import campaign_agreement
 from adjudication.selectors import campaign_queue
 from adjudication.services import decision_save
-from annotation.models import Assignment, Campaign
-from annotation.services import answer_save
+from annotation.models import Assignment, Campaign, Enrollment
+from annotation.services import answer_save, campaign_close, enrollment_submit
 from council.models import CouncilVote
 from council.services import council_member_add
 from items.models import Item
@@ -98,6 +98,9 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
         flip = assignment.enrollment.annotator_id == annotator_b.pk and n % 5 == 0
         answer_save(assignment=assignment, values={"label": human_label(assignment.item, flip)}, user=assignment.enrollment.annotator)
 
+    for enrollment in Enrollment.objects.filter(campaign=campaign):
+        enrollment_submit(enrollment=enrollment)
+    campaign_close(campaign=campaign, user=author)
     for entry in campaign_queue(campaign):
         decision_save(
             campaign=campaign, item=entry.item, action="relabel", new_gold=human_label(entry.item, False),

@@ -17,7 +17,8 @@ from playwright.sync_api import expect
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
 from adjudication.templatetags.adjudication_tags import fmt3
-from annotation.models import Answer, Assignment, Campaign
+from annotation.models import Answer, Assignment, Campaign, Enrollment
+from annotation.services import campaign_close, enrollment_submit
 from council.services import council_member_add
 from lapse.models import Scorer, ScorerLabel
 from lapse.selectors import scorer_validation
@@ -104,6 +105,13 @@ def label_blind(page, campaign, annotator, *, flipped: tuple[int, ...] = ()) -> 
     assert len(conventions_seen) == 1  # the guideline overlay carries nothing item-specific
 
 
+def close(campaign, author) -> None:
+    """Both annotators submit and the author closes the campaign: decisions are recorded on a closed campaign."""
+    for enrollment in Enrollment.objects.filter(campaign=campaign):
+        enrollment_submit(enrollment=enrollment)
+    campaign_close(campaign=campaign, user=author)
+
+
 def adjudicate_by_keyboard(page, campaign, author) -> dict[str, str]:
     """Work through the queue from the keyboard; returns external id -> the label set."""
     page.context.clear_cookies()
@@ -156,6 +164,7 @@ def test_a_lapse_round_runs_end_to_end_with_blind_labelling_and_keyboard_adjudic
     label_blind(page, campaign, annotator_a)
     label_blind(page, campaign, annotator_b, flipped=FLIPPED_POSITIONS)
     assert Answer.objects.filter(assignment__enrollment__campaign=campaign).count() == 12
+    close(campaign, author)
 
     chosen = adjudicate_by_keyboard(page, campaign, author)
     assert len(chosen) == len(FLIPPED_POSITIONS)

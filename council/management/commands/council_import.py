@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from django.db import transaction
+
 from annotation.access import get_campaign
 from council.services import council_votes_import
 from goldkey.lib.commands import GoldkeyCommand
@@ -16,7 +18,6 @@ class Command(GoldkeyCommand):
         parser.add_argument("--generator", action="store_true", help="mark the member as the item generator")
 
     def run(self, **o) -> dict:
-        from django.db import transaction
 
         campaign = get_campaign(o["campaign"])
         with transaction.atomic():

@@ -1,3 +1,4 @@
+import protocols
 from goldkey.lib.commands import GoldkeyCommand
 from items.selectors import status_report
 
@@ -11,7 +12,7 @@ class Command(GoldkeyCommand):
     def summary(self, r):
         lines = [
             f"{r['conversations']} conversations, {r['turns']} turns",
-            f"items: {r['items']['twist']} TWIST, {r['items']['lapse']} Lapse",
+            "items: " + ", ".join(f"{r['items'][s.item_kind]} {s.benchmark.name}" for s in protocols.specs()),
         ]
         lines += [f"  {k}: {v}" for k, v in r["items_by_type"].items()]
         lines += [f"item set '{k}': {v}" for k, v in r["item_sets"].items()]

@@ -1,3 +1,5 @@
+from django.db import transaction
+
 from annotation.access import get_campaign
 from goldkey.lib.commands import GoldkeyCommand, acting_user
 from keys import services as key_services
@@ -18,7 +20,6 @@ class Command(GoldkeyCommand):
         parser.add_argument("--draft", action="store_true", help="build (or rebuild) a draft key instead of freezing")
 
     def run(self, **options) -> dict:
-        from django.db import transaction
 
         campaign = get_campaign(options["campaign"])
         user = acting_user(options["by"])

@@ -4,6 +4,8 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # Renamed so that its name says what it does; databases that applied it under the old name keep it.
+    replaces = [("items", "0002_infra_worker_ping")]
 
     dependencies = [
         ('items', '0001_initial'),

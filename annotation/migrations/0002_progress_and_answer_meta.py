@@ -4,6 +4,8 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # Renamed so that its name says what it does; databases that applied it under the old name keep it.
+    replaces = [("annotation", "0002_annot_progress_and_answer_meta")]
 
     dependencies = [
         ('annotation', '0001_initial'),

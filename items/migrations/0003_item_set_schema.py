@@ -14,9 +14,11 @@ def label_existing_sets(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
+    # Renamed so that its name says what it does; databases that applied it under the old name keep it.
+    replaces = [("items", "0003_integ_item_set_schema")]
 
     dependencies = [
-        ('items', '0002_infra_worker_ping'),
+        ('items', '0002_worker_ping'),
     ]
 
     operations = [
