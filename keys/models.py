@@ -153,3 +153,65 @@ class ReleaseFile(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores against a key: a system's run and its per-item predictions. Only what the system said is
+# stored; every figure is computed from these rows and the key's entries when a report is asked for.
+
+
+class SystemRun(models.Model):
+    """One system configuration's predictions on every item of the key version it cites."""
+
+    key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="system_runs")
+    system = models.CharField(max_length=100)  # e.g. "flatrag" or "mindtwin"
+    configuration = models.CharField(max_length=100, blank=True)  # e.g. "openai"; blank when there is one
+    ingest = models.PositiveSmallIntegerField(default=1)  # several ingests of one system are separate runs
+    metadata = models.JSONField(default=dict, blank=True)  # model, date, commit, …: free, never scored
+    source_name = models.CharField(max_length=255)
+    source_sha256 = models.CharField(max_length=64)  # the imported file's bytes
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["key", "id"]  # import order: the McNemar table's `a` is the run imported first
+        constraints = [
+            models.UniqueConstraint(fields=["key", "system", "configuration", "ingest"], name="systemrun_unique_per_key"),
+            models.CheckConstraint(condition=models.Q(ingest__gte=1), name="systemrun_ingest_from_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.key_id}"
+
+    @property
+    def base_name(self) -> str:
+        """The system and configuration, as the released results name them ("flatrag:openai")."""
+        return f"{self.system}:{self.configuration}" if self.configuration else self.system
+
+    @property
+    def name(self) -> str:
+        """What the report calls the run: ingests after the first carry their number."""
+        return self.base_name if self.ingest == 1 else f"{self.base_name}@ingest{self.ingest}"
+
+
+class RunPrediction(models.Model):
+    """A system's output for one key item. `evidence` is null when the run only reports the outcome of
+    the attribution check (the released results format); then `attributed` and `cited_fact_only` say it."""
+
+    run = models.ForeignKey(SystemRun, on_delete=models.CASCADE, related_name="predictions")
+    item_external_id = models.CharField(max_length=120)  # the key item's id: the run can be scored against a later version
+    aligned = models.BooleanField()  # False = flagged as contradicting
+    evidence = models.JSONField(null=True, blank=True)  # cited ids, best first
+    attributed = models.BooleanField(null=True, blank=True)
+    cited_fact_only = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "item_external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item_external_id"], name="runprediction_unique_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.item_external_id}"

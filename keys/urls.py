@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from keys import views as key_views
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("<str:version>/key.jsonl", key_views.key_jsonl, name="jsonl"),
     path("<str:version>/errata.jsonl", key_views.key_errata_feed, name="errata-feed"),
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
+    path("<str:version>/scores/", include("keys.scoring.urls")),
 ]

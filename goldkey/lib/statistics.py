@@ -10,8 +10,9 @@ how many items were left out and why). Undefined figures are `nan`, never an exc
 
 import math
 import operator
+import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -384,3 +385,196 @@ def json_safe(value):
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring statistics (PROTOCOL.md §10): proportions with Wilson intervals, exact McNemar, Holm, and
+# the conversation-clustered bootstraps. Plain reference functions first; the batch functions after
+# them compute the same numbers for many runs at once and are tested against the plain ones.
+
+WILSON_Z = 1.959964  # the z the protocol prints; every published Wilson interval used this rounding
+BOOTSTRAP_REPLICATES = 10_000
+BOOTSTRAP_SEED = 7
+HIERARCHICAL_SEED = 11
+MCNEMAR_EXACT_LIMIT = 2000  # above this many discordant pairs, exact integer sums get slow (big ints)
+
+
+def wilson_interval(k: int, n: int, *, z: float = WILSON_Z) -> tuple[float, float]:
+    """Wilson score interval for k successes of n, no continuity correction, clipped to [0, 1].
+    0 of 0 is (0, 0): a class the key does not hold has no interval to show."""
+    if n == 0:
+        return (0.0, 0.0)
+    if not 0 <= k <= n:
+        raise ValueError(f"k must lie in [0, n], got k={k}, n={n}")
+    p = k / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar p: min(1, 2·P[X ≤ min(b, c)]) for X ~ Binomial(b + c, 1/2); 1 when b + c = 0.
+    Exact integer arithmetic up to MCNEMAR_EXACT_LIMIT discordant pairs; beyond, the regularized
+    incomplete beta (scipy.special.bdtr, ~1e-14 relative), since the big-int sums grow quadratically."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    low = min(b, c)
+    if n <= MCNEMAR_EXACT_LIMIT:
+        total = term = 1
+        for i in range(1, low + 1):
+            term = term * (n - i + 1) // i
+            total += term
+        return min(1.0, 2 * total / 2**n)
+    return min(1.0, 2 * float(_bdtr()(low, n, 0.5)))
+
+
+def _bdtr():
+    # scipy.special alone (not scipy.stats): 0.2 s, paid only by a pair with > 2000 discordant items.
+    from scipy.special import bdtr
+
+    return bdtr
+
+
+def mcnemar_exact_many(b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """mcnemar_exact over arrays of counts (the same two paths, elementwise)."""
+    b, c = np.asarray(b, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    out = np.ones(b.shape, dtype=float)
+    large = (b + c) > MCNEMAR_EXACT_LIMIT
+    if large.any():
+        out[large] = np.minimum(1.0, 2 * _bdtr()(np.minimum(b, c)[large], (b + c)[large], 0.5))
+    for index in zip(*np.nonzero(~large), strict=True):
+        out[index] = mcnemar_exact(int(b[index]), int(c[index]))
+    return out
+
+
+def holm_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Holm step-down adjustment over the whole family: sort by p, (m − rank)·p with rank from 0,
+    a running maximum, capped at 1. Returned in the input order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _percentile_pair(sorted_values: Sequence[float]) -> tuple[float, float]:
+    b = len(sorted_values)
+    return (float(sorted_values[int(0.025 * b)]), float(sorted_values[int(0.975 * b)]))
+
+
+def cluster_bootstrap(
+    clusters: Mapping[Hashable, Sequence[int]], *, replicates: int = BOOTSTRAP_REPLICATES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
+    """Conversation-clustered percentile bootstrap of a mean of 0/1 outcomes (PROTOCOL.md §10).
+
+    `clusters` maps a conversation id to its items' outcomes (1 = correct). A fresh random.Random(seed);
+    the conversations in sorted-id order; each replicate draws as many conversations as there are, with
+    replacement, one `choice` at a time, and takes the mean outcome over all drawn items. The interval
+    is the sorted replicates at indices ⌊0.025·B⌋ and ⌊0.975·B⌋. No items: (0, 0), as Wilson."""
+    groups = [(sum(clusters[c]), len(clusters[c])) for c in sorted(clusters) if len(clusters[c])]
+    if not groups or replicates < 1:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    means = []
+    for _ in range(replicates):
+        hits = size = 0
+        for _ in groups:
+            h, s = rng.choice(groups)
+            hits += h
+            size += s
+        means.append(hits / size)
+    means.sort()
+    return _percentile_pair(means)
+
+
+def hierarchical_bootstrap(
+    ingests: Sequence[Mapping[Hashable, Sequence[int]]], *, replicates: int = BOOTSTRAP_REPLICATES, seed: int = HIERARCHICAL_SEED
+) -> tuple[float, float]:
+    """Conversation × ingest bootstrap for a system run on several ingests (PROTOCOL.md §10): per
+    replicate, for each conversation slot pick an ingest (of those with per-item outputs), then a
+    conversation, and add that conversation's outcomes under that ingest; the mean over the drawn items.
+    random.Random(seed), conversations in sorted-id order, percentiles as cluster_bootstrap. A
+    conversation absent from an ingest contributes no items when that ingest is drawn."""
+    if not ingests or replicates < 1:
+        return (0.0, 0.0)
+    conversations = sorted(set().union(*ingests))
+    cells = [[(sum(g.get(c, ())), len(g.get(c, ()))) for c in conversations] for g in ingests]
+    if not conversations or not any(s for row in cells for _, s in row):
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    slots = range(len(conversations))
+    ingest_ids = range(len(ingests))
+    means = []
+    for _ in range(replicates):
+        hits = size = 0
+        for _ in slots:
+            g = rng.choice(ingest_ids)
+            h, s = cells[g][rng.choice(slots)]
+            hits += h
+            size += s
+        # A replicate that drew only empty cells has no mean; it cannot happen when every ingest holds
+        # every conversation, and otherwise counts as 0 rather than vanishing from the B replicates.
+        means.append(hits / size if size else 0.0)
+    means.sort()
+    return _percentile_pair(means)
+
+
+def bootstrap_draws(n_clusters: int, *, replicates: int = BOOTSTRAP_REPLICATES, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """The (replicates × n_clusters) cluster indices cluster_bootstrap draws, row by row: exactly the
+    values `random.Random(seed).choice` yields, computed in numpy. Python's random is MT19937 and
+    choice(seq) is getrandbits(k) (the top k bits of one 32-bit output, k = len(seq).bit_length())
+    rejected while ≥ len(seq); numpy's MT19937 started from the same state gives the same outputs."""
+    k = n_clusters.bit_length()
+    if n_clusters < 1 or k > 32:
+        raise ValueError(f"need 1 ≤ clusters < 2**32, got {n_clusters}")
+    state = random.Random(seed).getstate()[1]
+    generator = np.random.MT19937()
+    generator.state = {"bit_generator": "MT19937", "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
+    needed = replicates * n_clusters
+    accepted: list[np.ndarray] = []
+    have = 0
+    while have < needed:
+        # Acceptance is n / 2**k > 1/2: ask for a little over twice the remainder at most.
+        want = int((needed - have) * (2**k / n_clusters) * 1.02) + 64
+        candidates = (generator.random_raw(want) >> np.uint64(32 - k)).astype(np.int64)
+        kept = candidates[candidates < n_clusters]
+        accepted.append(kept)
+        have += kept.size
+    # Raw outputs drawn past the last accepted one are simply never used: the generator is local.
+    return np.concatenate(accepted)[:needed].reshape(replicates, n_clusters)
+
+
+def draw_counts(draws: np.ndarray, n_clusters: int) -> np.ndarray:
+    """(replicates × n_clusters) how often each cluster was drawn in each replicate, as float64 (so a
+    matrix product with per-cluster counts is a BLAS call and still exact: every value is an integer
+    far below 2**53)."""
+    replicates = draws.shape[0]
+    flat = draws + (np.arange(replicates, dtype=np.int64) * n_clusters)[:, None]
+    return np.bincount(flat.ravel(), minlength=replicates * n_clusters).reshape(replicates, n_clusters).astype(float)
+
+
+def cluster_bootstrap_many(
+    sizes: Sequence[int], hits: np.ndarray, *, replicates: int = BOOTSTRAP_REPLICATES, seed: int = BOOTSTRAP_SEED, counts: np.ndarray | None = None
+) -> np.ndarray:
+    """cluster_bootstrap for many runs over the same clusters at once: `sizes` holds each cluster's item
+    count and `hits` (runs × clusters) each run's correct items per cluster, clusters in sorted-id order
+    and all non-empty. Returns (runs × 2) intervals, equal to cluster_bootstrap row by row: with a fresh
+    generator per run, every run draws the same clusters, so one count matrix serves them all.
+    `counts` (from draw_counts) may be passed to share it between calls with the same shape and seed."""
+    hits = np.atleast_2d(np.asarray(hits, dtype=float))
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.size == 0 or replicates < 1:
+        return np.zeros((hits.shape[0], 2))
+    if counts is None:
+        counts = draw_counts(bootstrap_draws(sizes.size, replicates=replicates, seed=seed), sizes.size)
+    means = (counts @ hits.T) / (counts @ sizes)[:, None]  # (replicates × runs)
+    means.sort(axis=0)
+    return np.stack([means[int(0.025 * replicates)], means[int(0.975 * replicates)]], axis=1)

@@ -245,3 +245,200 @@ def test_fleiss_kappa_table_is_bit_for_bit_the_statsmodels_value():
             for label in labels:
                 table[row, label] += 1
         assert st._fleiss_table(table) == sm_fleiss(table, method="fleiss")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring statistics (PROTOCOL.md §10)
+
+
+def test_wilson_interval_equals_statsmodels_on_every_count_up_to_80():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in range(1, 81):
+        for k in range(n + 1):
+            low, high = st.wilson_interval(k, n, z=st.Z95)
+            expected = proportion_confint(k, n, alpha=0.05, method="wilson")
+            assert (low, high) == pytest.approx(expected, abs=1e-12)
+            # The protocol's z = 1.959964 differs from the exact quantile by 1.6e-8.
+            assert st.wilson_interval(k, n) == pytest.approx(expected, abs=1e-7)
+
+
+def test_wilson_interval_hand_cases():
+    # 1 of 10: the textbook Wilson 95% interval 0.0179–0.4042 (Newcombe 1998, Table I).
+    assert st.wilson_interval(1, 10) == pytest.approx((0.0179, 0.4042), abs=5e-5)
+    assert st.wilson_interval(16, 38) == pytest.approx((0.278525, 0.578077), abs=1e-6)
+    low, high = st.wilson_interval(0, 7)
+    assert low == 0.0 and 0 < high < 1
+    low, high = st.wilson_interval(7, 7)
+    assert 0 < low < 1 and high == 1.0
+    assert st.wilson_interval(0, 0) == (0.0, 0.0)
+    with pytest.raises(ValueError):
+        st.wilson_interval(5, 4)
+
+
+def test_mcnemar_exact_equals_statsmodels_on_seeded_random_tables():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    rng = random.Random(13)
+    for _ in range(300):
+        b, c = rng.randint(0, 60), rng.randint(0, 60)
+        if b + c == 0:
+            continue
+        table = [[rng.randint(0, 40), b], [c, rng.randint(0, 40)]]
+        expected = mcnemar(table, exact=True).pvalue
+        assert st.mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+def test_mcnemar_exact_hand_cases():
+    # b=2, c=15: 2·(C(17,0) + C(17,1) + C(17,2)) / 2^17 = 2·154/131072.
+    assert st.mcnemar_exact(2, 15) == 308 / 131072 == st.mcnemar_exact(15, 2)
+    assert st.mcnemar_exact(0, 0) == 1.0
+    assert st.mcnemar_exact(3, 3) == 1.0  # 2·P[X ≤ 3] > 1 is capped
+    assert st.mcnemar_exact(0, 1) == 1.0
+    assert st.mcnemar_exact(0, 10) == 2 / 1024
+    with pytest.raises(ValueError):
+        st.mcnemar_exact(-1, 2)
+
+
+def test_mcnemar_beyond_the_exact_limit_agrees_with_exact_rational_arithmetic():
+    from fractions import Fraction
+    from math import comb
+
+    for b, c in [(980, 1021), (1100, 1200), (1400, 1610), (2000, 2)]:
+        n = b + c
+        assert n > st.MCNEMAR_EXACT_LIMIT
+        exact = min(Fraction(1), 2 * Fraction(sum(comb(n, i) for i in range(min(b, c) + 1)), 2**n))
+        assert st.mcnemar_exact(b, c) == pytest.approx(float(exact), rel=1e-10, abs=1e-300)
+
+
+def test_mcnemar_many_equals_the_one_at_a_time_function():
+    rng = random.Random(17)
+    b = np.array([rng.randint(0, 3000) for _ in range(60)])
+    c = np.array([rng.randint(0, 3000) for _ in range(60)])
+    b[:5], c[:5] = 0, 0
+    got = st.mcnemar_exact_many(b, c)
+    assert got.tolist() == [st.mcnemar_exact(int(x), int(y)) for x, y in zip(b, c, strict=True)]
+
+
+def test_holm_equals_statsmodels_on_seeded_random_families():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = random.Random(19)
+    for _ in range(40):
+        p = [rng.random() ** 3 for _ in range(rng.randint(1, 90))]
+        if rng.random() < 0.3:
+            p += p[: rng.randint(1, len(p))]  # ties
+        expected = multipletests(p, method="holm")[1]
+        assert st.holm_adjust(p) == pytest.approx(list(expected), abs=1e-15)
+
+
+def test_holm_hand_case_keeps_input_order_and_is_monotone():
+    # sorted: 0.005·4 = 0.02, 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → running max 0.06.
+    assert st.holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert st.holm_adjust([0.5, 0.6]) == [1.0, 1.0]
+    assert st.holm_adjust([]) == []
+
+
+def literal_cluster_bootstrap(clusters, replicates, seed):
+    """PROTOCOL.md §10 read literally: draw conversation ids, concatenate their items, take the mean."""
+    rng = random.Random(seed)
+    ids = sorted(clusters)
+    means = []
+    for _ in range(replicates):
+        drawn = [x for _ in ids for x in clusters[rng.choice(ids)]]
+        means.append(sum(drawn) / len(drawn))
+    means.sort()
+    return means[int(0.025 * replicates)], means[int(0.975 * replicates)]
+
+
+def random_clusters(rng, n_clusters):
+    rate = rng.random()
+    return {f"conv-{rng.randint(0, 10**6)}": [int(rng.random() < rate) for _ in range(rng.randint(1, 12))] for _ in range(n_clusters)}
+
+
+def test_cluster_bootstrap_is_the_protocol_procedure_read_literally():
+    rng = random.Random(23)
+    for _ in range(20):
+        clusters = random_clusters(rng, rng.randint(1, 15))
+        for seed in (7, 8):
+            assert st.cluster_bootstrap(clusters, replicates=400, seed=seed) == literal_cluster_bootstrap(clusters, 400, seed)
+
+
+def test_cluster_bootstrap_hand_cases():
+    assert st.cluster_bootstrap({"a": [1, 1], "b": [1]}) == (1.0, 1.0)
+    assert st.cluster_bootstrap({"a": [1, 0, 0, 1]}) == (0.5, 0.5)  # one conversation: always itself
+    assert st.cluster_bootstrap({}) == (0.0, 0.0)
+    low, high = st.cluster_bootstrap({"a": [1] * 5, "b": [0] * 5})
+    # Two equal-size conversations: each replicate is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4.
+    assert (low, high) == (0.0, 1.0)
+
+
+def test_cluster_bootstrap_depends_on_the_seed_and_defaults_to_seed_7():
+    clusters = random_clusters(random.Random(29), 9)
+    assert st.cluster_bootstrap(clusters) == st.cluster_bootstrap(clusters, seed=7, replicates=10_000)
+    assert any(st.cluster_bootstrap(clusters, seed=s, replicates=300) != st.cluster_bootstrap(clusters, seed=7, replicates=300) for s in (1, 2, 3))
+
+
+def test_bootstrap_draws_are_the_values_python_random_choice_yields():
+    for n, seed in [(1, 7), (2, 7), (3, 0), (5, 7), (10, 11), (13, 7), (64, 3), (1000, 7), (2**20 + 3, 5)]:
+        rng = random.Random(seed)
+        expected = [[rng.choice(range(n)) for _ in range(n if n < 50 else 20)] for _ in range(30 if n < 50 else 5)]
+        rows, width = len(expected), len(expected[0])
+        draws = st.bootstrap_draws(n, replicates=rows * width // n + 1, seed=seed).ravel()[: rows * width]
+        assert draws.tolist() == [x for row in expected for x in row]
+
+
+def test_cluster_bootstrap_many_equals_the_plain_function_for_each_run():
+    rng = random.Random(31)
+    for n_clusters in (1, 2, 6, 17):
+        sizes = [rng.randint(1, 9) for _ in range(n_clusters)]
+        runs = [{f"c{i:03d}": [int(rng.random() < 0.7) for _ in range(s)] for i, s in enumerate(sizes)} for _ in range(5)]
+        hits = [[sum(run[c]) for c in sorted(run)] for run in runs]
+        got = st.cluster_bootstrap_many(sizes, np.array(hits), replicates=2000, seed=7)
+        assert got.tolist() == [list(st.cluster_bootstrap(run, replicates=2000, seed=7)) for run in runs]
+
+
+def literal_hierarchical_bootstrap(ingests, replicates, seed):
+    rng = random.Random(seed)
+    ids = sorted(set().union(*ingests))
+    means = []
+    for _ in range(replicates):
+        drawn = []
+        for _ in ids:
+            ingest = ingests[rng.choice(range(len(ingests)))]
+            drawn += ingest.get(rng.choice(ids), [])
+        means.append(sum(drawn) / len(drawn))
+    means.sort()
+    return means[int(0.025 * replicates)], means[int(0.975 * replicates)]
+
+
+def test_hierarchical_bootstrap_is_the_protocol_procedure_read_literally_and_defaults_to_seed_11():
+    rng = random.Random(37)
+    for _ in range(10):
+        base = random_clusters(rng, rng.randint(2, 12))
+        ingests = [{c: [int(rng.random() < 0.6) for _ in v] for c, v in base.items()} for _ in range(rng.randint(1, 3))]
+        assert st.hierarchical_bootstrap(ingests, replicates=300, seed=11) == literal_hierarchical_bootstrap(ingests, 300, 11)
+    assert st.hierarchical_bootstrap(ingests) == st.hierarchical_bootstrap(ingests, replicates=10_000, seed=11)
+
+
+def test_hierarchical_bootstrap_spreads_over_disagreeing_ingests():
+    clusters = [f"c{i}" for i in range(10)]
+    right = {c: [1, 1] for c in clusters}
+    wrong = {c: [0, 0] for c in clusters}
+    assert st.hierarchical_bootstrap([right, right]) == (1.0, 1.0)
+    low, high = st.hierarchical_bootstrap([right, wrong])
+    assert 0.1 < low < 0.5 < high < 0.9  # each replicate is Binomial(10, 1/2)/10
+    assert st.hierarchical_bootstrap([]) == (0.0, 0.0)
+
+
+def test_bootstrap_draws_refuse_an_empty_set_of_clusters():
+    with pytest.raises(ValueError):
+        st.bootstrap_draws(0)
+
+
+def test_a_shared_count_matrix_gives_the_same_intervals_as_drawing_afresh():
+    counts = st.draw_counts(st.bootstrap_draws(4, replicates=500, seed=7), 4)
+    sizes, hits = [3, 1, 2, 5], np.array([[1, 1, 2, 4], [0, 1, 1, 5]])
+    assert st.cluster_bootstrap_many(sizes, hits, replicates=500, counts=counts).tolist() == (
+        st.cluster_bootstrap_many(sizes, hits, replicates=500, seed=7).tolist()
+    )

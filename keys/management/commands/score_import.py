@@ -1,0 +1,63 @@
+from pathlib import Path
+
+from django.db import transaction
+
+from goldkey.errors import ApplicationError
+from goldkey.lib.commands import GoldkeyCommand, user_named
+from keys.scoring import services as score_services
+
+
+def parse_metadata(pairs: list[str]) -> dict:
+    metadata = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ApplicationError(f"--meta: expected NAME=VALUE, got {pair!r}")
+        metadata[name.strip()] = value
+    return metadata
+
+
+class Command(GoldkeyCommand):
+    help = (
+        "Import a system's run against a frozen key version: a predictions JSONL (one line per key item: "
+        '{"item_id", "aligned", "evidence": [cited ids, best first]}) or, with --format results, the released '
+        "per-item results JSON (one run per configuration). Refused with FILE:LINE when an item is missing, "
+        "unknown, duplicated or malformed, or when the key's hash does not verify; nothing is stored then."
+    )
+    dry_run_option = True
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("version", help="the key version the run is scored against, e.g. TWIST-v1.0")
+        parser.add_argument("file", help="the run file")
+        parser.add_argument("--system", default="", help="system name (required for predictions; for results: "
+                            "only that system's configurations, e.g. flatrag)")
+        parser.add_argument("--configuration", default="", help="configuration of the system (predictions only)")
+        parser.add_argument("--ingest", type=int, default=1, help="ingest number for multi-ingest runs (default 1)")
+        parser.add_argument("--format", dest="fmt", choices=score_services.FORMATS, default=score_services.PREDICTIONS)
+        parser.add_argument("--meta", action="append", default=[], metavar="NAME=VALUE",
+                            help="free metadata (model, date, commit); repeatable")
+        parser.add_argument("--by", default=None, help="username recorded as the importer")
+
+    def run(self, **options) -> dict:
+        user = user_named(options["by"]) if options["by"] else None
+        with transaction.atomic():
+            runs = score_services.score_import(
+                version=options["version"], path=Path(options["file"]), fmt=options["fmt"], system=options["system"],
+                configuration=options["configuration"], ingest=options["ingest"],
+                metadata=parse_metadata(options["meta"]), user=user,
+            )
+            result = {
+                "key": options["version"],
+                "runs": [{"id": run.pk, "name": run.name, "predictions": run.predictions.count()} for run in runs],
+                "source_sha256": runs[0].source_sha256 if runs else None,
+                "dry_run": options["dry_run"],
+            }
+            if options["dry_run"]:
+                transaction.set_rollback(True)
+        return result
+
+    def summary(self, result: dict) -> str:
+        verb = "would be imported" if result["dry_run"] else "imported"
+        lines = [f"{len(result['runs'])} run(s) {verb} against {result['key']} (file sha256 {result['source_sha256']}):"]
+        lines += [f"  {run['name']}: {run['predictions']} predictions" for run in result["runs"]]
+        return "\n".join(lines)

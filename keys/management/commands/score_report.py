@@ -1,0 +1,52 @@
+from goldkey.errors import ApplicationError
+from goldkey.lib import statistics
+from goldkey.lib.commands import GoldkeyCommand
+from keys import selectors as key_selectors
+from keys import services as key_services
+from keys.scoring import formats
+from keys.scoring import selectors as score_selectors
+
+REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size")
+
+
+class Command(GoldkeyCommand):
+    help = (
+        "Score every run imported against a key version and print the report, citing the key version and its "
+        "SHA-256: CR, AS, HNS (Wilson and conversation-clustered bootstrap), Attr, GCR, fact-only citations, "
+        "the 620-turn strata and the pairwise exact McNemar tests with Holm over the stated family. Computed "
+        "from the stored predictions each time."
+    )
+
+    def add_command_arguments(self, parser):
+        parser.add_argument("version", help="key version, e.g. TWIST-v1.0")
+        output = parser.add_mutually_exclusive_group()
+        output.add_argument("--markdown", action="store_true", help="print the report as Markdown tables")
+        output.add_argument("--csv", action="store_true", help="print one CSV row per run and metric")
+        parser.add_argument("--replicates", type=int, default=statistics.BOOTSTRAP_REPLICATES)
+        parser.add_argument("--seed", type=int, default=statistics.BOOTSTRAP_SEED)
+
+    def run(self, **options) -> dict:
+        key = key_selectors.key_get(options["version"])
+        check = key_services.key_verify(version=key.version)
+        if not check["ok"]:
+            # A report cites the key's hash: it is not printed for a key whose entries no longer match it.
+            raise ApplicationError(f"key '{key.version}' does not verify (recorded {check['recorded'] or '-'}, computed {check['computed']})")
+        report = score_selectors.score_report(key, replicates=options["replicates"], seed=options["seed"])
+        self._format = "markdown" if options["markdown"] else "csv" if options["csv"] else "text"
+        self._report = report
+        if options["json"]:
+            return {name: report[name] for name in REPORT_FIELDS}
+        return report
+
+    def summary(self, result: dict) -> str:
+        if self._format == "markdown":
+            return formats.report_markdown(result)
+        if self._format == "csv":
+            return formats.report_csv(result)
+        key = result["key"]
+        lines = [f"{key['version']} sha256 {key['sha256']}: {len(result['runs'])} run(s)"]
+        for name, run in result["runs"].items():
+            lines.append(f"  {name}: " + "  ".join(f"{m} {formats.fraction(run[m])}" for m in formats.HEADLINE))
+        lines.append(f"McNemar family: {result['family_size']} tests (Holm over all of them)")
+        lines += [f"  not scored: {name}: {why}" for name, why in result.get("unscorable", {}).items()]
+        return "\n".join(lines)

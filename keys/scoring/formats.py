@@ -1,0 +1,84 @@
+"""A score report as Markdown or CSV. Pure: the report dict in, text out; no figure is computed here.
+
+Both cite the key version and its SHA-256 first, and both keep the paired metrics together: a row
+never shows CR without HNS and AS beside it.
+"""
+
+import csv
+import io
+
+from keys.scoring.metrics import LONG, SHORT
+
+HEADLINE = ("CR", "AS", "HNS", "Attr", "GCR")
+
+
+def fraction(figure: dict) -> str:
+    return f"{figure['value']:.3f} ({figure['k']}/{figure['n']})"
+
+
+def interval(pair) -> str:
+    return f"[{pair[0]:.2f}, {pair[1]:.2f}]" if pair else "—"
+
+
+def report_markdown(report: dict) -> str:
+    key = report["key"]
+    lines = [
+        f"# Scores against {key['version']}",
+        "",
+        f"Key `{key['version']}`, SHA-256 `{key['sha256']}`.",
+        "",
+        "| run | CR | CR Wilson | CR bootstrap | AS | AS Wilson | AS bootstrap | HNS | HNS Wilson | HNS bootstrap "
+        "| Attr | GCR | fact-only | balanced accuracy |",
+        "|---|" + "---|" * 13,
+    ]
+    for name, run in report["runs"].items():
+        cells = [name]
+        for metric in ("CR", "AS", "HNS"):
+            figure = run[metric]
+            cells += [fraction(figure), interval(figure["wilson"]), interval(figure.get("bootstrap"))]
+        cells += [fraction(run["Attr"]), fraction(run["GCR"]), fraction(run["fact_only"]), f"{run['balanced_accuracy']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## History strata (≤ 620 turns vs longer)", "",
+              "| run | stratum | items | CR | AS | HNS | Attr | GCR |", "|---|---|---|---|---|---|---|---|"]
+    for name, run in report["runs"].items():
+        for stratum in (SHORT, LONG):
+            s = run["strata"][stratum]
+            lines.append(f"| {name} | {stratum} | {s['n_items']} | " + " | ".join(fraction(s[m]) for m in HEADLINE) + " |")
+    family = report["family"]
+    lines += [
+        "",
+        "## Pairwise exact McNemar",
+        "",
+        f"Family: {family['size']} tests ({family['test']}, {family['correction']}): every pair of "
+        f"{len(family['runs'])} runs ({family['pairs']} pairs) on {' and '.join(family['classes'])} items. "
+        "b = a right and b wrong, c = the reverse.",
+        "",
+        "| a | b | class | b | c | p | p (Holm) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t in report["mcnemar"]:
+        lines.append(f"| {t['a']} | {t['b']} | {t['class']} | {t['b_count']} | {t['c_count']} | {t['p']:.4g} | {t['p_holm']:.4g} |")
+    if report.get("unscorable"):
+        lines += ["", "## Not scored against this key", ""]
+        lines += [f"- {name}: {why}" for name, why in report["unscorable"].items()]
+    return "\n".join(lines) + "\n"
+
+
+CSV_COLUMNS = ["key_version", "key_sha256", "run", "metric", "k", "n", "value", "wilson_low", "wilson_high",
+               "bootstrap_low", "bootstrap_high"]
+
+
+def report_csv(report: dict) -> str:
+    """One row per run and metric (CR, AS and HNS are always all present for a run)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    key = report["key"]
+    for name, run in report["runs"].items():
+        for metric in (*HEADLINE, "fact_only"):
+            figure = run[metric]
+            boot = figure.get("bootstrap") or ["", ""]
+            writer.writerow([key["version"], key["sha256"], name, metric, figure["k"], figure["n"], repr(figure["value"]),
+                             repr(figure["wilson"][0]), repr(figure["wilson"][1]),
+                             *(repr(b) if b != "" else "" for b in boot)])
+    return out.getvalue()

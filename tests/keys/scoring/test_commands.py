@@ -1,0 +1,211 @@
+"""score_import and score_report against TWIST-v1.0 frozen from the released trail: the 13 released
+configurations import, bad files are refused by line with nothing stored, the report has the issue's
+shape and is computed from the stored predictions, and v1.1 differs exactly where the dropped item counted."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from keys import triggers as key_triggers
+from keys.models import KeyEntry, RunPrediction, SystemRun
+from keys.scoring import metrics
+from keys.scoring import selectors as score_selectors
+from keys.scoring.parsing import results_parse
+from tests.conftest import require_shared_data
+from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
+
+pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
+
+DEPLOYED = "mindtwin"
+FIGURE_FIELDS = {"k", "n", "value", "wilson"}
+
+
+def run_command(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def import_results(version="TWIST-v1.0", *extra) -> str:
+    return run_command("score_import", version, str(require_shared_data(*RESULTS)), "--format", "results", *extra)
+
+
+def report_json(version="TWIST-v1.0") -> dict:
+    return json.loads(run_command("score_report", version, "--json"))
+
+
+@pytest.fixture
+def predictions_file(tmp_path, released_keys):
+    """The deployed system's released outputs as a predictions JSONL (one line per v1.0 item, in key
+    order), citing the gold evidence when the released run was attributed and a fact id when it cited
+    extracted facts only."""
+    key = released_keys["TWIST-v1.0"]
+    entries = score_selectors.key_items(key)
+    released = results_parse(path=require_shared_data(*RESULTS), key={e.item_id: e for e in entries})[DEPLOYED]
+    lines = []
+    for entry in entries:
+        p = released[entry.item_id]
+        evidence = list(entry.evidence[:1]) if p.attributed else ["fact:1"] if p.cited_fact_only else ["D99:1"]
+        lines.append({"item_id": entry.item_id, "aligned": p.aligned, "evidence": evidence})
+    path = tmp_path / "deployed.jsonl"
+
+    def write(rows):
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        return path
+
+    write.rows = lines
+    return write
+
+
+def test_the_13_released_configurations_import_as_13_runs_of_161_predictions(released_keys):
+    out = import_results()
+    runs = list(SystemRun.objects.filter(key=released_keys["TWIST-v1.0"]).order_by("id"))
+    assert [run.name for run in runs][:3] == [DEPLOYED, "flatrag:openai", "flatrag:anthropic"]
+    assert len(runs) == 13 and RunPrediction.objects.filter(run__in=runs).count() == 13 * 161
+    assert runs[1].system == "flatrag" and runs[1].configuration == "openai" and runs[0].configuration == ""
+    assert len({run.source_sha256 for run in runs}) == 1 and len(runs[0].source_sha256) == 64
+    assert "13 run(s) imported against TWIST-v1.0" in out
+
+
+def test_score_report_json_has_the_issue_shape_and_cites_the_key(released_keys):
+    import_results()
+    report = report_json()
+    key = released_keys["TWIST-v1.0"]
+    assert set(report) == {"key", "runs", "mcnemar", "family", "family_size"}
+    assert report["key"] == {"version": "TWIST-v1.0", "sha256": key.sha256}
+    deployed = report["runs"][DEPLOYED]
+    for metric in ("CR", "AS", "HNS"):
+        assert FIGURE_FIELDS | {"bootstrap"} <= set(deployed[metric])
+        assert len(deployed[metric]["wilson"]) == len(deployed[metric]["bootstrap"]) == 2
+    for metric in ("Attr", "GCR"):
+        assert FIGURE_FIELDS <= set(deployed[metric])
+    assert (deployed["CR"]["k"], deployed["CR"]["n"], round(deployed["CR"]["value"], 3)) == (16, 38, 0.421)
+    assert [round(x, 2) for x in deployed["CR"]["wilson"]] == [0.28, 0.58]
+    assert report["family_size"] == 13 * 12 // 2 * 2 == len(report["mcnemar"]) == report["family"]["size"]
+    assert all(set(t) == {"a", "b", "class", "b_count", "c_count", "p", "p_holm"} for t in report["mcnemar"])
+    first = report["mcnemar"][0]
+    assert (first["a"], first["b"], first["class"]) == (DEPLOYED, "flatrag:openai", "contradicting")  # a = imported first
+
+
+def test_the_report_is_computed_from_the_stored_predictions(released_keys):
+    import_results()
+    key = released_keys["TWIST-v1.0"]
+    stored = score_selectors.score_report(key)
+    entries = score_selectors.key_items(key)
+    from_file = metrics.score_report(key_version=key.version, key_sha256=key.sha256, entries=entries,
+                                     runs=results_parse(path=require_shared_data(*RESULTS), key={e.item_id: e for e in entries}))
+    assert stored["runs"] == from_file["runs"] and stored["mcnemar"] == from_file["mcnemar"]
+    # Change one stored prediction: the report follows the rows, not anything recorded at import.
+    run = SystemRun.objects.get(key=key, system=DEPLOYED)
+    row = RunPrediction.objects.get(run=run, item_external_id=DROPPED_IN_V11)
+    row.aligned = True
+    row.save()
+    assert score_selectors.score_report(key, bootstrap=False)["runs"][DEPLOYED]["CR"]["k"] == 15
+
+
+def test_score_report_markdown_and_csv_cite_the_key_and_keep_cr_with_hns_and_as(released_keys):
+    import_results()
+    sha = released_keys["TWIST-v1.0"].sha256
+    markdown = run_command("score_report", "TWIST-v1.0", "--markdown", "--replicates", "200")
+    assert f"SHA-256 `{sha}`" in markdown and "| run | CR | CR Wilson | CR bootstrap | AS |" in markdown
+    assert "| mindtwin | 0.421 (16/38) | [0.28, 0.58] |" in markdown
+    assert "Family: 156 tests" in markdown
+    rows = run_command("score_report", "TWIST-v1.0", "--csv", "--replicates", "200").splitlines()
+    assert rows[0].startswith("key_version,key_sha256,run,metric,k,n,value")
+    deployed = [row.split(",") for row in rows[1:] if row.split(",")[2] == DEPLOYED]
+    assert [r[3] for r in deployed] == ["CR", "AS", "HNS", "Attr", "GCR", "fact_only"]
+    assert all(r[0] == "TWIST-v1.0" and r[1] == sha for r in deployed)
+
+
+def test_a_predictions_file_imports_as_one_run_with_its_metadata(released_keys, predictions_file):
+    path = predictions_file(predictions_file.rows)
+    run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed", "--meta", "model=gpt-4o",
+                "--meta", "commit=abc123", "--by", "trail_author")
+    run = SystemRun.objects.get()
+    assert (run.name, run.metadata, run.imported_by, run.predictions.count()) == (
+        "deployed", {"model": "gpt-4o", "commit": "abc123"}, released_keys["author"], 161)
+    figures = score_selectors.score_report(released_keys["TWIST-v1.0"], bootstrap=False)["runs"]["deployed"]
+    # Recomputed from cited ids: the same counts as the released attribution outcomes.
+    assert (figures["CR"]["k"], figures["Attr"]["k"], figures["Attr"]["n"], figures["fact_only"]["k"]) == (16, 7, 16, 4)
+
+
+def test_the_same_run_twice_is_refused_and_a_second_ingest_is_reported_per_ingest(released_keys, predictions_file):
+    path = predictions_file(predictions_file.rows)
+    run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed")
+    with pytest.raises(CommandError, match="already has ingest 1 of deployed"):
+        run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed")
+    run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed", "--ingest", "2")
+    report = score_selectors.score_report(released_keys["TWIST-v1.0"], replicates=200)
+    assert list(report["runs"]) == ["deployed", "deployed@ingest2"]
+    assert report["multi_ingest"]["deployed"]["runs"] == ["deployed", "deployed@ingest2"]
+    assert [round(p, 3) for p in report["multi_ingest"]["deployed"]["CR"]["points"]] == [0.421, 0.421]
+
+
+@pytest.mark.parametrize(
+    ("case", "line", "message"),
+    [
+        ("missing", 160, "no prediction for key item"),
+        ("unknown", 7, "unknown item 'conv-99:nope'"),
+        ("duplicate", 9, "duplicate prediction for"),
+        ("bad type", 12, "aligned: must be true or false, got 'yes'"),
+    ],
+)
+def test_a_bad_predictions_file_is_refused_with_its_line_and_nothing_is_stored(predictions_file, case, line, message):
+    rows = [dict(row) for row in predictions_file.rows]
+    if case == "missing":
+        rows.pop(40)  # a missing item has no line: it is reported at the file's last line
+    elif case == "unknown":
+        rows[6]["item_id"] = "conv-99:nope"
+    elif case == "duplicate":
+        rows[8]["item_id"] = rows[2]["item_id"]
+    else:
+        rows[11]["aligned"] = "yes"
+    path = predictions_file(rows)
+    with pytest.raises(CommandError) as refused:
+        run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed")
+    assert f"deployed.jsonl:{line}: " in str(refused.value) and message in str(refused.value)
+    assert not SystemRun.objects.exists() and not RunPrediction.objects.exists()
+
+
+def test_a_run_against_a_key_whose_hash_does_not_verify_is_refused(released_keys, predictions_file):
+    path = predictions_file(predictions_file.rows)
+    key_triggers.uninstall(connection)  # what only a database superuser could do
+    try:
+        KeyEntry.objects.filter(key=released_keys["TWIST-v1.0"], external_id=DROPPED_IN_V11).update(gold="aligned")
+    finally:
+        key_triggers.install(connection)
+    with pytest.raises(CommandError, match="'TWIST-v1.0' does not verify"):
+        run_command("score_import", "TWIST-v1.0", str(path), "--system", "deployed")
+    assert not SystemRun.objects.exists()
+    with pytest.raises(CommandError, match="does not verify"):
+        run_command("score_report", "TWIST-v1.0", "--json")
+
+
+def test_the_released_file_is_refused_against_v1_1_at_the_dropped_items_line(released_keys):
+    with pytest.raises(CommandError) as refused:
+        import_results("TWIST-v1.1")
+    assert f"unknown item '{DROPPED_IN_V11}'" in str(refused.value)
+    assert "track_b_results_v1.0.json:" in str(refused.value) and not SystemRun.objects.exists()
+
+
+def test_v1_1_after_a_drop_erratum_differs_exactly_where_the_dropped_item_counted(released_keys):
+    import_results()
+    v10, v11 = released_keys["TWIST-v1.0"], released_keys["TWIST-v1.1"]
+    changes = score_selectors.score_changes(v10, v11)
+    assert changes["before"]["sha256"] == v10.sha256 and changes["after"]["sha256"] == v11.sha256
+    assert changes["items"] == [{"item": DROPPED_IN_V11, "change": "dropped", "before": "contradicting", "after": None}]
+    released = results_parse(path=require_shared_data(*RESULTS),
+                             key={e.item_id: e for e in score_selectors.key_items(v10)})
+    expected = set()
+    for name, predictions in released.items():
+        p = predictions[DROPPED_IN_V11]
+        expected |= {(name, "CR"), (name, "GCR")}  # one contradicting item fewer in every run
+        if not p.aligned:  # caught: Attr's and fact-only's denominators move too
+            expected |= {(name, "Attr"), (name, "fact_only")}
+    assert {(row["run"], row["metric"]) for row in changes["changed"]} == expected
+    assert not any(row["metric"] in ("AS", "HNS") for row in changes["changed"])
+    assert {t["before"]["class"] for t in changes["mcnemar_changed"]} <= {"contradicting"}
+    assert changes["family_size"] == {"before": 156, "after": 156}
