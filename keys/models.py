@@ -145,7 +145,7 @@ class ReleaseFile(models.Model):
     path = models.CharField(max_length=300)
     sha256 = models.CharField(max_length=64)  # of the file's bytes, as listed in MANIFEST.sha256
     size = models.PositiveBigIntegerField()
-    content = models.BinaryField()  # zlib-compressed: bundles are mostly repetitive JSON
+    content = models.BinaryField()  # zlib-compressed (level 1: fast, and bundles are repetitive JSON)
 
     class Meta:
         ordering = ["release", "path"]

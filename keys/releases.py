@@ -33,7 +33,7 @@ def release_seal(*, key: GoldKey) -> Release:
     files = bundle.render(bundle_data(key))
     release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]))
     ReleaseFile.objects.bulk_create(
-        ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 6))
+        ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 1))
         for path, content in files.items()
     )
     return release
