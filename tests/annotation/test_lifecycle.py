@@ -220,3 +220,29 @@ def test_a_decision_racing_a_freeze_either_lands_before_it_or_is_refused(author,
     assert outcome["decision"] == "refused"
     assert not key.entries.filter(external_id="s-0002", gold="").exists()
     assert not Decision.objects.filter(campaign=campaign, item=late).exists()
+
+
+def test_after_a_freeze_the_api_refuses_an_answer_and_a_decision(client, frozen, author, annotator_b):
+    assignment = Assignment.objects.filter(enrollment__campaign=frozen, enrollment__annotator=annotator_b).first()
+    before = Answer.objects.filter(assignment=assignment).values_list("values", flat=True).first()
+    client.force_login(annotator_b)
+    answer = client.post(f"/api/annotation/assignments/{assignment.pk}/answer/", {"values": {"q1": "cannot-tell"}},
+                         content_type="application/json")
+    assert answer.status_code == 403
+    assert Answer.objects.filter(assignment=assignment).values_list("values", flat=True).first() == before
+    client.force_login(author)
+    decision = client.put(f"/api/adjudication/{frozen.slug}/decisions/{assignment.item_id}/",
+                          {"action": "drop", "note": "late"}, content_type="application/json")
+    assert decision.status_code == 403
+    assert not Decision.objects.filter(campaign=frozen, item_id=assignment.item_id, action="drop").exists()
+
+
+def test_after_a_freeze_an_answers_import_is_refused_and_writes_nothing(frozen, tmp_path):
+    from annotation.transfer import answers_import
+
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps({"annotator": "B", "answers": {"s-0000": {"q1": "cannot-tell"}}}))
+    revisions = AnswerRevision.objects.count()
+    with pytest.raises(ApplicationError):
+        answers_import(campaign=frozen, path=path, annotator="B", submit=False)
+    assert AnswerRevision.objects.count() == revisions
