@@ -52,7 +52,7 @@ def run(args, scratch: Path) -> None:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Answer, Assignment
-    from annotation.services import campaign_create
+    from annotation.services import campaign_close, campaign_create
     from goldkey import roles
     from items.models import Item
     from items.services import item_set_get_or_create
@@ -89,6 +89,7 @@ def run(args, scratch: Path) -> None:
         ),
         batch_size=5000,
     )
+    campaign_close(campaign=campaign, user=author, end_open=True)  # annotation over: a key can be frozen
     setup = time.perf_counter() - t0
 
     import cProfile

@@ -45,7 +45,7 @@ def main() -> None:
     with mock.patch("django.utils.timezone.now", return_value=clock):
         if args.build:
             from adjudication.services import decisions_import
-            from annotation.services import campaign_create
+            from annotation.services import campaign_close, campaign_create
             from annotation.transfer import answers_import
             from council.services import council_votes_import
             from goldkey import roles
@@ -72,6 +72,7 @@ def main() -> None:
             folder = data / "twist-v1" / "annotation"
             answers_import(campaign=twist, path=folder / "twist_v1_answers_A.json", annotator="A")
             answers_import(campaign=twist, path=folder / "twist_v1_answers_B.json", annotator="B")
+            campaign_close(campaign=twist, user=author)
             for path in sorted((folder / "council").glob("*.json")):
                 member = path.stem.removeprefix("twist_v1_answers_")
                 council_votes_import(campaign=twist, path=path, member_name=member, is_generator=member == "openai-gpt-4o")
