@@ -82,19 +82,51 @@ def _sqlite_uninstall() -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {name}" for name in names]
 
 
+# PostgreSQL: the campaign of a row found by one primary-key lookup per step (row column -> table.column),
+# so the trigger's cached plan stays an index lookup however the tables grow (a join planned while the
+# tables were empty can turn into nested sequential scans once they are not).
+PATH_TO_CAMPAIGN = {
+    "annotation_answer": ("assignment_id", ("annotation_assignment", "enrollment_id"), ("annotation_enrollment", "campaign_id")),
+    "annotation_answerrevision": (
+        "answer_id", ("annotation_answer", "assignment_id"), ("annotation_assignment", "enrollment_id"),
+        ("annotation_enrollment", "campaign_id"),
+    ),
+    "adjudication_decision": ("campaign_id",),
+    "adjudication_decisionrevision": ("decision_id", ("adjudication_decision", "campaign_id")),
+}
+
+
+def _pg_frozen(row: str, path: tuple) -> str:
+    """A PL/pgSQL block setting `frozen` for the row `row` (NEW or OLD)."""
+    lines = [f"ref := {row}.{path[0]};"]
+    for table, column in path[1:]:
+        lines.append(f"SELECT {column} INTO ref FROM {table} WHERE id = ref;")
+    lines.append("SELECT status = 'frozen' INTO frozen FROM annotation_campaign WHERE id = ref;")
+    return "\n                ".join(lines)
+
+
 def _postgres_install() -> list[str]:
     statements = []
-    for table, campaign in SEALED:
-        new, old = _frozen(campaign.format(row="NEW")), _frozen(campaign.format(row="OLD"))
+    for table, _ in SEALED:
+        path = PATH_TO_CAMPAIGN[table]
         function = f"{table}_refuse_sealed"
         statements += [
             f"""CREATE OR REPLACE FUNCTION {function}() RETURNS trigger AS $$
+            DECLARE
+                ref bigint;
+                frozen boolean;
             BEGIN
-                IF TG_OP IN ('UPDATE', 'DELETE') AND {old} THEN
-                    RAISE EXCEPTION '{MESSAGE}: {table}' USING ERRCODE = 'restrict_violation';
+                IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                    {_pg_frozen("OLD", path)}
+                    IF frozen THEN
+                        RAISE EXCEPTION '{MESSAGE}: {table}' USING ERRCODE = 'restrict_violation';
+                    END IF;
                 END IF;
-                IF TG_OP IN ('INSERT', 'UPDATE') AND {new} THEN
-                    RAISE EXCEPTION '{MESSAGE}: {table}' USING ERRCODE = 'restrict_violation';
+                IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                    {_pg_frozen("NEW", path)}
+                    IF frozen THEN
+                        RAISE EXCEPTION '{MESSAGE}: {table}' USING ERRCODE = 'restrict_violation';
+                    END IF;
                 END IF;
                 IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
                 RETURN NEW;
