@@ -18,6 +18,7 @@ from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
+from goldkey.lib.batchdb import batch_joins
 from items.models import Evidence, GenerationReject, Item
 from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry
@@ -306,6 +307,11 @@ def bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> di
     """Everything a release bundle holds, as plain Python data in a stable order. It reads what the key
     recorded at freezing; `snapshot` (of the key's campaign) is read only for a key whose manifest
     predates the recorded queue, and built here if not given."""
+    with batch_joins():  # a batch read of most of the campaign's rows (goldkey/lib/batchdb.py)
+        return _bundle_data(key, snapshot=snapshot)
+
+
+def _bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> dict:
     lineage = key_lineage(key)
     root = lineage[0]
     campaign = root.campaign
