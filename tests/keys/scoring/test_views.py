@@ -8,6 +8,7 @@ from django.urls import reverse
 from keys.models import SystemRun
 from keys.scoring import selectors as score_selectors
 from keys.scoring import services as score_services
+from keys.scoring.serializers import McNemarTestSerializer, ScoreReportSerializer
 from tests.conftest import require_shared_data
 from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
 
@@ -78,6 +79,16 @@ def test_the_report_api_is_the_commands_report(client, released_keys):
     report = score_selectors.score_report(released_keys["TWIST-v1.0"])
     assert data["runs"]["mindtwin"]["CR"] == report["runs"]["mindtwin"]["CR"]
     assert data["family_size"] == 156 and len(data["mcnemar"]) == 156
+
+
+def test_a_real_report_has_the_shape_the_schema_declares(client, released_keys):
+    import_released()
+    data = client.get(reverse("api-key-scores", args=["TWIST-v1.0"])).json()
+    shape = ScoreReportSerializer(data=data)
+    assert shape.is_valid(), shape.errors
+    declared = set(ScoreReportSerializer().fields["runs"].child.fields)
+    assert set(data["runs"]["mindtwin"]) == declared
+    assert set(data["mcnemar"][0]) == set(McNemarTestSerializer().fields)
 
 
 def test_the_key_page_links_to_its_scores(client, released_keys):
