@@ -117,8 +117,20 @@ def browser():
         instance.close()
 
 
+@pytest.fixture(scope="session")
+def live_requests():
+    """Installs the request counter before the live server builds its handler (so it must be requested
+    before `live_server`)."""
+    from django.conf import settings
+
+    from tests import live_requests as counter
+
+    settings.MIDDLEWARE = ["tests.live_requests.CountRequests", *settings.MIDDLEWARE]
+    return counter
+
+
 @pytest.fixture
-def page(browser, live_server):
+def page(live_requests, browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     tab = context.new_page()
@@ -127,7 +139,9 @@ def page(browser, live_server):
     refused = tab.csp_refusals = []
     tab.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     yield tab
+    tab.goto("about:blank")  # the page's unload saves go out now, while the test's database is still there
     context.close()
+    assert live_requests.wait_until_quiet(), "the live server was still handling requests 10 s after the test"
     assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
