@@ -23,14 +23,16 @@ def _sha(content: bytes) -> str:
 
 
 @transaction.atomic
-def release_seal(*, key: GoldKey) -> Release:
+def release_seal(*, key: GoldKey, entries: list | None = None, key_bytes: bytes | None = None) -> Release:
     """Render and store the release of a key that has just been frozen (called by the freezing service
-    in the same transaction, so a key is never frozen without its release)."""
+    in the same transaction, so a key is never frozen without its release). `entries` and `key_bytes`:
+    what the freezing service wrote the key's rows from and hashed, in this transaction (otherwise the
+    rows are read back and hashed again)."""
     if not key.is_frozen:
         raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
     if Release.objects.filter(key=key).exists():
         raise ApplicationError(f"key '{key.version}' is already released")
-    files = bundle.render(bundle_data(key))
+    files = bundle.render(bundle_data(key, entries=entries, key_bytes=key_bytes))
     release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]))
     ReleaseFile.objects.bulk_create(
         ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 1))

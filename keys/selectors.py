@@ -303,19 +303,25 @@ def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> dict:
+def bundle_data(
+    key: GoldKey, *, snapshot: CampaignSnapshot | None = None, entries: list | None = None, key_bytes: bytes | None = None
+) -> dict:
     """Everything a release bundle holds, as plain Python data in a stable order. It reads what the key
     recorded at freezing; `snapshot` (of the key's campaign) is read only for a key whose manifest
-    predates the recorded queue, and built here if not given."""
+    predates the recorded queue, and built here if not given. `entries` and `key_bytes` (the key's
+    canonical bytes, hashed into key.sha256): given by the service that has just written the key's rows
+    from them, in the same transaction; otherwise the rows are read and hashed here."""
+    if key_bytes is not None and entries is None:
+        raise ValueError("key_bytes are trusted only with the entries they were computed from")
     with batch_joins():  # a batch read of most of the campaign's rows (goldkey/lib/batchdb.py)
-        return _bundle_data(key, snapshot=snapshot)
+        return _bundle_data(key, snapshot=snapshot, entries=entries, key_bytes=key_bytes)
 
 
-def _bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> dict:
+def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
     lineage = key_lineage(key)
     root = lineage[0]
     campaign = root.campaign
-    entries = key_entries(key)
+    entries = key_entries(key) if entries is None else sorted(entries, key=attrgetter("external_id"))
     data: dict = {
         "key": {
             "version": key.version,
@@ -358,7 +364,9 @@ def _bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None) -> d
         "decisions": {"exported": None, "decisions": {}},
         "council": {},
     }
-    data["key_bytes"] = canonical_jsonl({**content, "key_version": key.version} for content in data["entries"])
+    data["key_bytes"] = key_bytes if key_bytes is not None else canonical_jsonl(
+        {**content, "key_version": key.version} for content in data["entries"]
+    )
     if key.is_frozen and sha256_hex(data["key_bytes"]) != key.sha256:
         raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
     if campaign is None:

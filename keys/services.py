@@ -5,6 +5,7 @@ is frozen the database refuses any change to it or its entries (keys/triggers.py
 """
 
 import re
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 from django.db import transaction
@@ -108,6 +109,20 @@ def _require_author(user) -> None:
 def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
     """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
     from a closed campaign: while annotators work, the queue and the kept set are not settled."""
+    return _build(campaign=campaign, version=version, user=user, notes=notes).key
+
+
+@dataclass
+class _Built:
+    """A key just written, with the entries and canonical bytes it was written from: the freeze in the
+    same transaction seals its release from them instead of reading 100,000 rows back."""
+
+    key: GoldKey
+    entries: list
+    key_bytes: bytes
+
+
+def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
     if existing is not None and existing.is_frozen:
@@ -137,7 +152,8 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
     entries = _entries_from_campaign(snapshot, key)
     _entries_insert(entries)
     counts = _counts(entries)
-    key.sha256 = sha256_hex(key_bytes(key.kind, version, entries))
+    content = key_bytes(key.kind, version, entries)
+    key.sha256 = sha256_hex(content)
     key.manifest = {
         "key_version": version,
         "entries": len(entries),
@@ -145,7 +161,7 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
     }
     key.notes = notes or key.notes
     key.save()
-    return key
+    return _Built(key, entries, content)
 
 
 def _counts(entries) -> dict:
@@ -177,10 +193,10 @@ def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> Go
     Only a closed campaign freezes: annotators are done and no decision can land meanwhile (the
     campaign row stays locked until this transaction commits)."""
     _require_author(user)
-    key = key_build(campaign=campaign, version=version, user=user, notes=notes)
-    key = _freeze(key, user, sha256=key.sha256)
+    built = _build(campaign=campaign, version=version, user=user, notes=notes)
+    key = _freeze(built.key, user, sha256=built.key.sha256)
     campaign_mark_frozen(campaign=campaign)
-    release_seal(key=key)
+    release_seal(key=key, entries=built.entries, key_bytes=built.key_bytes)
     return key
 
 
@@ -195,13 +211,15 @@ def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
         raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
     campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
     current = _entries_from_campaign(campaign_snapshot(campaign), key)
-    if sha256_hex(key_bytes(key.kind, key.version, current)) != key.sha256:
+    content = key_bytes(key.kind, key.version, current)
+    if sha256_hex(content) != key.sha256:
         raise ApplicationError(
             f"the decisions of '{campaign.slug}' changed since draft '{key.version}' was built: rebuild it and review it again"
         )
     key = _freeze(key, user)
     campaign_mark_frozen(campaign=campaign)
-    release_seal(key=key)
+    # The draft's rows were checked against its hash by _freeze; `current` renders the same bytes.
+    release_seal(key=key, entries=current, key_bytes=content)
     return key
 
 
@@ -407,11 +425,13 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
         key.manifest["agreement"] = agreement_figures(
             parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
         )
-    key.sha256 = sha256_hex(key_bytes(key.kind, version, entries.values()))
+    content = key_bytes(key.kind, version, entries.values())
+    key.sha256 = sha256_hex(content)
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
-    release_seal(key=key)  # after the errata point at it: the release lists what it applied
+    # After the errata point at it: the release lists what it applied.
+    release_seal(key=key, entries=list(entries.values()), key_bytes=content)
     return key
 
 
