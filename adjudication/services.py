@@ -12,6 +12,7 @@ import protocols
 from adjudication.models import Action, Decision, DecisionRevision
 from annotation.models import Answer, Campaign
 from annotation.services import campaign_lock
+from goldkey import roles
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import Item
@@ -90,10 +91,25 @@ def _items_by_id(campaign: Campaign) -> dict[str, Item]:
     return {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id)}
 
 
-def decisions_import(*, campaign: Campaign, path: Path, user=None, dry_run: bool = False) -> dict:
+def decisions_import(
+    *, campaign: Campaign, path: Path, user=None, adjudicator_unknown: bool = False, dry_run: bool = False
+) -> dict:
     """The released decisions file `{"exported", "decisions": {item_id: {"action", "note"?, "new_gold"?}}}`.
     Validated in full, then all-or-nothing. Items not in the file are kept (they need no record);
-    an item in the file that is not queued is still recorded."""
+    an item in the file that is not queued is still recorded.
+
+    The file does not say who decided: `user` is the adjudicator, recorded on every decision, or
+    `adjudicator_unknown` says that nobody knows — the datasheet then says so, instead of claiming an
+    adjudication independent of the annotators."""
+    if user is None and not adjudicator_unknown:
+        raise ApplicationError(
+            "name the adjudicator who took these decisions (--by USERNAME), or say that it is not known "
+            "(--adjudicator-unknown): the release's datasheet discloses whether the adjudicator was an annotator"
+        )
+    if user is not None and adjudicator_unknown:
+        raise ApplicationError("give either the adjudicator (--by) or --adjudicator-unknown, not both")
+    if user is not None:
+        roles.require_author(user, message=f"'{user.username}' is not an author: only authors adjudicate")
     path = Path(path)
     doc, data = read_json_document(path)
     if not isinstance(data, dict) or not isinstance(data.get("decisions"), dict):

@@ -76,7 +76,7 @@ def main() -> None:
             for path in sorted((folder / "council").glob("*.json")):
                 member = path.stem.removeprefix("twist_v1_answers_")
                 council_votes_import(campaign=twist, path=path, member_name=member, is_generator=member == "openai-gpt-4o")
-            decisions_import(campaign=twist, path=folder / "adjudication_decisions.json")
+            decisions_import(campaign=twist, path=folder / "adjudication_decisions.json", user=author)
             print(f"built {db}")
             return
         from annotation.models import Campaign

@@ -223,6 +223,8 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
     candidates = Item.objects.filter(item_set=item_set).count()
     decisions = dict(Decision.objects.filter(campaign=campaign).values_list("action").annotate(n=Count("id")).order_by())
     adjudicators = set(Decision.objects.filter(campaign=campaign, decided_by__isnull=False).values_list("decided_by", flat=True))
+    # Decisions imported with --adjudicator-unknown: nobody can say whether their adjudicator annotated.
+    unknown = Decision.objects.filter(campaign=campaign, decided_by__isnull=True).count()
     enrollments = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", "annotator_id"))
     return {
         "campaign": campaign.slug,
@@ -237,6 +239,7 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         "decisions": dict(sorted(decisions.items())),
         "annotators": [p for p, _ in enrollments],
         "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
+        "decisions_adjudicator_unknown": unknown,
         "council_members": council_members(campaign),
         "gate_summary": gate_summary(item_set),
         "agreement": agreement_figures(campaign, snapshot=snapshot),

@@ -77,6 +77,9 @@ class ManifestSerializer(serializers.Serializer):
     decisions = serializers.DictField(child=serializers.IntegerField(), help_text="decisions per action")
     annotators = serializers.ListField(child=serializers.CharField(), help_text="pseudonyms")
     adjudicator_also_annotator = serializers.ListField(child=serializers.CharField())
+    decisions_adjudicator_unknown = serializers.IntegerField(
+        required=False, help_text="decisions whose adjudicator was not recorded (imported with --adjudicator-unknown)"
+    )
     council_members = CouncilMemberRecordSerializer(many=True)
     gate_summary = GateSummarySerializer()
     agreement = KeyAgreementSerializer()

@@ -43,9 +43,10 @@ def test_agreement_of_an_unknown_campaign_fails_cleanly(db):
 def test_decisions_import_dry_run_writes_nothing_and_export_prints_the_file(small_campaign, tmp_path):
     path = tmp_path / "d.json"
     path.write_text(json.dumps({"exported": "t", "decisions": {"conv-1:v1c4": {"action": "drop", "note": "n"}}}))
-    assert "Would import 1 decisions" in run("decisions_import", small_campaign.slug, str(path), "--dry-run")
+    assert "Would import 1 decisions" in run("decisions_import", small_campaign.slug, str(path), "--dry-run",
+                                             "--adjudicator-unknown")
     assert not Decision.objects.exists()
-    run("decisions_import", small_campaign.slug, str(path))
+    run("decisions_import", small_campaign.slug, str(path), "--adjudicator-unknown")
     exported = json.loads(run("decisions_export", small_campaign.slug, "--exported", "t"))
     assert exported == {"exported": "t", "decisions": {"conv-1:v1c4": {"action": "drop", "note": "n"}}}
 
@@ -95,4 +96,4 @@ def test_a_decisions_file_error_names_the_line_of_the_item(small_campaign, tmp_p
     path.write_text(json.dumps({"exported": "t", "decisions": {"conv-1:v1c4": {"action": "drop", "note": "n"},
                                                                "nope": {"action": "keep"}}}, indent=1))
     with pytest.raises(CommandError, match=f"d.json:8: nope: no item 'nope' in campaign '{small_campaign.slug}'"):
-        run("decisions_import", small_campaign.slug, str(path))
+        run("decisions_import", small_campaign.slug, str(path), "--adjudicator-unknown")

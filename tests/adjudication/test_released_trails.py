@@ -74,7 +74,8 @@ def lapse_trail(released, db):
 
 @pytest.fixture
 def twist_decided(twist_trail, shared_data):
-    decisions_import(campaign=twist_trail, path=shared_data("twist-v1", "annotation", "adjudication_decisions.json"))
+    decisions_import(campaign=twist_trail, path=shared_data("twist-v1", "annotation", "adjudication_decisions.json"),
+                     adjudicator_unknown=True)
     return twist_trail
 
 

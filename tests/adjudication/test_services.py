@@ -85,20 +85,20 @@ def write(tmp_path, payload) -> str:
     return path
 
 
-def test_decisions_import_records_queued_and_unqueued_items_without_notes(small_campaign, tmp_path):
+def test_decisions_import_records_queued_and_unqueued_items_without_notes(small_campaign, tmp_path, author):
     path = write(tmp_path, {"exported": "2026-01-01T00:00:00.000Z", "decisions": {
         "conv-1:v1c4": {"action": "drop"}, "conv-1:v1b3": {"action": "keep", "note": "ok "}, "conv-1:v1b1": {"action": "keep"}}})
-    result = services.decisions_import(campaign=small_campaign, path=path)
+    result = services.decisions_import(campaign=small_campaign, path=path, user=author)
     assert result["decisions"] == 3 and result["changed"] == 3
     assert Decision.objects.get(item__external_id="conv-1:v1b3").note == "ok "
     assert Decision.objects.filter(item__external_id="conv-1:v1b1").exists()  # not queued, still recorded
     assert [e.item.external_id for e in campaign_queue(small_campaign) if e.decision is None] == ["conv-1:v1b5"]
 
 
-def test_decisions_import_refuses_the_whole_file_naming_each_bad_entry(small_campaign, tmp_path):
+def test_decisions_import_refuses_the_whole_file_naming_each_bad_entry(small_campaign, tmp_path, author):
     path = write(tmp_path, {"exported": "x", "decisions": {"conv-1:v1c4": {"action": "drop"}, "conv-1:nope": {"action": "keep"}, "conv-1:v1b3": {"action": "toss"}}})
     with pytest.raises(ImportFailed) as failure:
-        services.decisions_import(campaign=small_campaign, path=path)
+        services.decisions_import(campaign=small_campaign, path=path, user=author)
     assert any("conv-1:nope" in e for e in failure.value.errors)
     assert any("conv-1:v1b3" in e and "toss" in e for e in failure.value.errors)
     assert not Decision.objects.exists()
@@ -107,8 +107,23 @@ def test_decisions_import_refuses_the_whole_file_naming_each_bad_entry(small_cam
 def test_decisions_export_round_trips_an_import(small_campaign, tmp_path):
     payload = {"exported": "2026-01-01T00:00:00.000Z", "decisions": {
         "conv-1:v1c4": {"action": "drop", "note": "n"}, "conv-1:v1b3": {"action": "relabel", "new_gold": "aligned", "note": "why"}}}
-    services.decisions_import(campaign=small_campaign, path=write(tmp_path, payload))
+    services.decisions_import(campaign=small_campaign, path=write(tmp_path, payload), adjudicator_unknown=True)
     assert services.decisions_export(campaign=small_campaign, exported=payload["exported"]) == payload
+
+
+def test_decisions_import_records_the_adjudicator_it_is_given_on_every_decision(small_campaign, tmp_path, author):
+    services.decisions_import(campaign=small_campaign, path=write(tmp_path, {"exported": "t", "decisions": {
+        "conv-1:v1c4": {"action": "drop", "note": "n"}, "conv-1:v1b3": {"action": "keep"}}}), user=author)
+    assert set(Decision.objects.values_list("decided_by", flat=True)) == {author.pk}
+
+
+def test_decisions_import_refuses_to_guess_who_decided(small_campaign, tmp_path, annotator_a):
+    path = write(tmp_path, {"exported": "t", "decisions": {"conv-1:v1c4": {"action": "drop", "note": "n"}}})
+    with pytest.raises(ApplicationError, match=r"--by USERNAME.*--adjudicator-unknown"):
+        services.decisions_import(campaign=small_campaign, path=path)
+    with pytest.raises(ApplicationError, match="not an author"):
+        services.decisions_import(campaign=small_campaign, path=path, user=annotator_a)
+    assert not Decision.objects.exists()
 
 
 @pytest.fixture

@@ -71,6 +71,18 @@ def test_the_manifest_records_seed_protocol_annotators_and_both_kappas(frozen_ke
     assert len(manifest["agreement"]["kappa_all_candidates"]["ci95"]) == 2
 
 
+def test_decisions_whose_adjudicator_is_unknown_are_disclosed_as_such(key_campaign, author):
+    from keys.releases import release_files
+
+    decide(key_campaign, "s-0001", "drop", None)  # as imported with --adjudicator-unknown
+    decide(key_campaign, "s-0004", "keep", None)
+    key = key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    assert key.manifest["decisions_adjudicator_unknown"] == 2 and key.manifest["adjudicator_also_annotator"] == []
+    datasheet = release_files(key)["datasheet.md"].decode()
+    assert "Who took 2 of the decisions is not recorded" in datasheet
+    assert "The adjudicator was not one of the annotators" not in datasheet
+
+
 def test_a_campaign_with_a_frozen_key_counts_as_frozen(key_campaign, frozen_key):
     assert campaign_is_frozen(key_campaign)
 
