@@ -8,6 +8,7 @@ import functools
 import logging
 import os
 import ssl
+from typing import NamedTuple
 
 import httpx2
 import openai
@@ -126,10 +127,19 @@ def chat(member, messages: list[dict]) -> str:
     return _content(response)
 
 
-async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -> str:
-    """`chat` on the async client: the same request, errors and reply; many can be in flight at once."""
+class Reply(NamedTuple):
+    """A reply's text and what the endpoint said produced it."""
+
+    content: str
+    model: str  # `response.model`: the snapshot that answered (a member's alias names none)
+    system_fingerprint: str  # "" when the endpoint gives none
+
+
+async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -> Reply:
+    """`chat` on the async client: the same request and errors; many can be in flight at once. The reply
+    comes with the model and fingerprint the endpoint reported, which council votes record."""
     try:
         response = await client.post("/chat/completions", body=_body(member, messages), cast_to=ChatCompletion)
     except openai.APIError as exc:
         raise _sorted_error(exc, member) from exc
-    return _content(response)
+    return Reply(_content(response), response.model or "", response.system_fingerprint or "")

@@ -30,7 +30,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError
 
 from council import conf, services
-from council.client import PermanentCallError, TransientCallError, async_client_for, chat_async
+from council.client import PermanentCallError, Reply, TransientCallError, async_client_for, chat_async
 from council.models import CouncilBatch, CouncilVote, ResponseCache
 from council.prompts import parse_answer, prompt_hash
 from council.throttle import Throttled, pace_next, slots_lease, slots_release
@@ -53,6 +53,8 @@ class Outcome:
     values: dict
     error: str = ""
     calls: int = 0
+    response_model: str = ""
+    system_fingerprint: str = ""
 
 
 @dataclass
@@ -60,6 +62,18 @@ class _Vote:
     calls: int = 0
     transient: int = 0
     answers: list = field(default_factory=list)
+    models: list = field(default_factory=list)  # reported per reply, in order, without repeats
+    fingerprints: list = field(default_factory=list)
+
+    def saw(self, model: str, fingerprint: str) -> None:
+        if model and model not in self.models:
+            self.models.append(model)
+        if fingerprint and fingerprint not in self.fingerprints:
+            self.fingerprints.append(fingerprint)
+
+    def outcome(self, item_id: int, values: dict) -> "Outcome":
+        return Outcome(item_id, CouncilVote.Status.OK, values, "", self.calls,
+                       ", ".join(self.models), ", ".join(self.fingerprints))
 
 
 class _GiveUp(Exception):
@@ -384,7 +398,9 @@ class _BatchRunner:
                     key = self._key(messages)
                     cached = await self.bridge.call(services.cached_reply, model=self.member.model, key=key) if chain_cached else None
                 from_cache = cached is not None
-                content = cached if from_cache else await self._call(vote, messages)
+                reply = cached if from_cache else await self._call(vote, messages)
+                vote.saw(reply.model, reply.system_fingerprint)
+                content = reply.content
                 chain_cached = chain_cached and from_cache
                 answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_type)
                 if problems and not from_cache:
@@ -393,7 +409,9 @@ class _BatchRunner:
                         {"role": "user", "content": "Your reply was not valid: " + "; ".join(problems)
                          + ". Reply again with ONLY the JSON object."},
                     ]
-                    content = await self._call(vote, retry_messages)
+                    reply = await self._call(vote, retry_messages)
+                    vote.saw(reply.model, reply.system_fingerprint)
+                    content = reply.content
                     answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_type)
                 if problems:
                     self.answers.extend(vote.answers)
@@ -402,7 +420,10 @@ class _BatchRunner:
                         f"phase {step.phase}: malformed answer after one retry: {'; '.join(problems)}", vote.calls,
                     )
                 if not from_cache:
-                    vote.answers.append(ResponseCache(model=self.member.model, prompt_hash=key, content=content))
+                    vote.answers.append(ResponseCache(
+                        model=self.member.model, prompt_hash=key, content=content,
+                        response_model=reply.model, system_fingerprint=reply.system_fingerprint,
+                    ))
                 values.update(answer)
                 messages.append({"role": "assistant", "content": content})
         except (PermanentCallError, _GiveUp) as exc:
@@ -413,9 +434,9 @@ class _BatchRunner:
             self.answers.extend(vote.answers)
             raise
         self.answers.extend(vote.answers)
-        return Outcome(item.pk, CouncilVote.Status.OK, values, "", vote.calls)
+        return vote.outcome(item.pk, values)
 
-    async def _call(self, vote: _Vote, messages: list[dict]) -> str:
+    async def _call(self, vote: _Vote, messages: list[dict]) -> Reply:
         """One reply from the member: paced, retried on transient errors by the one retry policy."""
         loop = self.loop
         while True:

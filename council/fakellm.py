@@ -189,6 +189,8 @@ class Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
+            # As a real endpoint does: the serving configuration's fingerprint (stable per model here).
+            "system_fingerprint": "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         })

@@ -39,6 +39,11 @@ class CouncilVote(models.Model):
     error = models.TextField(blank=True)
     run = models.ForeignKey("CouncilRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="votes")
     attempts = models.PositiveSmallIntegerField(default=0)  # API calls made (0: cache or import)
+    # What the endpoint said answered (`model`, `system_fingerprint` of its replies; several, comma-separated,
+    # if the steps of one vote differ): a member named "gpt-4o" is served by whichever snapshot is current.
+    # Empty for imported votes and for replies cached before these were recorded.
+    response_model = models.CharField(max_length=400, blank=True)
+    system_fingerprint = models.CharField(max_length=400, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -100,6 +105,9 @@ class CouncilRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     stalled_reason = models.TextField(blank=True)
+    # Each member's configuration when the run started ({name: {model, base_url, temperature, ...}}): a
+    # member edited later does not rewrite what produced this run's votes.
+    member_config = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -134,6 +142,8 @@ class ResponseCache(models.Model):
     model = models.CharField(max_length=200)
     prompt_hash = models.CharField(max_length=64)
     content = models.TextField()
+    response_model = models.CharField(max_length=200, blank=True)  # as the endpoint reported it
+    system_fingerprint = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

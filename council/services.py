@@ -14,6 +14,7 @@ from django.utils import timezone
 import protocols
 from annotation.models import Campaign
 from council import conf
+from council.client import Reply
 from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
@@ -80,6 +81,17 @@ def members_by_names(names: list[str]) -> list[CouncilMember]:
 
 
 @transaction.atomic
+def member_configuration(member: CouncilMember) -> dict:
+    """What a member was when a run started: everything that shapes its replies (never the key itself,
+    only the variable naming it)."""
+    return {
+        "model": member.model, "base_url": member.base_url, "api_key_env": member.api_key_env,
+        "temperature": member.temperature, "max_tokens": member.max_tokens, "timeout_seconds": member.timeout_seconds,
+        "requests_per_minute": member.requests_per_minute, "concurrency": member.concurrency,
+        "is_generator": member.is_generator,
+    }
+
+
 def council_run_start(
     *, campaign: Campaign, members: list[CouncilMember], prompt_version: PromptVersion | None = None, created_by=None
 ) -> CouncilRun:
@@ -98,6 +110,7 @@ def council_run_start(
     run = CouncilRun.objects.create(
         campaign=campaign, prompt_version=prompt_version, status=CouncilRun.Status.RUNNING,
         total_items=len(item_ids), members_count=len(members), created_by=created_by,
+        member_config={m.name: member_configuration(m) for m in members},
     )
     run.members.set(members)
     CouncilVote.objects.filter(
@@ -329,6 +342,7 @@ def council_outcomes_record(*, run: CouncilRun, member_id: int, outcomes: list, 
                         campaign_id=run.campaign_id, member_id=member_id, item_id=o.item_id,
                         prompt_version=run.prompt_version.name, status=o.status, values=o.values, error=o.error[:2000],
                         run=run, attempts=min(o.calls, 32767),
+                        response_model=o.response_model[:400], system_fingerprint=o.system_fingerprint[:400],
                     )
                     for o in outcomes
                 ],
@@ -344,14 +358,19 @@ def _cache_store(answers: list[ResponseCache]) -> None:
         ResponseCache.objects.bulk_create(answers, ignore_conflicts=True)
 
 
-def cached_reply(*, model: str, key: str) -> str | None:
-    return ResponseCache.objects.filter(model=model, prompt_hash=key).values_list("content", flat=True).first()
+_REPLY_FIELDS = ("content", "response_model", "system_fingerprint")
 
 
-def cached_replies(*, model: str, keys: list[str]) -> dict[str, str]:
+def cached_reply(*, model: str, key: str) -> Reply | None:
+    row = ResponseCache.objects.filter(model=model, prompt_hash=key).values_list(*_REPLY_FIELDS).first()
+    return Reply(*row) if row else None
+
+
+def cached_replies(*, model: str, keys: list[str]) -> dict[str, Reply]:
     if not keys:
         return {}
-    return dict(ResponseCache.objects.filter(model=model, prompt_hash__in=keys).values_list("prompt_hash", "content"))
+    rows = ResponseCache.objects.filter(model=model, prompt_hash__in=keys).values_list("prompt_hash", *_REPLY_FIELDS)
+    return {key: Reply(*reply) for key, *reply in rows}
 
 
 def run_stopped(*, run_id: int) -> bool:

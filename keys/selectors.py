@@ -209,10 +209,19 @@ def gate_summary(item_set) -> dict:
 
 
 def council_members(campaign: Campaign) -> list[dict]:
-    ids = CouncilVote.objects.filter(campaign=campaign).values_list("member_id", flat=True).distinct()
+    """Each member that voted on the campaign, with the models and fingerprints its endpoint reported
+    for those votes (a member's configured name is an alias; the reported model is the snapshot)."""
+    reported: dict[int, tuple[set, set]] = {}
+    for member_id, models, fingerprints in (
+        CouncilVote.objects.filter(campaign=campaign).values_list("member_id", "response_model", "system_fingerprint").distinct()
+    ):
+        seen = reported.setdefault(member_id, (set(), set()))
+        seen[0].update(m for m in models.split(", ") if m)
+        seen[1].update(f for f in fingerprints.split(", ") if f)
     return [
-        {"name": m.name, "model": m.model, "is_generator": m.is_generator}
-        for m in CouncilMember.objects.filter(id__in=ids).order_by("name")
+        {"name": m.name, "model": m.model, "is_generator": m.is_generator,
+         "reported_models": sorted(reported[m.pk][0]), "system_fingerprints": sorted(reported[m.pk][1])}
+        for m in CouncilMember.objects.filter(id__in=reported).order_by("name")
     ]
 
 

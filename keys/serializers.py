@@ -35,8 +35,12 @@ class KeyAgreementSerializer(serializers.Serializer):
 
 class CouncilMemberRecordSerializer(serializers.Serializer):
     name = serializers.CharField()
-    model = serializers.CharField(allow_blank=True)
+    model = serializers.CharField(allow_blank=True, help_text="the model the member is configured to ask for")
     is_generator = serializers.BooleanField()
+    reported_models = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="the models the endpoint said answered (empty: imported votes)"
+    )
+    system_fingerprints = serializers.ListField(child=serializers.CharField(), required=False)
 
 
 class CouncilPairSerializer(serializers.Serializer):

@@ -1,6 +1,7 @@
 """A council batch in this process: the async OpenAI client against the local server, the database from the
 test's own thread (so the test transaction sees every write)."""
 
+import hashlib
 import json
 
 import pytest
@@ -176,6 +177,32 @@ def test_a_rerun_answers_from_the_cache_without_calling_again(small_campaign, fa
     assert {v.item_id: v.values for v in CouncilVote.objects.filter(member=member)} == first
     assert set(CouncilVote.objects.values_list("attempts", flat=True)) == {0}
     assert ResponseCache.objects.filter(model="fake-ok").count() == 6
+
+
+FAKE_OK_FINGERPRINT = "fp_" + hashlib.sha256(b"fake-ok").hexdigest()[:10]
+
+
+@pytest.mark.django_db
+def test_a_vote_records_the_model_and_fingerprint_the_endpoint_reported_also_from_the_cache(small_campaign, fake_llm):
+    member = _member(fake_llm)
+    _work(_run(small_campaign, member), member)
+    reported = set(CouncilVote.objects.filter(member=member).values_list("response_model", "system_fingerprint"))
+    assert reported == {("fake-ok", FAKE_OK_FINGERPRINT)}
+    CouncilVote.objects.all().delete()
+    _work(_run(small_campaign, member), member)  # every reply now comes from the cache
+    assert set(CouncilVote.objects.values_list("attempts", flat=True)) == {0}
+    assert set(CouncilVote.objects.values_list("response_model", "system_fingerprint")) == reported
+
+
+@pytest.mark.django_db
+def test_a_run_keeps_its_members_configuration_when_a_member_is_edited_later(small_campaign, fake_llm, sent):
+    member = _member(fake_llm, temperature=0.0)
+    run = services.council_run_start(campaign=small_campaign, members=[member])
+    council_member_add(name=member.name, base_url=fake_llm.base_url, model="fake-ok", temperature=0.7)
+    run.refresh_from_db()
+    assert run.member_config[member.name]["temperature"] == 0.0
+    assert run.member_config[member.name]["model"] == "fake-ok"
+    assert "api_key" not in run.member_config[member.name]  # only the variable's name, never a key
 
 
 @pytest.mark.django_db
