@@ -18,6 +18,7 @@ import protocols
 from goldkey import roles
 from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
+from items.services import gate_rejects_sentence
 from items.upload_services import CORPUS, Upload, upload_import
 
 
@@ -228,6 +229,7 @@ def _report_message(kind: str, report) -> str:
     text = f"{report.created} {what}{where}; {report.unchanged} already present."
     if report.rejects_created or report.rejects_unchanged:
         text += f" Rejects: {report.rejects_created} new, {report.rejects_unchanged} already present."
+    text += gate_rejects_sentence(report.gate_rejects)
     return ("Dry run, nothing written: would import " if report.dry_run else "Imported ") + text
 
 

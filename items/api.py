@@ -45,11 +45,19 @@ class ImportInSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(required=False, default=False, help_text="validate and report, write nothing")
 
 
+class GateRejectSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    id = serializers.CharField()
+    gate = serializers.CharField()
+    verdict = serializers.CharField()
+
+
 class ImportReportSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     rejects_created = serializers.IntegerField()
     rejects_unchanged = serializers.IntegerField()
+    gate_rejects = GateRejectSerializer(many=True, help_text="well-formed candidates the import rejected (kept as rejects)")
     item_set = serializers.CharField(help_text="empty for a LoCoMo corpus import")
     dry_run = serializers.BooleanField()
 

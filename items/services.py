@@ -1,6 +1,6 @@
 """Writes for the corpus and items: every import is validated in full, then written in one transaction."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
@@ -45,11 +45,24 @@ class ImportReport:
     unchanged: int = 0
     rejects_created: int = 0
     rejects_unchanged: int = 0
+    # Well-formed candidates the import itself rejected (a gate that needs the corpus, e.g. evidence ids
+    # that name no turn): [{"line", "id", "gate", "verdict"}], kept as generation rejects with that verdict.
+    gate_rejects: list = field(default_factory=list)
     item_set: str = ""
     dry_run: bool = False
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def gate_rejects_sentence(gate_rejects: list[dict], source: str = "") -> str:
+    """The import report's rejected candidates, one clause each (for the command and the admin)."""
+    if not gate_rejects:
+        return ""
+    where = f"{source}:" if source else "line "
+    return f" Rejected by the gates (kept as rejects, with their verdict): {len(gate_rejects)} — " + "; ".join(
+        f"{where}{r['line']}: {r['id']}: {r['gate']}: {r['verdict']}" for r in gate_rejects
+    ) + "."
 
 
 TWIST_V1_SCHEMA = "twist-v1"
@@ -243,8 +256,10 @@ def items_import_twist(
     seen: dict[str, int] = {}
     source = path.name
     carries_quotes = False
+    records: dict[int, dict] = {}
     for line, record in read_jsonl(path, log):
         carries_quotes = carries_quotes or "contradicted_quote" in record
+        records[line] = record
         item = parse_twist_record(record, source, line, log)
         if item is None:
             continue
@@ -273,6 +288,8 @@ def items_import_twist(
     conv_turn_counts: dict[int, int] = {}
     for conv_id, _ in turns:
         conv_turn_counts[conv_id] = conv_turn_counts.get(conv_id, 0) + 1
+    gate_rejected: list[ParsedReject] = []
+    kept: list[ParsedTwistItem] = []
     for item in parsed:
         where = f"{path.name}:{item.line}"
         conversation = conversations.get(item.conversation)
@@ -281,10 +298,29 @@ def items_import_twist(
             continue
         if item.recipient not in (conversation.speaker_a, conversation.speaker_b):
             log.add(where, f"field 'speaker': '{item.recipient}' is not a participant of {item.conversation}")
-        for turn_id in item.evidence:
-            if (conversation.id, turn_id) not in turns:
-                log.add(where, f"field 'evidence': '{turn_id}' is not a turn of {item.conversation}")
+            continue
+        unresolved = [turn_id for turn_id in item.evidence if (conversation.id, turn_id) not in turns]
+        if unresolved:
+            # Gate (iii), PROTOCOL §5: a well-formed candidate citing a turn the conversation lacks is a
+            # defective candidate, not a defective file — rejected and kept with its verdict for audit.
+            gate_rejected.append(ParsedReject(
+                source=path.name, line=item.line, external_id=item.external_id, conversation=item.conversation,
+                record=records[item.line], evidence_text=[], dropped_by="evidence_ids",
+                verdict=f"evidence {', '.join(repr(t) for t in unresolved)} is not a turn of {item.conversation}",
+            ))
+            continue
+        kept.append(item)
     log.raise_if_any()
+    parsed = kept
+    if not parsed and not gate_rejected:
+        log.add(f"{path.name}:1", "no items in file")
+        log.raise_if_any()
+    taken = {r.external_id for r in rejects}
+    for r in gate_rejected:
+        if r.external_id in taken:
+            log.add(f"{path.name}:{r.line}", f"field 'id': '{r.external_id}' is also in the rejects file")
+    log.raise_if_any()
+    rejects = rejects + gate_rejected
 
     def write() -> ImportReport:
         item_set = _item_set_locked(item_set_name, TWIST_KIND)
@@ -374,6 +410,9 @@ def items_import_twist(
             )
         report.rejects_created = len(fresh_rejects)
         report.rejects_unchanged = len(rejects) - len(fresh_rejects)
+        report.gate_rejects = [
+            {"line": r.line, "id": r.external_id, "gate": r.dropped_by, "verdict": r.verdict} for r in gate_rejected
+        ]
         return report
 
     return _atomic_import(dry_run, write)

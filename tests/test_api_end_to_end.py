@@ -49,7 +49,7 @@ def test_a_script_runs_a_campaign_end_to_end_through_the_api(celery_worker_proce
     imported = lab.post("/api/item-sets/import/", {"kind": "twist", "item_set": "E2E", "file": upload("e2e.jsonl", items)})
     assert imported.status_code == 201, imported.content
     assert imported.json() == {"created": 3, "unchanged": 0, "rejects_created": 0, "rejects_unchanged": 0,
-                               "item_set": "E2E", "dry_run": False}
+                               "gate_rejects": [], "item_set": "E2E", "dry_run": False}
     listed = {s["name"]: s for s in lab.get("/api/item-sets/").json()}
     assert listed["E2E"]["items"] == 3 and listed["E2E"]["kind"] == "twist"
 

@@ -71,7 +71,8 @@ def test_import_commands_print_what_they_did(locomo_dir, twist_file):
 
 def test_import_twist_json_reports_counts_for_scripts(small_corpus, twist_file):
     result = json.loads(run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "s", "--json"))
-    assert result == {"created": 1, "unchanged": 0, "rejects_created": 0, "rejects_unchanged": 0, "item_set": "s", "dry_run": False}
+    assert result == {"created": 1, "unchanged": 0, "rejects_created": 0, "rejects_unchanged": 0, "gate_rejects": [],
+                      "item_set": "s", "dry_run": False}
 
 
 def test_import_twist_dry_run_writes_nothing(small_corpus, twist_file):
@@ -98,14 +99,21 @@ def test_import_lapse_dry_run_writes_nothing(db, tmp_path):
 
 
 def test_a_refused_import_fails_the_command_with_every_file_line_error(small_corpus, twist_file):
-    path = twist_file([twist_record(1, conv="conv-99"), twist_record(2, evidence=["D9:9"])])
+    path = twist_file([twist_record(1, conv="conv-99"), twist_record(2, speaker="Cy")])
     before = table_counts()
     with pytest.raises(CommandError) as caught:
         run("import_twist", str(path))
     message = str(caught.value)
     assert "track_b_test.jsonl:1: field 'conv': unknown conversation 'conv-99'" in message
-    assert "track_b_test.jsonl:2: field 'evidence': 'D9:9' is not a turn of conv-1" in message
+    assert "track_b_test.jsonl:2: field 'speaker': 'Cy' is not a participant of conv-1" in message
     assert table_counts() == before
+
+
+def test_a_candidate_citing_an_unknown_turn_is_reported_as_a_gate_reject(small_corpus, twist_file):
+    path = twist_file([twist_record(1), twist_record(2, evidence=["D9:9"])])
+    text = run("import_twist", str(path))
+    assert text.startswith("Imported 1 item(s)")
+    assert "Rejected by the gates (kept as rejects, with their verdict): 1 — line 2: conv-1:v1b2: evidence_ids: " in text
 
 
 def test_import_twist_keeps_the_rejects_given_with_the_item_set(small_corpus, twist_file, tmp_path):

@@ -12,11 +12,11 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_refused_import_under_json_prints_every_error_as_a_record_and_fails(small_corpus, twist_file):
-    path = twist_file([twist_record(1, conv="conv-99"), twist_record(2, evidence=["D9:9"])])
+    path = twist_file([twist_record(1, conv="conv-99"), twist_record(2, speaker="Cy")])
     printed, message = failing("import_twist", str(path), "--json")
     assert printed == {"errors": [
         {"file": "track_b_test.jsonl", "line": 1, "field": "conv", "message": "unknown conversation 'conv-99' (import it with import_locomo first)"},
-        {"file": "track_b_test.jsonl", "line": 2, "field": "evidence", "message": "'D9:9' is not a turn of conv-1"},
+        {"file": "track_b_test.jsonl", "line": 2, "field": "speaker", "message": "'Cy' is not a participant of conv-1"},
     ]}
     assert "track_b_test.jsonl:1" in message
 

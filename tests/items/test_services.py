@@ -176,12 +176,20 @@ def test_an_unknown_conversation_is_refused_with_its_line(small_corpus, twist_fi
     )
 
 
-def test_an_evidence_id_that_is_not_a_turn_of_that_conversation_is_refused(small_corpus, twist_file):
-    path = twist_file([twist_record(1), twist_record(2, evidence=["D1:1", "D9:1"])])
-    assert_refused(
-        lambda: items_import_twist(path=path, item_set_name="s"),
-        "track_b_test.jsonl:2: field 'evidence': 'D9:1' is not a turn of conv-1",
-    )
+def test_a_candidate_citing_a_turn_the_conversation_lacks_is_a_gate_reject_and_the_rest_imports(small_corpus, twist_file):
+    records = [twist_record(1), twist_record(2, evidence=["D1:1", "D9:1"]), twist_record(3)]
+    path = twist_file(records)
+    report = items_import_twist(path=path, item_set_name="s")
+    assert (report.created, report.rejects_created) == (2, 1)
+    rejected_id = records[1]["id"]
+    assert report.gate_rejects == [
+        {"line": 2, "id": rejected_id, "gate": "evidence_ids", "verdict": "evidence 'D9:1' is not a turn of conv-1"}
+    ]
+    assert not Item.objects.filter(external_id=rejected_id).exists()
+    reject = GenerationReject.objects.get(external_id=rejected_id)
+    assert (reject.dropped_by, reject.record) == ("evidence_ids", records[1])
+    again = items_import_twist(path=path, item_set_name="s")  # the same file again changes nothing
+    assert (again.created, again.unchanged, again.rejects_created, again.rejects_unchanged) == (0, 2, 0, 1)
 
 
 def test_a_recipient_who_is_not_in_the_conversation_is_refused(small_corpus, twist_file):
@@ -234,7 +242,7 @@ def test_every_error_is_reported_not_just_the_first(small_corpus, twist_file):
         "not json",
         missing,
         twist_record(4, conv="conv-99"),
-        twist_record(5, evidence=["D8:8"]),
+        twist_record(5, speaker="Cy"),
         twist_record(6),
     ])
     error = assert_refused(lambda: items_import_twist(path=path, item_set_name="s"))

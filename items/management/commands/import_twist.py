@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from goldkey.lib.commands import GoldkeyCommand
-from items.services import items_import_twist
+from items.services import gate_rejects_sentence, items_import_twist
 
 
 class Command(GoldkeyCommand):
@@ -22,4 +22,4 @@ class Command(GoldkeyCommand):
         text = f"{prefix} {r['created']} item(s) into '{r['item_set']}'; {r['unchanged']} already present."
         if r["rejects_created"] or r["rejects_unchanged"]:
             text += f" Rejects: {r['rejects_created']} new, {r['rejects_unchanged']} already present."
-        return text
+        return text + gate_rejects_sentence(r["gate_rejects"])
