@@ -4,11 +4,11 @@ page runs a constant number of queries whatever the campaign size."""
 from dataclasses import dataclass
 from statistics import median
 
-from django.db.models import Prefetch, Q, prefetch_related_objects
+from django.db.models import Count, Prefetch, Q, prefetch_related_objects
 
 import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment
-from items.models import Evidence
+from items.models import Evidence, Item
 from items.selectors import excerpts_for, recipient_turns
 
 SHORTCUT_KEYS = "123456789"
@@ -143,6 +143,20 @@ def item_page(assignment: Assignment) -> dict:
     if phase == 2:
         page["phase2_keys"] = spec.phase2_keys_for(item.gold_type)
     return page
+
+
+def campaign_item_counts(campaign: Campaign) -> dict:
+    """How many items the campaign holds, of how many candidates in its item set, and how many of those
+    a blocking gate rejected (never annotated). Two counts, whatever the size."""
+    candidates = dict(
+        Item.objects.filter(item_set_id=campaign.item_set_id).values_list("gate_rejected").annotate(n=Count("id")).order_by()
+    )
+    assigned = Assignment.objects.filter(enrollment__campaign=campaign).count()
+    return {
+        "items": assigned // campaign.per_item if campaign.per_item else 0,
+        "candidates": sum(candidates.values()),
+        "gate_rejected": candidates.get(True, 0),
+    }
 
 
 def campaign_overview(campaign: Campaign) -> list[dict]:

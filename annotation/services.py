@@ -89,9 +89,17 @@ def campaign_create(
         crisis_block=crisis_block,
         created_by=created_by,
     )
-    item_ids = list(Item.objects.filter(item_set=item_set).order_by("external_id").values_list("id", flat=True))
+    # Candidates a blocking gate rejected are never annotated (PROTOCOL §5); an item set whose gates have
+    # not run is taken whole (the campaign overview says so).
+    item_ids = list(
+        Item.objects.filter(item_set=item_set, gate_rejected=False).order_by("external_id").values_list("id", flat=True)
+    )
     if not item_ids:
-        raise ApplicationError(f"item set '{item_set.name}' has no items")
+        rejected = Item.objects.filter(item_set=item_set, gate_rejected=True).count()
+        raise ApplicationError(
+            f"item set '{item_set.name}' has no items that passed the gates ({rejected} rejected)"
+            if rejected else f"item set '{item_set.name}' has no items"
+        )
     crisis_ids = set()
     if crisis_block:
         crisis_ids = set(

@@ -167,6 +167,7 @@ def overview(request, slug):
     return render(request, "annotation/overview.html", {
         "campaign": campaign,
         "rows": selectors.campaign_overview(campaign),
+        "counts": selectors.campaign_item_counts(campaign),
         "unblinded": access.can_view_unblinded(request.user, campaign),
         "open_count": services.open_enrollments(campaign).count(),
     })

@@ -8,6 +8,7 @@ import re
 import time
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember, GateVerdict, ResponseCache
@@ -210,6 +211,10 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
     with transaction.atomic():
         GateVerdict.objects.filter(item_set=item_set).delete()
         GateVerdict.objects.bulk_create(verdicts, batch_size=2000)
+        # The item's own flag is what campaigns and keys read (they sit below the council in the layers).
+        Item.objects.filter(item_set=item_set).update(gate_rejected=Exists(
+            GateVerdict.objects.filter(item=OuterRef("pk"), blocking=True, passed=False)
+        ))
     return {
         "item_set": item_set.name, "checked": len(items), "passed": passed_items,
         "rejected_by_gate": rejected_by_gate, "warnings": warnings, "llm": member.name if member else None,

@@ -460,7 +460,6 @@ def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = No
 # Replay of released council files
 
 
-@transaction.atomic
 @dataclass(frozen=True)
 class ImportedVote:
     where: str  # "FILE:LINE" of the record, for messages

@@ -128,6 +128,9 @@ class Item(models.Model):
     key_fact = models.CharField(max_length=300, blank=True)
     text_released = models.BooleanField(default=True)  # False for gold-trail placeholders
     hidden = models.JSONField(default=dict, blank=True)  # condition metadata and automatic labels
+    # A blocking gate rejected this candidate (written by council.gates.gates_run with its verdicts):
+    # it is kept for audit and ships as a reject, but no campaign takes it and no key holds it.
+    gate_rejected = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

@@ -101,7 +101,7 @@ def _now():
 _ITEM_BLANK = {
     "conversation_id": None, "recipient": "", "draft": "", "gold_type": "", "family": "", "contradicted_quote": "",
     "rationale": "", "history_turns": None, "batch": "", "request": "", "response": "", "key_fact": "",
-    "text_released": True, "hidden": {},
+    "text_released": True, "hidden": {}, "gate_rejected": False,
 }
 
 

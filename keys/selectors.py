@@ -394,8 +394,16 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
         ):
             evidence[item_id].append(dia_id)
     external_ids = {row[0]: row[paths.index("external_id") + 1] for row in rows}
-    data["candidates"] = sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"])
-    by_external = {r["id"]: r for r in data["candidates"]}
+    candidates = sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"])
+    by_external = {r["id"]: r for r in candidates}
+    # Candidates Goldkey's own blocking gates rejected ship with the rejects, with their verdicts.
+    gate_failures: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for external_id, gate, detail in (
+        GateVerdict.objects.filter(item__item_set=campaign.item_set, item__gate_rejected=True, blocking=True, passed=False)
+        .order_by("item__external_id", "gate").values_list("item__external_id", "gate", "detail")
+    ):
+        gate_failures[external_id].append((gate, detail))
+    data["candidates"] = [r for r in candidates if r["id"] not in gate_failures]
     gold_fields = [name for name, source in spec.key_fields if source not in ("external_id", "provenance")]
     data["test_records"] = [
         {**by_external.get(e["id"], {}), **{k: e[k] for k in gold_fields}, "key_version": key.version}
@@ -403,8 +411,14 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
     ]
     data["rejects"] = sorted(
         (
-            {**r.record, "_evidence_text": r.evidence_text, "_verdict": r.verdict, "_dropped_by": r.dropped_by}
-            for r in GenerationReject.objects.filter(item_set=campaign.item_set)
+            [
+                {**r.record, "_evidence_text": r.evidence_text, "_verdict": r.verdict, "_dropped_by": r.dropped_by}
+                for r in GenerationReject.objects.filter(item_set=campaign.item_set)
+            ] + [
+                {**by_external[external_id], "_evidence_text": [], "_verdict": "; ".join(d for _, d in failures),
+                 "_dropped_by": ", ".join(g for g, _ in failures)}
+                for external_id, failures in gate_failures.items()
+            ]
         ),
         key=lambda r: r.get("id", ""),
     )

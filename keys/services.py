@@ -50,6 +50,16 @@ def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[Sim
         )
     retained = snapshot.retained
     item_ids = [item.id for item, _, _ in retained]
+    # A key never holds a candidate a blocking gate rejected: campaigns do not take them, but the gates
+    # may have run after this campaign was created.
+    rejected = dict(Item.objects.filter(item_set_id=campaign.item_set_id, gate_rejected=True).values_list("id", "external_id"))
+    kept_rejected = sorted(rejected[i] for i in item_ids if i in rejected)
+    if kept_rejected:
+        raise ApplicationError(
+            f"{len(kept_rejected)} retained item(s) were rejected by a blocking gate after campaign '{campaign.slug}' "
+            f"was created: drop them in adjudication first ({', '.join(kept_rejected)})",
+            extra={"gate_rejected": kept_rejected},
+        )
     evidence: dict[int, list[str]] = {}
     # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
     kept = set(item_ids)
