@@ -3,8 +3,8 @@
 import pytest
 
 from annotation.models import Assignment
-from annotation.services import campaign_create
 from annotation.selectors import campaign_item_counts
+from annotation.services import campaign_create
 from council.gates import gates_run
 from goldkey.errors import ApplicationError
 from items.models import Item, ItemSet
