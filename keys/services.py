@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import protocols
 from adjudication.selectors import CampaignSnapshot, campaign_snapshot
 from annotation.models import Campaign
 from annotation.services import campaign_lock, campaign_mark_frozen
+from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.bulk import bulk_insert
@@ -327,11 +329,18 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
             raise ApplicationError("fix-quote needs --value: the corrected verbatim quote")
         elif kind == Erratum.Kind.DROP and value:
             raise ApplicationError("drop takes no --value")
-    same = Erratum.objects.filter(
-        key=key, item_external_id=item_external_id, kind=kind, value=value, status=Erratum.Status.FILED
+    # One open erratum per item and kind (filed, or accepted and not yet applied): two open relabels of
+    # one item could only be applied by silently letting the later one win.
+    open_one = Erratum.objects.filter(key=key, item_external_id=item_external_id, kind=kind).filter(
+        Q(status=Erratum.Status.FILED) | Q(status=Erratum.Status.ACCEPTED, applied_in__isnull=True)
     ).first()
-    if same is not None:
-        raise ApplicationError(f"erratum {same.pk} already proposes this for '{item_external_id}' and awaits a decision")
+    if open_one is not None:
+        if open_one.value == value and open_one.status == Erratum.Status.FILED:
+            raise ApplicationError(f"erratum {open_one.pk} already proposes this for '{item_external_id}' and awaits a decision")
+        raise ApplicationError(
+            f"erratum {open_one.pk} ({open_one.kind}, {open_one.status}) is already open for '{item_external_id}': "
+            "one open erratum per item and kind — comment on that one, or file again once it is decided and applied"
+        )
     return Erratum.objects.create(
         key=key, item_external_id=item_external_id, kind=kind, value=value, description=description, filed_by=user
     )
@@ -418,6 +427,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
             "reason": erratum.description,
             "decision_note": erratum.decision_note,
         })
+    _check_derived_entries(key, errata, changelog, entries)
     _entries_insert(entries.values())
     counts = _counts(entries.values())
     key.changelog = changelog
@@ -443,6 +453,57 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     # After the errata point at it: the release lists what it applied.
     release_seal(key=key, entries=list(entries.values()), key_bytes=content)
     return key
+
+
+class _Cited:
+    """An entry's cited turns in the shape the gates read from an item (`item.evidence.all()`)."""
+
+    def __init__(self, turns):
+        self._rows = [SimpleNamespace(turn=turn) for turn in turns]
+
+    def all(self):
+        return self._rows
+
+
+def _check_derived_entries(key: GoldKey, errata: list[Erratum], changelog: list[dict], entries: dict) -> None:
+    """A derived version's changed and added entries pass the same structural gates as the candidates
+    (PROTOCOL §5, §7): evidence that resolves, turns spoken by the recipient, and for a quoted gold a
+    quote found verbatim in a cited turn. The gates judge the entry as it will be released, with the
+    evidence and quote the errata gave it. Refused whole, naming each erratum and gate."""
+    if not protocols.for_kind(key.kind).generation_gates:
+        return
+    by_item = {e.item_external_id: [] for e in errata}
+    for erratum in errata:
+        by_item[erratum.item_external_id].append(f"erratum {erratum.pk} ({erratum.kind})")
+    problems = []
+    for external_id in dict.fromkeys(change["item"] for change in changelog if change["after"] is not None):
+        entry = entries.get(external_id)
+        if entry is None:
+            continue
+        item = Item.objects.select_related("conversation", "item_set").get(pk=entry.item_id)
+        turns = {
+            t.dia_id: t
+            for t in Turn.objects.filter(conversation_id=item.conversation_id, dia_id__in=list(entry.evidence)).select_related("session")
+        }
+        who = f"{external_id} ({', '.join(by_item[external_id])})"
+        missing = [d for d in entry.evidence if d not in turns]
+        if missing:
+            problems.append(f"{who}: evidence_ids: {', '.join(missing)} is not a turn of {item.conversation.external_id}")
+            continue
+        view = SimpleNamespace(
+            recipient=item.recipient, gold_type=entry.gold, item_set=item.item_set, contradicted_quote=entry.quote,
+            conversation=item.conversation, conversation_id=item.conversation_id, draft=item.draft,
+            evidence=_Cited(turns[d] for d in entry.evidence),
+        )
+        for gate in STRUCTURAL:
+            passed, detail = STRUCTURAL_GATES[gate](view)
+            if not passed:
+                problems.append(f"{who}: {gate}: {detail}")
+    if problems:
+        raise ApplicationError(
+            f"{key.version} cannot be derived: its entries must pass the structural gates — " + "; ".join(problems),
+            extra={"errors": problems},
+        )
 
 
 def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyEntry | None:
