@@ -46,6 +46,34 @@ def get_key_for_user(version: str, user) -> GoldKey:
     return key
 
 
+def campaigns_ready_for_a_key(user) -> list[Campaign]:
+    """For an author: closed campaigns with no key line yet, that they are not blind to — where the next
+    step is building a draft (the build says which items are still undecided, if any)."""
+    if not roles.is_author(user):
+        return []
+    started = GoldKey.objects.filter(campaign__isnull=False, parent__isnull=True).values("campaign_id")
+    return list(
+        Campaign.objects.filter(status=Campaign.Status.CLOSED).exclude(pk__in=started)
+        .exclude(pk__in=access.blind_campaigns(user)).select_related("item_set").order_by("slug")
+    )
+
+
+def freeze_review(key: GoldKey) -> dict:
+    """What an author checks before freezing a draft: the kept-set kappa against the pre-registered bar
+    (a key below it may still be frozen, but only knowingly) and the counts."""
+    agreement = key.manifest.get("agreement", {}) or {}
+    kept = (agreement.get("kappa_kept_set") or {}).get("kappa")
+    bar = agreement.get("preregistered_bar")
+    return {
+        "kept_kappa": kept,
+        "bar": bar,
+        "below_bar": kept is not None and bar is not None and kept < bar,
+        "entries": key.manifest.get("entries"),
+        "candidates": key.manifest.get("candidates"),
+        "dropped": key.manifest.get("dropped"),
+    }
+
+
 def key_get(version: str) -> GoldKey:
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign").filter(version=version).first()
     if key is None:

@@ -506,6 +506,26 @@ def _check_derived_entries(key: GoldKey, errata: list[Erratum], changelog: list[
         )
 
 
+class _Preview(Exception):
+    def __init__(self, key: GoldKey):
+        self.key = key
+
+
+def key_derive_preview(*, parent: GoldKey, version: str, user) -> dict:
+    """What `key_derive` would make, without making it: the changelog, the counts and the problems that
+    would refuse it (the derive runs in full inside a transaction that is rolled back)."""
+    try:
+        with transaction.atomic():
+            raise _Preview(key_derive(parent=parent, version=version, user=user))
+    except _Preview as preview:
+        derived = preview.key
+        return {"version": version, "changelog": derived.changelog, "counts": derived.manifest.get("counts_by_gold", {}),
+                "entries": derived.manifest.get("entries"), "problems": []}
+    except ApplicationError as exc:
+        return {"version": version, "changelog": [], "counts": {}, "entries": None,
+                "problems": (exc.extra or {}).get("errors") or [exc.message]}
+
+
 def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyEntry | None:
     current = entries.get(erratum.item_external_id)
     if erratum.kind == Erratum.Kind.DROP:

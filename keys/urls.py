@@ -6,10 +6,13 @@ app_name = "keys"
 urlpatterns = [
     path("", key_views.key_list, name="list"),
     path("errata/<int:pk>/decide/", key_views.erratum_decide, name="erratum-decide"),
+    path("new/<slug:slug>/", key_views.key_build, name="build"),
     path("<str:version>/", key_views.key_detail, name="detail"),
     path("<str:version>/download.zip", key_views.key_download, name="download"),
     path("<str:version>/key.jsonl", key_views.key_jsonl, name="jsonl"),
     path("<str:version>/errata.jsonl", key_views.key_errata_feed, name="errata-feed"),
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
+    path("<str:version>/freeze/", key_views.key_freeze, name="freeze"),
+    path("<str:version>/derive/", key_views.key_derive, name="derive"),
     path("<str:version>/scores/", include("keys.scoring.urls")),
 ]

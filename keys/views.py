@@ -8,6 +8,8 @@ from django.http import Http404, HttpResponse, HttpResponseNotModified
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation import access
+from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from keys import bundle, releases
 from keys import selectors as key_selectors
@@ -21,23 +23,107 @@ def _key_or_404(version: str, user):
 
 @require_GET
 def key_list(request):
-    return render(request, "keys/list.html", {"keys": list(key_selectors.keys_for_user(request.user))})
+    return render(request, "keys/list.html", {
+        "keys": list(key_selectors.keys_for_user(request.user)),
+        "ready": key_selectors.campaigns_ready_for_a_key(request.user),
+    })
 
 
 @require_GET
 def key_detail(request, version: str):
     key = _key_or_404(version, request.user)
+    errata = list(key_selectors.errata_for_key(key))
+    waiting = [e for e in errata if e.status == Erratum.Status.ACCEPTED and e.applied_in_id is None]
     return render(
         request,
         "keys/detail.html",
         {
             "key": key,
             "counts": key_selectors.key_counts(key),
-            "errata": list(key_selectors.errata_for_key(key)),
+            "errata": errata,
+            "waiting_errata": waiting,
+            "next_version": _next_version(key) if waiting else "",
+            "review": key_selectors.freeze_review(key),
             "agreement": key.manifest.get("agreement", {}),
             "kinds": Erratum.Kind.choices,
         },
     )
+
+
+def _next_version(key) -> str:
+    try:
+        return key_services.next_version(key.version)
+    except ApplicationError:
+        return ""
+
+
+@login_required
+def key_build(request, slug: str):
+    """Authors: build a draft key from a closed, decided campaign, to review it before freezing."""
+    roles.require_author(request.user)
+    campaign = access.get_campaign(slug)
+    if not access.can_view_unblinded(request.user, campaign):
+        raise NotFound(f"no campaign '{slug}'")  # an author annotating here is blind to its gold
+    if request.method == "POST":
+        version = request.POST.get("version", "").strip()
+        try:
+            if not version:
+                raise ApplicationError("give the key a version, e.g. TWIST-v1.0")
+            key = key_services.key_build(campaign=campaign, version=version, user=request.user,
+                                         notes=request.POST.get("notes", "").strip())
+        except (NotFound, NotAllowed):
+            raise
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Draft {key.version} built: review it, then freeze it.")
+            return redirect("keys:detail", version=key.version)
+    return render(request, "keys/build.html", {"campaign": campaign, "suggested": f"{campaign.item_set.track.benchmark.name}-v1.0"})
+
+
+@login_required
+@require_POST
+def key_freeze(request, version: str):
+    """Authors: freeze the reviewed draft as it was built (refused if the decisions changed since)."""
+    roles.require_author(request.user)
+    key = _key_or_404(version, request.user)
+    review = key_selectors.freeze_review(key)
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Tick the box to confirm: a frozen key never changes.")
+    elif review["below_bar"] and request.POST.get("below_bar") != "yes":
+        messages.error(request, f"The kept-set kappa {review['kept_kappa']:.3f} is below the pre-registered bar "
+                                f"{review['bar']}: tick the second box to freeze it anyway (the datasheet reports both).")
+    else:
+        try:
+            key = key_services.key_freeze_draft(key=key, user=request.user)
+        except (NotFound, NotAllowed):
+            raise
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"{key.version} is frozen and its release sealed.")
+    return redirect("keys:detail", version=key.version)
+
+
+@login_required
+def key_derive(request, version: str):
+    """Authors: preview the next version (the accepted errata applied, every gate checked), then derive it."""
+    roles.require_author(request.user)
+    parent = _key_or_404(version, request.user)
+    target = (request.POST.get("version") or request.GET.get("version") or _next_version(parent)).strip()
+    if request.method == "POST":
+        try:
+            derived = key_services.key_derive(parent=parent, version=target, user=request.user,
+                                              notes=request.POST.get("notes", "").strip())
+        except (NotFound, NotAllowed):
+            raise
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"{derived.version} derived from {parent.version}, frozen and sealed.")
+            return redirect("keys:detail", version=derived.version)
+    preview = key_services.key_derive_preview(parent=parent, version=target, user=request.user) if target else None
+    return render(request, "keys/derive.html", {"parent": parent, "version": target, "preview": preview})
 
 
 def _sealed(response: HttpResponse, release, filename: str) -> HttpResponse:
