@@ -22,9 +22,11 @@ CLOCK = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 # The bundle of TWIST-v1.0 frozen from the released trail under CLOCK, file by file.
 BUNDLE_SHA256 = {
     "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
-    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version),
-    # and MANIFEST.sha256 lists stats.json's hash: those two changed on purpose, nothing else did.
-    "MANIFEST.sha256": "9632b083498e0f99a82507e5b59d3705dea5a560fcb57830034dcefabd86fbd5",
+    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version), then
+    # the council members' reported models and the count of decisions whose adjudicator is unknown; the
+    # datasheet says the imported council votes do not record the answering model; MANIFEST.sha256 lists
+    # both hashes. Those three changed on purpose, nothing else did.
+    "MANIFEST.sha256": "efa98107d4617da2ae4ad8812a782bb2556fb36aa1599dbdaa1e6a9bda8f8241",
     "annotation/adjudication_decisions.json": "61a0f634431bbc363cdfb0a06c2e3436472e04f94cf873fa2d3e2b725924123a",
     "annotation/adjudication_queue.jsonl": "2c37c813138ee12f412e98e2b03ac7e4cd2c1ea99a8398be0711c7f4f5cf1920",
     "annotation/answers_A.json": "843a31fd9d55060ddb658c31a677a244728f9c0b9ad36910b7631e0fbc97566d",
@@ -33,13 +35,13 @@ BUNDLE_SHA256 = {
     "annotation/council/gemini-gemini-3.5-flash.json": "7b14b86f5be84b9d3f8e288e6251e9d09952084cab32728970ca241f7f97569c",
     "annotation/council/openai-gpt-4o.json": "994cecc2cadc22d5c7ab28ad1ab46f1fba77c5d4d07813082c3ec301fbaa0bee",
     "candidates.jsonl": "c9c37dace794710eaa251acf0e5780ef7a25b7d5996d114f0694c9160c140554",
-    "datasheet.md": "e6e7ba39dae909bd7046f6d76d6eee25d0f5b1b0dbd68ce2fa6db182be82b52b",
+    "datasheet.md": "dec3e94a22477d900f9b3bcf44e2556d27a7b1b21e15c13cf3dce13c58eb6307",
     "errata.jsonl": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "generation_rejects.jsonl": "2816e34dd4132a08c0af21c66e5a25e9636bf58f7c8fd9eb7ba2aca7625e25b5",
     "hf/README.md": "2535b9248121024561078314ffd8f2a3e1982aeb711bc56b61f953f916f5c2d8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
-    "stats.json": "96659663a6c9904f554f2648ef895f6d7b6b9a3056035be1779f870c03cf9fe2",
+    "stats.json": "01d7106f6800f3eab9183f91c3bc2f46f151dace8df10c9d3a4ca889131ae145",
 }
 
 
