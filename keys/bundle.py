@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
+from keys import metadata
 from keys.canonical import dumps, jsonl_bytes
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -93,10 +94,20 @@ def changelog_markdown(data: dict) -> str:
 
 
 def hf_card(data: dict) -> str:
+    """The Hub's dataset card: a YAML header built as data (keys/metadata.py), then the prose."""
     key = data["key"]
-    n = len(data["entries"])
-    size = "n<1K" if n < 1000 else "1K<n<10K" if n < 10_000 else "10K<n<100K" if n < 100_000 else "100K<n<1M"
-    return render_to_string("keys/hf_README.md", {"key": key, "n": n, "size": size, "counts": key["manifest"].get("counts_by_gold", {})})
+    sources = data.get("sources") or {}
+    return metadata.hf_card_header(data) + render_to_string(
+        "keys/hf_README.md",
+        {
+            "key": key,
+            "n": len(data["entries"]),
+            "counts": key["manifest"].get("counts_by_gold", {}),
+            "item_license": metadata.licenses(data)[0],
+            "corpora": sources.get("corpora", []),
+            "bibtex": metadata.bibtex(data),
+        },
+    )
 
 
 def datasheet(data: dict) -> str:
@@ -145,6 +156,9 @@ def render(data: dict) -> dict[str, bytes]:
         files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     for member, answers in data["council"].items():
         files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
+    files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
+    # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
+    files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files))
     files["MANIFEST.sha256"] = "".join(
         f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
     ).encode("utf-8")

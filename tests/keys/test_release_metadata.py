@@ -1,0 +1,189 @@
+"""What a release says about itself: the Hugging Face card's YAML header, croissant.json and CITATION.cff,
+sealed with the other files and loaded back by the readers that consume them (PyYAML, mlcroissant)."""
+
+import hashlib
+import json
+import socket
+
+import mlcroissant as mlc
+import pytest
+import yaml
+
+from council.models import CouncilMember, CouncilVote
+from items.models import Benchmark, Item
+from keys import bundle, metadata
+from keys.releases import release_drift, release_files
+from keys.selectors import bundle_data
+from keys.services import key_freeze
+from tests.adjudication.conftest import decide
+
+pytestmark = pytest.mark.django_db
+
+SEALED_ELSEWHERE = {metadata.CROISSANT_FILE, "MANIFEST.sha256"}  # croissant.json cannot hold its own hash
+
+
+def card_header(files) -> dict:
+    text = files["hf/README.md"].decode("utf-8")
+    assert text.startswith("---\n")
+    header, _, _ = text[4:].partition("\n---\n")
+    return yaml.safe_load(header)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any connection attempt fails the test: the validation must run offline."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def voted_key(key_campaign, author):
+    """The small key, with one council member's votes so that the council record set exists."""
+    member = CouncilMember.objects.create(name="local-model")
+    for item in Item.objects.filter(item_set=key_campaign.item_set)[:3]:
+        CouncilVote.objects.create(campaign=key_campaign, member=member, item=item, prompt_version="imported",
+                                   values={"q1": "consistent"})
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+
+
+def test_the_card_header_loads_back_with_every_field(frozen_key):
+    files = release_files(frozen_key)
+    header = card_header(files)
+    assert header == {
+        "pretty_name": "TWIST gold key TWIST-test-v1.0",
+        "license": "cc-by-4.0",  # the synthetic item set's, recorded from the TWIST benchmark; no corpus cited
+        "language": ["en"],
+        "annotations_creators": ["expert-generated"],
+        "language_creators": ["machine-generated"],
+        "multilinguality": ["monolingual"],
+        "source_datasets": ["original", "extended|locomo"],
+        "task_categories": ["text-classification"],
+        "tags": ["conversational-memory", "contradiction-detection", "long-context", "human-validated", "evaluation"],
+        "size_categories": ["n<1K"],
+        "configs": [{"config_name": "default", "data_files": [{"split": "test", "path": "test.jsonl"}]}],
+    }
+    # The Hub reads data_files relative to the card: each must be a file the release wrote beside it.
+    for config in header["configs"]:
+        for data_file in config["data_files"]:
+            assert f"hf/{data_file['path']}" in files
+    test_split = files["hf/test.jsonl"].decode().splitlines()
+    assert len(test_split) == frozen_key.entries.count() == 8
+    body = files["hf/README.md"].decode()
+    assert "@article{twist2026," in body and "url = {https://arxiv.org/abs/2609.28575}" in body
+
+
+def test_a_benchmark_name_with_quotes_and_colons_round_trips_through_the_card(key_campaign, author):
+    name = 'TWIST: "draft" vetting: v1 # not a comment'
+    Benchmark.objects.filter(slug="twist").update(name=name)
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    key = key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    files = release_files(key)
+    assert card_header(files)["pretty_name"] == f"{name} gold key TWIST-test-v1.0"
+    assert yaml.safe_load(files["CITATION.cff"])["title"] == f"{name} gold key TWIST-test-v1.0"
+    assert json.loads(files["croissant.json"])["name"] == f"{name} gold key TWIST-test-v1.0"
+
+
+def test_the_licence_is_the_item_sets_recorded_licence(key_campaign, author):
+    key_campaign.item_set.license = "cc-by-sa-4.0"
+    key_campaign.item_set.save(update_fields=["license"])
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    files = release_files(key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author))
+    assert card_header(files)["license"] == "cc-by-sa-4.0"
+    assert yaml.safe_load(files["CITATION.cff"])["license"] == "CC-BY-SA-4.0"
+    assert json.loads(files["croissant.json"])["license"] == ["https://creativecommons.org/licenses/by-sa/4.0/"]
+
+
+def test_citation_cff_has_the_required_fields_and_the_benchmarks_preferred_citation(frozen_key):
+    cff = yaml.safe_load(release_files(frozen_key)["CITATION.cff"])
+    # CFF 1.2.0's required keys: cff-version, message, title, authors (each a person or an entity with a name).
+    assert cff["cff-version"] == "1.2.0"
+    assert cff["message"] and cff["title"] == "TWIST gold key TWIST-test-v1.0"
+    assert cff["authors"] == [{"name": "The TWIST authors"}]
+    assert cff["type"] == "dataset"
+    assert cff["version"] == frozen_key.version
+    assert cff["date-released"] == frozen_key.frozen_at.date().isoformat()  # a string, as the schema wants
+    assert cff["identifiers"] == [{"type": "other", "value": f"sha256:{frozen_key.sha256}", "description": "SHA-256 of key.jsonl"}]
+    assert cff["license"] == "CC-BY-4.0"
+    assert cff["preferred-citation"] == {
+        "type": "article",
+        "title": "TWIST: A Proposed Benchmark for Intervention Quality in Conversational Memory, with a "
+        "Human-Validated Draft-Alignment Track",
+        "authors": [{"name": "The TWIST authors"}],
+        "year": 2026,
+        "url": "https://arxiv.org/abs/2609.28575",
+    }
+
+
+def test_croissant_lists_every_file_with_its_sha256(voted_key):
+    files = release_files(voted_key)
+    document = json.loads(files["croissant.json"])
+    listed = {f["contentUrl"]: f for f in document["distribution"]}
+    assert set(listed) == set(files) - SEALED_ELSEWHERE
+    for path, entry in listed.items():
+        assert entry["@type"] == "cr:FileObject" and entry["name"] == path
+        assert entry["sha256"] == hashlib.sha256(files[path]).hexdigest()
+        assert entry["contentSize"] == f"{len(files[path])} B"
+    manifest = files["MANIFEST.sha256"].decode()
+    assert f"{hashlib.sha256(files['croissant.json']).hexdigest()}  croissant.json\n" in manifest
+    assert f"{hashlib.sha256(files['CITATION.cff']).hexdigest()}  CITATION.cff\n" in manifest
+
+
+def test_croissant_has_a_typed_record_set_for_each_part_of_the_trail(voted_key):
+    document = json.loads(release_files(voted_key)["croissant.json"])
+    sets = {s["@id"]: s for s in document["recordSet"]}
+    assert {"key", "candidates", "adjudication_queue", "hf_test", "answers_A", "answers_B", "council_local-model",
+            "decisions"} <= set(sets)
+    types = {f["name"]: (f["dataType"], f.get("repeated", False)) for f in sets["key"]["field"]}
+    assert types == {
+        "id": ("sc:Text", False), "type": ("sc:Text", False), "verdict": ("sc:Text", False),
+        "family": ("sc:Text", False), "evidence": ("sc:Text", True), "contradicted_quote": ("sc:Text", False),
+        "history_turns": ("sc:Integer", False), "provenance": ("sc:Text", False), "key_version": ("sc:Text", False),
+    }
+    assert sets["key"]["key"] == {"@id": "key/id"}
+    queue = {f["name"]: (f["dataType"], f.get("repeated", False)) for f in sets["adjudication_queue"]["field"]}
+    assert queue["reasons"] == ("sc:Text", True)
+    assert [f["name"] for f in sets["council_local-model"]["field"]] == ["annotator", "exported", "answers"]
+    assert [f["name"] for f in sets["decisions"]["field"]] == ["exported", "decisions"]
+    assert "q1 (contradicts, consistent, cannot-tell)" in sets["answers_A"]["field"][-1]["description"]
+
+
+def test_croissant_validates_offline_with_mlcroissant_and_its_records_load(voted_key, tmp_path, no_network):
+    files = release_files(voted_key)
+    bundle.write(files, tmp_path)
+    dataset = mlc.Dataset(jsonld=str(tmp_path / "croissant.json"))  # raises ValidationError on any error
+    report = dataset.metadata.ctx.issues
+    assert not report.errors and not report.warnings, report.report()
+    assert dataset.metadata.version == "1.0.0"  # TWIST-test-v1.0 as MAJOR.MINOR.PATCH
+    key_records = list(dataset.records("key"))
+    assert len(key_records) == 8
+    assert sorted(r["key/id"].decode() for r in key_records) == sorted(
+        json.loads(line)["id"] for line in files["key.jsonl"].decode().splitlines()
+    )
+    assert len(list(dataset.records("candidates"))) == 9
+    queue = list(dataset.records("adjudication_queue"))
+    released_queue = [json.loads(line)["id"] for line in files["annotation/adjudication_queue.jsonl"].decode().splitlines()]
+    assert sorted(r["adjudication_queue/id"].decode() for r in queue) == released_queue
+    assert {"s-0001", "s-0004"} <= set(released_queue)
+    (council,) = list(dataset.records("council_local-model"))
+    assert council["council_local-model/annotator"] == b"local-model"
+
+
+def test_the_new_files_are_sealed_deterministic_and_checked_for_drift(voted_key):
+    sealed = release_files(voted_key)
+    assert {"croissant.json", "CITATION.cff"} <= set(sealed)
+    again = bundle.render(bundle_data(voted_key))
+    assert again["croissant.json"] == sealed["croissant.json"] and again["CITATION.cff"] == sealed["CITATION.cff"]
+    assert release_drift(key=voted_key) == []
+    # A licence recorded differently after the freeze is a change to the rows the release came from.
+    voted_key.campaign.item_set.license = "cc0-1.0"
+    voted_key.campaign.item_set.save(update_fields=["license"])
+    drifted = {d.path for d in release_drift(key=voted_key)}
+    assert {"hf/README.md", "CITATION.cff", "croissant.json"} <= drifted
