@@ -5,14 +5,14 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.module_loading import import_string
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 import protocols
-from adjudication import charts, pages, selectors
+from adjudication import charts, exports, pages, selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.services import decision_save
 from annotation.access import get_unblinded_campaign
@@ -71,6 +71,26 @@ def agreement_page(request, campaign):
         "adjudication/agreement.html",
         {"campaign": campaign, "spec": spec, "a": agreement, "main": main, "pictures": pictures, "panels": panels},
     )
+
+
+def _csv_download(body: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@campaign_page
+@require_GET
+def agreement_csv(request, campaign):
+    body = exports.agreement_csv(campaign.slug, campaign_agreement(campaign))
+    return _csv_download(body, f"{campaign.slug}.agreement.csv")
+
+
+@campaign_page
+@require_GET
+def queue_csv(request, campaign):
+    view = pages.queue_export_view(campaign)
+    return _csv_download(exports.queue_csv(view["spec"], view["entries"], view["pseudonyms"]), f"{campaign.slug}.queue.csv")
 
 
 @campaign_page

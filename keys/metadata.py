@@ -172,6 +172,45 @@ def citation_cff_text(data: dict) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# The trail as tables
+
+# The trail's id-keyed documents (answers, council votes, decisions) again as tables, one row per item and
+# annotator: Croissant's jsonPath yields an object's values but never its member names (the item ids), so
+# a record set can only be declared over rows that carry the id.
+ANSWERS_TABLE = "annotation/tables/answers.jsonl"
+COUNCIL_TABLE = "annotation/tables/council_votes.jsonl"
+DECISIONS_TABLE = "annotation/tables/decisions.jsonl"
+DECISION_KEYS = ("action", "new_gold", "note")
+
+
+def _answer_rows(documents: dict, who: str, keys: tuple[str, ...]) -> list[dict]:
+    blank = dict.fromkeys(keys)
+    return [
+        {**blank, **values, who: name, "id": item}
+        for name, document in sorted(documents.items())
+        for item, values in sorted(document["answers"].items())
+    ]
+
+
+def trail_tables(data: dict) -> dict[str, list[dict]]:
+    """The answers, council votes and decisions as rows: every question (or decision field) a column,
+    None where it was not answered."""
+    spec = protocols.for_kind(data["key"]["kind"])
+    questions = tuple(q.key for q in spec.questions)
+    tables = {}
+    if data["answers"]:
+        tables[ANSWERS_TABLE] = _answer_rows(data["answers"], "annotator", questions)
+    if data["council"]:
+        tables[COUNCIL_TABLE] = _answer_rows(data["council"], "member", questions)
+    if data["decisions"]["decisions"]:
+        tables[DECISIONS_TABLE] = [
+            {**dict.fromkeys(DECISION_KEYS), **decision, "id": item}
+            for item, decision in sorted(data["decisions"]["decisions"].items())
+        ]
+    return tables
+
+
+# ---------------------------------------------------------------------------------------------
 # Croissant
 
 
@@ -218,10 +257,17 @@ ENCODING = {".jsonl": "application/jsonlines", ".json": "application/json", ".md
             ".cff": "application/x-yaml", ".sha256": "text/plain"}
 
 # The JSON record files a release writes, by path (or path prefix), and what one record of each is.
+# The JSON Lines files a release writes, and what one record of each is.
 RECORD_FILES = (
     ("key.jsonl", "key", "The gold key: one record per kept item with its final gold (the SHA-256 of this file is the key's hash)."),
     ("candidates.jsonl", "candidates", "Every machine-generated candidate the campaign annotated, as imported."),
     ("generation_rejects.jsonl", "generation_rejects", "Generated candidates the generation gates rejected, with the verdict the gate saw."),
+    (ANSWERS_TABLE, "answers", "Each annotator's answer to each item, blind to gold and to the other annotators "
+     "(the rows of annotation/answers_<annotator>.json). Columns are questions; null: not answered."),
+    (COUNCIL_TABLE, "council_votes", "Each council member's vote on each item: triage only, never counted in human "
+     "agreement (the rows of annotation/council/<member>.json)."),
+    (DECISIONS_TABLE, "decisions", "The adjudicator's decisions (the rows of annotation/adjudication_decisions.json); "
+     "items without one were kept."),
     ("annotation/adjudication_queue.jsonl", "adjudication_queue", "Items queued for adjudication: reasons, suggestion and the decision taken."),
     ("errata.jsonl", "errata", "Errata applied along this key's line."),
     ("hf/test.jsonl", "hf_test", "The Hugging Face test split: each key record joined with its candidate fields."),
@@ -251,42 +297,28 @@ def _value_type(values: list) -> tuple[str, bool]:
     return "sc:Text", repeated  # strings, objects (as their JSON text) and mixed values
 
 
-def _record_fields(set_id: str, file_id: str, records: list[dict]) -> list[dict]:
+def _record_fields(set_id: str, file_id: str, records: list[dict]) -> tuple[list[dict], list[str]]:
+    """Typed fields for the columns of a JSON Lines file, and the columns left untyped: values that are
+    JSON objects have no Croissant data type (they stay in the file, named in the description)."""
     names = sorted({name for record in records for name in record})
-    fields = []
+    fields, objects = [], []
     for name in names:
         values = [record.get(name) for record in records]
+        if any(isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict | list) for x in v)) for v in values):
+            objects.append(name)
+            continue
         data_type, repeated = _value_type(values)
         field = {"@type": "cr:Field", "@id": f"{set_id}/{name}", "name": name, "dataType": data_type,
                  "source": {"fileObject": {"@id": file_id}, "extract": {"column": name}}}
         if repeated:
             field["repeated"] = True
-        if any(isinstance(v, dict) for v in values):
-            field["description"] = "a JSON object"
         fields.append(field)
-    return fields
+    return fields, objects
 
 
-def _document_fields(set_id: str, file_id: str, table: str, description: str) -> list[dict]:
-    """An {annotator|exported, <table>: {item id: {...}}} document as one record: Croissant's jsonPath
-    yields values but not member names, so the id-keyed table is one JSON-valued field, described."""
-    fields = []
-    for name, data_type in (("annotator", "sc:Text"), ("exported", "sc:Date"), (table, "sc:Text")):
-        fields.append({"@type": "cr:Field", "@id": f"{set_id}/{name}", "name": name, "dataType": data_type,
-                       "source": {"fileObject": {"@id": file_id}, "extract": {"jsonPath": f"$.{name}"}}})
-    fields[-1]["description"] = description
-    if table == "decisions":
-        fields.pop(0)  # the decisions file names no annotator
-    return fields
-
-
-def _answer_description(data: dict, who: str) -> str:
+def _question_description(data: dict) -> str:
     spec = protocols.for_kind(data["key"]["kind"])
-    questions = "; ".join(
-        f"{q.key} ({', '.join(q.choices) if q.choices else 'free text'})" for q in spec.questions
-    )
-    return (f"JSON object: item id -> {who}'s answer, an object of question keys to string values (a question "
-            f"not answered is absent). Questions: {questions}.")
+    return "; ".join(f"{q.key}: {', '.join(q.choices) if q.choices else 'free text'}" for q in spec.questions)
 
 
 def croissant(data: dict, files: dict[str, bytes]) -> dict:
@@ -303,37 +335,32 @@ def croissant(data: dict, files: dict[str, bytes]) -> dict:
     ]
     record_sets = []
     record_data = {
-        "key.jsonl": data["entries"] and [{**e, "key_version": key["version"]} for e in data["entries"]],
+        "key.jsonl": [{**e, "key_version": key["version"]} for e in data["entries"]],
         "candidates.jsonl": data["candidates"],
         "generation_rejects.jsonl": data["rejects"],
         "annotation/adjudication_queue.jsonl": data["queue"],
         "errata.jsonl": data["errata"],
         "hf/test.jsonl": data.get("test_records", data["entries"]),
+        **trail_tables(data),
     }
+    questions = _question_description(data)
     for path, set_id, description in RECORD_FILES:
-        records = record_data[path]
-        if path in files and records:
-            record_set = {"@type": "cr:RecordSet", "@id": set_id, "name": set_id, "description": description,
-                          "field": _record_fields(set_id, path, records)}
-            if all("id" in r for r in records):
-                record_set["key"] = {"@id": f"{set_id}/id"}
-            record_sets.append(record_set)
-    for path in sorted(files):
-        if path.startswith("annotation/answers_"):
-            who = path.removeprefix("annotation/answers_").removesuffix(".json")
-            record_sets.append({"@type": "cr:RecordSet", "@id": f"answers_{who}", "name": f"answers_{who}",
-                                "description": f"Annotator {who}'s answers, blind to gold and to the other annotators.",
-                                "field": _document_fields(f"answers_{who}", path, "answers", _answer_description(data, who))})
-        elif path.startswith("annotation/council/"):
-            member = path.removeprefix("annotation/council/").removesuffix(".json")
-            record_sets.append({"@type": "cr:RecordSet", "@id": f"council_{member}", "name": f"council_{member}",
-                                "description": f"Council member {member}'s votes (triage only, never counted in human agreement).",
-                                "field": _document_fields(f"council_{member}", path, "answers", _answer_description(data, member))})
-    if "annotation/adjudication_decisions.json" in files:
-        record_sets.append({"@type": "cr:RecordSet", "@id": "decisions", "name": "decisions",
-                            "description": "The adjudicator's decisions; items not in the file were kept.",
-                            "field": _document_fields("decisions", "annotation/adjudication_decisions.json", "decisions",
-                                                      "JSON object: item id -> {action: keep|drop|relabel, note?, new_gold?}.")})
+        records = record_data.get(path)
+        if path not in files or not records:
+            continue
+        fields, objects = _record_fields(set_id, path, records)
+        if set_id in ("answers", "council_votes"):
+            description += f" Questions and their choices: {questions}."
+        if objects:
+            description += f" Also in each record, as JSON objects: {', '.join(objects)}."
+        record_set = {"@type": "cr:RecordSet", "@id": set_id, "name": set_id, "description": description, "field": fields}
+        named = [f["name"] for f in fields]
+        for who in ("annotator", "member"):
+            if who in named:  # one row per annotator (or member) and item
+                record_set["key"] = [{"@id": f"{set_id}/{who}"}, {"@id": f"{set_id}/id"}]
+        if "key" not in record_set and "id" in named and len({r["id"] for r in records}) == len(records):
+            record_set["key"] = {"@id": f"{set_id}/id"}
+        record_sets.append(record_set)
     dataset = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

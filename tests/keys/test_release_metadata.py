@@ -139,20 +139,45 @@ def test_croissant_lists_every_file_with_its_sha256(voted_key):
 def test_croissant_has_a_typed_record_set_for_each_part_of_the_trail(voted_key):
     document = json.loads(release_files(voted_key)["croissant.json"])
     sets = {s["@id"]: s for s in document["recordSet"]}
-    assert {"key", "candidates", "adjudication_queue", "hf_test", "answers_A", "answers_B", "council_local-model",
-            "decisions"} <= set(sets)
-    types = {f["name"]: (f["dataType"], f.get("repeated", False)) for f in sets["key"]["field"]}
-    assert types == {
+    assert set(sets) == {"key", "candidates", "answers", "council_votes", "decisions", "adjudication_queue", "hf_test"}
+    # (no generation_rejects or errata record sets: this key has none, and an empty file has no columns)
+
+    def types(set_id):
+        return {f["name"]: (f["dataType"], f.get("repeated", False)) for f in sets[set_id]["field"]}
+
+    assert types("key") == {
         "id": ("sc:Text", False), "type": ("sc:Text", False), "verdict": ("sc:Text", False),
         "family": ("sc:Text", False), "evidence": ("sc:Text", True), "contradicted_quote": ("sc:Text", False),
         "history_turns": ("sc:Integer", False), "provenance": ("sc:Text", False), "key_version": ("sc:Text", False),
     }
     assert sets["key"]["key"] == {"@id": "key/id"}
-    queue = {f["name"]: (f["dataType"], f.get("repeated", False)) for f in sets["adjudication_queue"]["field"]}
-    assert queue["reasons"] == ("sc:Text", True)
-    assert [f["name"] for f in sets["council_local-model"]["field"]] == ["annotator", "exported", "answers"]
-    assert [f["name"] for f in sets["decisions"]["field"]] == ["exported", "decisions"]
-    assert "q1 (contradicts, consistent, cannot-tell)" in sets["answers_A"]["field"][-1]["description"]
+    assert types("candidates")["history_turns"] == ("sc:Integer", False)
+    assert types("candidates")["evidence"] == ("sc:Text", True)
+    questions = {"q1", "q1note", "q2", "q2quote", "p2note", "q3", "q3turn"}
+    assert set(types("answers")) == {"annotator", "id"} | questions
+    assert sets["answers"]["key"] == [{"@id": "answers/annotator"}, {"@id": "answers/id"}]
+    assert set(types("council_votes")) == {"member", "id"} | questions
+    assert types("decisions") == {n: ("sc:Text", False) for n in ("id", "action", "new_gold", "note")}
+    assert types("adjudication_queue")["reasons"] == ("sc:Text", True)
+    assert "q1: contradicts, consistent, cannot-tell" in sets["answers"]["description"]
+    for record_set in sets.values():
+        for field in record_set["field"]:
+            assert field["@id"] == f"{record_set['@id']}/{field['name']}"
+            assert field["source"]["fileObject"]["@id"] in {f["@id"] for f in document["distribution"]}
+
+
+def test_the_trail_tables_hold_the_same_answers_as_the_released_documents(voted_key):
+    files = release_files(voted_key)
+    rows = [json.loads(line) for line in files["annotation/tables/answers.jsonl"].decode().splitlines()]
+    for who in ("A", "B"):
+        document = json.loads(files[f"annotation/answers_{who}.json"])["answers"]
+        table = {r["id"]: {k: v for k, v in r.items() if v is not None and k not in ("id", "annotator")}
+                 for r in rows if r["annotator"] == who}
+        assert table == document
+    votes = [json.loads(line) for line in files["annotation/tables/council_votes.jsonl"].decode().splitlines()]
+    assert len(votes) == 3 and {v["member"] for v in votes} == {"local-model"}
+    decisions = [json.loads(line) for line in files["annotation/tables/decisions.jsonl"].decode().splitlines()]
+    assert [(d["id"], d["action"]) for d in decisions] == [("s-0001", "drop"), ("s-0004", "keep")]
 
 
 def test_croissant_validates_offline_with_mlcroissant_and_its_records_load(voted_key, tmp_path, no_network):
@@ -172,8 +197,14 @@ def test_croissant_validates_offline_with_mlcroissant_and_its_records_load(voted
     released_queue = [json.loads(line)["id"] for line in files["annotation/adjudication_queue.jsonl"].decode().splitlines()]
     assert sorted(r["adjudication_queue/id"].decode() for r in queue) == released_queue
     assert {"s-0001", "s-0004"} <= set(released_queue)
-    (council,) = list(dataset.records("council_local-model"))
-    assert council["council_local-model/annotator"] == b"local-model"
+    answers = list(dataset.records("answers"))
+    assert len(answers) == 18 and {r["answers/annotator"] for r in answers} == {b"A", b"B"}
+    assert {r["answers/q1"] for r in answers} <= {b"contradicts", b"consistent", b"cannot-tell"}
+    votes = list(dataset.records("council_votes"))
+    assert [r["council_votes/q1"] for r in votes] == [b"consistent"] * 3
+    decisions = list(dataset.records("decisions"))
+    assert sorted((r["decisions/id"], r["decisions/action"]) for r in decisions) == [(b"s-0001", b"drop"), (b"s-0004", b"keep")]
+    assert len(list(dataset.records("hf_test"))) == 8
 
 
 def test_the_new_files_are_sealed_deterministic_and_checked_for_drift(voted_key):
@@ -187,3 +218,28 @@ def test_the_new_files_are_sealed_deterministic_and_checked_for_drift(voted_key)
     voted_key.campaign.item_set.save(update_fields=["license"])
     drifted = {d.path for d in release_drift(key=voted_key)}
     assert {"hf/README.md", "CITATION.cff", "croissant.json"} <= drifted
+
+
+@pytest.mark.realdata
+def test_the_twist_v1_0_release_card_and_croissant_describe_the_released_trail(twist_decided, author, tmp_path, no_network):
+    key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    files = release_files(key)
+    header = card_header(files)
+    assert header["pretty_name"] == "TWIST gold key TWIST-v1.0"
+    assert header["license"] == ["cc-by-4.0", "cc-by-nc-4.0"]  # the items', then LoCoMo's (its quotes ship)
+    assert header["size_categories"] == ["n<1K"]
+    assert "LoCoMo (https://github.com/snap-research/locomo) remain under its own licence: `cc-by-nc-4.0`" in files["hf/README.md"].decode()
+    bundle.write(files, tmp_path)
+    dataset = mlc.Dataset(jsonld=str(tmp_path / "croissant.json"))
+    assert not dataset.metadata.ctx.issues.errors and not dataset.metadata.ctx.issues.warnings
+    document = json.loads(files["croissant.json"])
+    assert {f["contentUrl"]: f["sha256"] for f in document["distribution"]} == {
+        path: hashlib.sha256(content).hexdigest() for path, content in files.items() if path not in SEALED_ELSEWHERE
+    }
+    assert len(list(dataset.records("key"))) == 161
+    assert len(list(dataset.records("candidates"))) == 200
+    assert len(list(dataset.records("generation_rejects"))) == 223
+    assert len(list(dataset.records("council_votes"))) == sum(
+        len(json.loads(content)["answers"]) for path, content in files.items() if path.startswith("annotation/council/")
+    )
+    assert yaml.safe_load(files["CITATION.cff"])["license"] == ["CC-BY-4.0", "CC-BY-NC-4.0"]
