@@ -156,11 +156,12 @@ def render(data: dict) -> dict[str, bytes]:
         files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     for member, answers in data["council"].items():
         files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
-    for path, rows in metadata.trail_tables(data).items():
+    tables = metadata.trail_tables(data)
+    for path, rows in tables.items():
         files[path] = _jsonl(rows)
     files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
     # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-    files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files))
+    files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables))
     files["MANIFEST.sha256"] = "".join(
         f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
     ).encode("utf-8")

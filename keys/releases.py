@@ -75,7 +75,13 @@ def _records(path: str, content: bytes) -> dict[str, str] | None:
                 record = json.loads(line)
             except ValueError:
                 return None
-            out[str(record.get("id", record.get("item", n))) if isinstance(record, dict) else str(n)] = line
+            if not isinstance(record, dict):
+                out[str(n)] = line
+                continue
+            name = str(record.get("id", record.get("item", n)))
+            # The trail's tables hold one row per annotator (or council member) and item.
+            who = record.get("annotator", record.get("member"))
+            out[f"{who}:{name}" if who is not None else name] = line
         return out
     if path.endswith(".json"):
         try:

@@ -243,3 +243,40 @@ def test_the_twist_v1_0_release_card_and_croissant_describe_the_released_trail(t
         len(json.loads(content)["answers"]) for path, content in files.items() if path.startswith("annotation/council/")
     )
     assert yaml.safe_load(files["CITATION.cff"])["license"] == ["CC-BY-4.0", "CC-BY-NC-4.0"]
+
+
+def test_a_lapse_release_declares_lapse_and_validates(author, annotator_b, tmp_path, no_network):
+    from annotation.models import Assignment
+    from annotation.services import answer_save, campaign_create
+    from items.services import item_set_get_or_create
+    from tests.conftest import close_campaign
+
+    item_set = item_set_get_or_create(name="lapse synthetic", kind="lapse")
+    Item.objects.bulk_create(
+        Item(item_set=item_set, kind="lapse", external_id=f"g{i:03d}", request="Write the invite", response=f"-r{i}",
+             key_fact="the Marbury Residences", hidden={"gap": i})
+        for i in range(3)
+    )
+    campaign = campaign_create(slug="lapse", item_set=item_set, annotators=[author, annotator_b], seed=3)
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
+        answer_save(assignment=assignment, values={"label": "PROCEED"})
+    close_campaign(campaign)
+    key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    files = release_files(key)
+    header = card_header(files)
+    assert (header["pretty_name"], header["license"], header["source_datasets"]) == ("Lapse gold key LAPSE-v1.0", "cc-by-4.0", ["original"])
+    cff = yaml.safe_load(files["CITATION.cff"])
+    assert cff["preferred-citation"]["title"] == "Memory Consolidation Flattens the Temporal Shape of User Facts"
+    document = json.loads(files["croissant.json"])
+    candidates = next(s for s in document["recordSet"] if s["@id"] == "candidates")
+    fields = {f["name"]: f["dataType"] for f in candidates["field"]}
+    assert fields == {"id": "sc:Text", "request": "sc:Text", "response": "sc:Text", "key_fact": "sc:Text",
+                      "text_released": "sc:Boolean"}
+    assert "as JSON objects: hidden" in candidates["description"]  # no Croissant type for an object
+    bundle.write(files, tmp_path)
+    dataset = mlc.Dataset(jsonld=str(tmp_path / "croissant.json"))
+    assert not dataset.metadata.ctx.issues.errors and not dataset.metadata.ctx.issues.warnings
+    records = list(dataset.records("candidates"))
+    assert [r["candidates/text_released"] for r in records] == [True, True, True]
+    assert sorted(r["candidates/response"] for r in records) == [b"-r0", b"-r1", b"-r2"]
+    assert [r["answers/label"] for r in dataset.records("answers")] == [b"PROCEED"] * 6

@@ -22,9 +22,17 @@ CLOCK = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 # The bundle of TWIST-v1.0 frozen from the released trail under CLOCK, file by file.
 BUNDLE_SHA256 = {
     "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
-    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version),
-    # and MANIFEST.sha256 lists stats.json's hash: those two changed on purpose, nothing else did.
-    "MANIFEST.sha256": "9632b083498e0f99a82507e5b59d3705dea5a560fcb57830034dcefabd86fbd5",
+    # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version).
+    # hf/README.md's YAML header is now built as data (licences of the items and of LoCoMo, languages,
+    # creators, source datasets, tags) with a licence and citation section; croissant.json, CITATION.cff
+    # and the trail's tables are new. MANIFEST.sha256 lists them all: those changed on purpose, no other
+    # file did.
+    "MANIFEST.sha256": "4cf6b69343a880e9713bc62c3c0c1436ae538f3a0387dbcc3218096fda8f50c4",
+    "CITATION.cff": "43b47ec72b49b840a7af407c1ef4874162b39ed85d75fee3809dd1da5875cfbd",
+    "croissant.json": "eb9737c2294ef30019667e819e5a7b6ac1087891ebf3b0d57790d9aa78510f81",
+    "annotation/tables/answers.jsonl": "c688454cb58b2ca7a30b3f9e3a7ef582b8cfa1183c4d6a96ccf5c08b84ad70fd",
+    "annotation/tables/council_votes.jsonl": "cf551fae51e28e232972fa4d8cf7de5935af5b9633c8308aa9d43a8420e89cf1",
+    "annotation/tables/decisions.jsonl": "a315aa514d1822eaecd39105ccc97574e446592b08d662943c45fc511f28ed7d",
     "annotation/adjudication_decisions.json": "61a0f634431bbc363cdfb0a06c2e3436472e04f94cf873fa2d3e2b725924123a",
     "annotation/adjudication_queue.jsonl": "2c37c813138ee12f412e98e2b03ac7e4cd2c1ea99a8398be0711c7f4f5cf1920",
     "annotation/answers_A.json": "843a31fd9d55060ddb658c31a677a244728f9c0b9ad36910b7631e0fbc97566d",
@@ -36,7 +44,7 @@ BUNDLE_SHA256 = {
     "datasheet.md": "e6e7ba39dae909bd7046f6d76d6eee25d0f5b1b0dbd68ce2fa6db182be82b52b",
     "errata.jsonl": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "generation_rejects.jsonl": "2816e34dd4132a08c0af21c66e5a25e9636bf58f7c8fd9eb7ba2aca7625e25b5",
-    "hf/README.md": "2535b9248121024561078314ffd8f2a3e1982aeb711bc56b61f953f916f5c2d8",
+    "hf/README.md": "d2a74fed290e6e1c054fe245473f4d894da68b9dbeb6cd208e656dcf85480bc8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
     "stats.json": "96659663a6c9904f554f2648ef895f6d7b6b9a3056035be1779f870c03cf9fe2",

@@ -111,6 +111,7 @@ def test_a_raw_edit_of_an_answer_makes_key_verify_fail_naming_the_file_and_item(
     behind_goldkeys_back('UPDATE annotation_answer SET "values" = %s WHERE id = %s', ['{"q1": "cannot-tell"}', answer.pk])
     code, message = verify(frozen_key.version)
     assert code == 1 and "live: annotation/answers_B.json: 1 record(s) differ from the sealed copy: s-0003" in message
+    assert "live: annotation/tables/answers.jsonl: 1 record(s) differ from the sealed copy: B:s-0003" in message
 
 
 def test_a_raw_edit_of_a_decision_note_makes_key_verify_fail_naming_it(frozen_key):
@@ -119,6 +120,7 @@ def test_a_raw_edit_of_a_decision_note_makes_key_verify_fail_naming_it(frozen_ke
     code, message = verify(frozen_key.version)
     assert code == 1
     assert "live: annotation/adjudication_decisions.json: 1 record(s) differ from the sealed copy: s-0001" in message
+    assert "live: annotation/tables/decisions.jsonl: 1 record(s) differ from the sealed copy: s-0001" in message
 
 
 def test_a_tampered_stored_file_fails_against_the_manifest(frozen_key):
