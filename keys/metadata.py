@@ -84,7 +84,7 @@ def bibtex(data: dict) -> str:
 
     if citation is None:
         year = (data["key"]["frozen_at"] or "")[:4]
-        fields = {"title": _title(data), "author": f"{{The {data['key']['benchmark']} authors}}", "year": year,
+        fields = {"title": _title(data), "author": f"{{{braced(_cff_authors(data)[0]['name'])}}}", "year": year,
                   "note": f"gold key {data['key']['version']}, SHA-256 {data['key']['sha256']}"}
         kind, name = "misc", f"{bench.slug}-{re.sub(r'[^A-Za-z0-9]+', '-', data['key']['version'])}"
     else:

@@ -9,6 +9,7 @@ import sys
 import pytest
 import yaml
 
+import protocols.base
 from council.models import CouncilMember, CouncilVote
 from items.models import Benchmark, Item
 from keys import bundle, metadata
@@ -313,3 +314,18 @@ def test_a_lapse_release_declares_lapse_and_validates(author, annotator_b, tmp_p
     assert [r["candidates/text_released"] for r in records] == [True, True, True]
     assert sorted(r["candidates/response"] for r in records) == ["-r0", "-r1", "-r2"]
     assert [r["answers/label"] for r in checked["records"]["answers"]] == ["PROCEED"] * 6
+
+
+def test_a_benchmark_that_declares_no_citation_is_cited_by_its_key(monkeypatch):
+    monkeypatch.setattr(metadata, "benchmark_of", lambda data: protocols.base.Benchmark("b", "B{x}", "t", "T"))
+    data = {"key": {"benchmark": "B{x}", "version": "B-v2.1", "sha256": "c" * 64, "frozen_at": "2026-05-01T10:00:00Z",
+                    "kind": "twist", "manifest": {}}, "entries": []}
+    cff = yaml.safe_load(metadata.citation_cff_text(data))
+    assert cff["authors"] == [{"name": "The B{x} authors"}] and "preferred-citation" not in cff
+    assert (cff["date-released"], cff["version"]) == ("2026-05-01", "B-v2.1")
+    assert "license" not in cff  # "unknown" has no SPDX identifier: left out rather than guessed
+    assert metadata.bibtex(data) == (
+        "@misc{b-B-v2-1,\n  title = {B\\{x\\} gold key B-v2.1},\n  author = {{The B\\{x\\} authors}},\n"
+        "  year = {2026},\n  note = {gold key B-v2.1, SHA-256 " + "c" * 64 + "}\n}\n"
+    )
+    assert metadata.hf_card_metadata(data)["license"] == "unknown"
