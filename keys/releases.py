@@ -31,7 +31,7 @@ def release_seal(*, key: GoldKey) -> Release:
     if Release.objects.filter(key=key).exists():
         raise ApplicationError(f"key '{key.version}' is already released")
     files = bundle.render(bundle_data(key))
-    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]))
+    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]), format=bundle.FORMAT)
     ReleaseFile.objects.bulk_create(
         ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 1))
         for path, content in files.items()
@@ -44,6 +44,10 @@ def release_get(key: GoldKey) -> Release:
     if release is None:
         raise ApplicationError(f"key '{key.version}' has no sealed release")
     return release
+
+
+def release_format(release: Release) -> int:
+    return release.format or 1  # sealed before the format was recorded
 
 
 def release_files(key: GoldKey) -> dict[str, bytes]:
@@ -125,7 +129,7 @@ def release_drift(*, key: GoldKey) -> list[Drift]:
     for path in sorted(set(listed) - set(files)):
         drift.append(Drift("release", path, "listed in MANIFEST.sha256 but missing"))
     try:
-        live = bundle.render(bundle_data(key))
+        live = bundle.render(bundle_data(key), fmt=release_format(release))
     except ApplicationError as exc:  # the entries no longer match the key's hash
         return [*drift, Drift("entries", "key.jsonl", exc.message)]
     for path in sorted(set(files) | set(live)):
