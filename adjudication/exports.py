@@ -28,10 +28,13 @@ def _flatten(prefix: str, value, rows: list) -> None:
         rows.append((prefix, value))
 
 
-def agreement_csv(campaign_slug: str, agreement: dict) -> str:
-    """Every figure of the agreement page, one per row: `q1.kappa`, `q1.ci95.0`, `q1.confusion.contradicts.consistent`…"""
+def agreement_csv(campaign_slug: str, agreement: dict, panels: dict | None = None) -> str:
+    """Every figure of the agreement page, one per row: `q1.kappa`, `q1.ci95.0`, `q1.confusion.contradicts.consistent`…,
+    then those of the protocol's own sections under their names (`scorer_validation.…`)."""
     rows: list = []
     _flatten("", agreement, rows)
+    for name, figures in (panels or {}).items():
+        _flatten(name, figures, rows)
     return csv_text(AGREEMENT_COLUMNS, [(campaign_slug, figure, value) for figure, value in rows])
 
 

@@ -45,6 +45,12 @@ def _forest_rows(spec, agreement: dict) -> list[dict]:
     ]
 
 
+def _agreement_panels(spec, campaign) -> list[tuple]:
+    """The protocol's own sections of the agreement page (Lapse: scorer validation) with their figures,
+    resolved by name: adjudication never imports a protocol's app."""
+    return [(panel, import_string(panel.data)(campaign)) for panel in spec.agreement_panels]
+
+
 @campaign_page
 def agreement_page(request, campaign):
     spec = protocols.get(campaign.protocol)
@@ -63,9 +69,7 @@ def agreement_page(request, campaign):
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
-    # The protocol's own sections (Lapse: scorer validation), resolved by name: adjudication never
-    # imports a protocol's app.
-    panels = [{"template": p.template, "data": import_string(p.data)(campaign)} for p in spec.agreement_panels]
+    panels = [{"template": panel.template, "data": data} for panel, data in _agreement_panels(spec, campaign)]
     return render(
         request,
         "adjudication/agreement.html",
@@ -82,7 +86,9 @@ def _csv_download(body: str, filename: str) -> HttpResponse:
 @campaign_page
 @require_GET
 def agreement_csv(request, campaign):
-    body = exports.agreement_csv(campaign.slug, campaign_agreement(campaign))
+    panels = {panel.data.rsplit(".", 1)[-1]: data
+              for panel, data in _agreement_panels(protocols.get(campaign.protocol), campaign)}
+    body = exports.agreement_csv(campaign.slug, campaign_agreement(campaign), panels)
     return _csv_download(body, f"{campaign.slug}.agreement.csv")
 
 

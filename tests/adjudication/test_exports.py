@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
-from annotation.models import Enrollment
+from annotation.models import Campaign, Enrollment
 from items.models import Item
 from tests.adjudication.conftest import AGREE, DISAGREE, NOT_SELF_CONTAINED, make_twist_campaign
 
@@ -112,3 +112,23 @@ def test_each_csv_runs_the_same_number_of_queries_for_small_and_large_campaigns(
             assert client.get(reverse(name, args=[slug])).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1], counts
+
+
+def test_a_lapse_agreement_csv_holds_the_protocols_own_section_and_a_queue_without_gold(client, author, tmp_path):
+    from django.core.management import call_command
+
+    from lapse.selectors import scorer_validation
+    from tests.adjudication.test_commands import lapse_folder
+
+    call_command("lapse_gold_import", str(lapse_folder(tmp_path)), "--campaign", "lg", stdout=None)
+    client.force_login(author)
+    figures = {r["figure"]: r["value"] for r in rows_of(client.get(reverse("adjudication:agreement-csv", args=["lg"])))}
+    validation = scorer_validation(Campaign.objects.get(slug="lg"))
+    assert figures["scorer_validation.n_gold"] == str(validation["n_gold"])
+    assert figures["scorer_validation.applicable"] == "true"
+    assert "five_way.kappa" in figures
+    queue = rows_of(client.get(reverse("adjudication:queue-csv", args=["lg"])))
+    assert "gold" not in queue[0]  # the gold is the annotators' label here, not the item's own
+    pseudonyms = Enrollment.objects.filter(campaign__slug="lg").order_by("pseudonym").values_list("pseudonym", flat=True)
+    assert [c for c in queue[0] if c.endswith("_label")] == [f"{p}_label" for p in pseudonyms]
+    assert {"g002", "g003"} <= {r["item"] for r in queue}
