@@ -46,6 +46,12 @@ def queue_page_view(campaign: Campaign) -> dict:
     }
 
 
+def queue_export_view(campaign: Campaign) -> dict:
+    """What the queue's CSV holds: the queue entries and the annotators' pseudonyms, in a fixed number of queries."""
+    data = campaign_data(campaign)
+    return {"spec": protocols.get(campaign.protocol), "entries": queue_from_data(data), "pseudonyms": list(data.pseudonyms)}
+
+
 def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict | None:
     data = campaign_data(campaign)
     item_ids = {i.id for i in data.items}

@@ -5,14 +5,14 @@ from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.module_loading import import_string
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 import protocols
-from adjudication import charts, pages, selectors
+from adjudication import charts, exports, pages, selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.services import decision_save
 from annotation.access import get_unblinded_campaign
@@ -45,6 +45,12 @@ def _forest_rows(spec, agreement: dict) -> list[dict]:
     ]
 
 
+def _agreement_panels(spec, campaign) -> list[tuple]:
+    """The protocol's own sections of the agreement page (Lapse: scorer validation) with their figures,
+    resolved by name: adjudication never imports a protocol's app."""
+    return [(panel, import_string(panel.data)(campaign)) for panel in spec.agreement_panels]
+
+
 @campaign_page
 def agreement_page(request, campaign):
     spec = protocols.get(campaign.protocol)
@@ -63,14 +69,34 @@ def agreement_page(request, campaign):
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
-    # The protocol's own sections (Lapse: scorer validation), resolved by name: adjudication never
-    # imports a protocol's app.
-    panels = [{"template": p.template, "data": import_string(p.data)(campaign)} for p in spec.agreement_panels]
+    panels = [{"template": panel.template, "data": data} for panel, data in _agreement_panels(spec, campaign)]
     return render(
         request,
         "adjudication/agreement.html",
         {"campaign": campaign, "spec": spec, "a": agreement, "main": main, "pictures": pictures, "panels": panels},
     )
+
+
+def _csv_download(body: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@campaign_page
+@require_GET
+def agreement_csv(request, campaign):
+    panels = {panel.data.rsplit(".", 1)[-1]: data
+              for panel, data in _agreement_panels(protocols.get(campaign.protocol), campaign)}
+    body = exports.agreement_csv(campaign.slug, campaign_agreement(campaign), panels)
+    return _csv_download(body, f"{campaign.slug}.agreement.csv")
+
+
+@campaign_page
+@require_GET
+def queue_csv(request, campaign):
+    view = pages.queue_export_view(campaign)
+    return _csv_download(exports.queue_csv(view["spec"], view["entries"], view["pseudonyms"]), f"{campaign.slug}.queue.csv")
 
 
 @campaign_page

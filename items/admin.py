@@ -136,6 +136,11 @@ class ItemImportForm(forms.Form):
         max_length=200, required=False, help_text="Item set name (TWIST and Lapse), e.g. “TWIST Track B v1 candidates”."
     )
     rejects = forms.FileField(required=False, help_text="TWIST only: generation rejects JSONL to keep with the set.")
+    license = forms.CharField(
+        max_length=50, required=False,
+        help_text="Licence id the file was released under, e.g. cc-by-4.0 (blank: LoCoMo's own for the corpus, "
+        "the benchmark's for items).",
+    )
     dry_run = forms.BooleanField(required=False, label="Validate only (write nothing)")
 
     def clean(self):
@@ -159,7 +164,7 @@ class ItemImportForm(forms.Form):
 
 @admin.register(ItemSet)
 class ItemSetAdmin(RoleAdminMixin, admin.ModelAdmin):
-    list_display = ("name", "kind", "track", "item_count", "reject_count", "created_at")
+    list_display = ("name", "kind", "track", "license", "item_count", "reject_count", "created_at")
     list_filter = ("kind",)
     list_select_related = ("track__benchmark",)
     search_fields = ("name",)
@@ -203,6 +208,7 @@ class ItemSetAdmin(RoleAdminMixin, admin.ModelAdmin):
                         upload=Upload(data["file"].name, data["file"].chunks()),
                         item_set_name=data.get("item_set") or "",
                         rejects=Upload(rejects.name, rejects.chunks()) if rejects else None,
+                        license=data.get("license") or "",
                         dry_run=data["dry_run"],
                     )
                 except ImportFailed as exc:

@@ -28,6 +28,7 @@ class ItemSetSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
     schema = serializers.CharField(help_text="the released file schema the items came in, e.g. twist-v1")
+    license = serializers.CharField(help_text="the licence recorded at import, e.g. cc-by-4.0")
     benchmark = serializers.CharField(source="track.benchmark.name")
     track = serializers.CharField(source="track.name")
     items = serializers.IntegerField(source="n_items")
@@ -42,6 +43,9 @@ class ImportInSerializer(serializers.Serializer):
     item_set = serializers.CharField(required=False, allow_blank=True, default="",
                                      help_text="the item set to import into (required for twist and lapse)")
     rejects = serializers.FileField(required=False, help_text="TWIST generation rejects JSONL, kept with the set")
+    license = serializers.CharField(required=False, allow_blank=True, default="", max_length=50,
+                                    help_text="the licence id the file was released under, e.g. cc-by-4.0 (blank: "
+                                    "LoCoMo's own for the corpus, the benchmark's for items)")
     dry_run = serializers.BooleanField(required=False, default=False, help_text="validate and report, write nothing")
 
 
@@ -90,6 +94,7 @@ class ItemImportApi(APIView):
                 upload=Upload(data["file"].name, data["file"].chunks()),
                 item_set_name=data["item_set"],
                 rejects=Upload(rejects.name, rejects.chunks()) if rejects else None,
+                license=data["license"],
                 dry_run=data["dry_run"],
             )
         except ImportFailed as exc:

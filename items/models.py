@@ -9,6 +9,13 @@ from django.db import models
 
 import protocols
 
+# The corpus TWIST items point into, as its own repository releases it: every imported conversation
+# records this licence unless the import names another (a Hugging Face licence id).
+LOCOMO_NAME = "LoCoMo"
+LOCOMO_URL = "https://github.com/snap-research/locomo"
+LOCOMO_LICENSE = "cc-by-nc-4.0"
+LICENSE_MAX = 50
+
 
 class Benchmark(models.Model):
     slug = models.SlugField(unique=True)
@@ -45,6 +52,9 @@ class ItemSet(models.Model):
     # The released file schema the items came in: "twist-v1" carries family, contradicted quote and
     # history length; "twist-v0" (the pilot) carries none of them, so a gate on quotes cannot apply.
     schema = models.CharField(max_length=20, blank=True)
+    # The licence the items were released under (a Hugging Face licence id, e.g. "cc-by-4.0"), recorded at
+    # import from the command or the protocol's benchmark; releases of keys over these items declare it.
+    license = models.CharField(max_length=LICENSE_MAX, blank=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -56,6 +66,8 @@ class Conversation(models.Model):
     external_id = models.CharField(max_length=50, unique=True)  # "conv-26"
     speaker_a = models.CharField(max_length=100)
     speaker_b = models.CharField(max_length=100)
+    # The corpus's own licence, recorded at import: it governs the turns and quotes a release carries.
+    license = models.CharField(max_length=LICENSE_MAX, default=LOCOMO_LICENSE)
 
     def __str__(self) -> str:
         return self.external_id

@@ -1,5 +1,6 @@
 """Writes for the corpus and items: every import is validated in full, then written in one transaction."""
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import protocols
 from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
 from items.models import (
+    LICENSE_MAX,
+    LOCOMO_LICENSE,
     Benchmark,
     Conversation,
     Evidence,
@@ -69,8 +72,24 @@ TWIST_V1_SCHEMA = "twist-v1"
 TWIST_V0_SCHEMA = "twist-v0"
 
 
-def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
-    """The item set, created under its protocol's benchmark and track on first use."""
+# A Hugging Face licence id ("cc-by-4.0", "cc-by-nc-sa-4.0", "apache-2.0", "other", "unknown").
+LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
+
+
+def license_checked(value: str) -> str:
+    """The licence id an import was given ('' when none), or ImportFailed naming the field."""
+    value = value.strip()
+    if value and (len(value) > LICENSE_MAX or not LICENSE_ID.match(value)):
+        raise ImportFailed([f"field 'license': '{value[:LICENSE_MAX]}' is not a licence id such as cc-by-4.0 "
+                            "(lower-case letters, digits, '.', '+', '-')"])
+    return value
+
+
+def item_set_get_or_create(*, name: str, kind: str, license: str = "") -> ItemSet:
+    """The item set, created under its protocol's benchmark and track on first use, with the licence the
+    import names or else the one its protocol's benchmark declares. An existing set keeps its licence: an
+    import naming another one is refused (relicensing is not an import)."""
+    license = license_checked(license)
     try:
         filed_under = protocols.for_kind(kind).benchmark
     except protocols.UnknownProtocol as exc:
@@ -79,16 +98,24 @@ def item_set_get_or_create(*, name: str, kind: str) -> ItemSet:
     track, _ = Track.objects.get_or_create(
         benchmark=benchmark, slug=filed_under.track_slug, defaults={"name": filed_under.track_name}
     )
-    item_set, created = ItemSet.objects.get_or_create(name=name, defaults={"track": track, "kind": kind})
+    item_set, created = ItemSet.objects.get_or_create(
+        name=name, defaults={"track": track, "kind": kind, "license": license or filed_under.license}
+    )
     if not created and item_set.kind != kind:
         raise ImportFailed([f"item set '{name}' holds {item_set.get_kind_display()} items, not {kind}"])
+    if not created and license and item_set.license != license:
+        if item_set.license:
+            raise ImportFailed([f"field 'license': item set '{name}' is recorded under {item_set.license}, "
+                                f"not {license}"])
+        ItemSet.objects.filter(pk=item_set.pk).update(license=license)
+        item_set.license = license
     return item_set
 
 
-def _item_set_locked(name: str, kind: str) -> ItemSet:
+def _item_set_locked(name: str, kind: str, license: str = "") -> ItemSet:
     """The item set, row-locked until the import commits: two imports into one set would otherwise both
     see an item as new and the second would fail on the unique constraint instead of finding it unchanged."""
-    item_set = item_set_get_or_create(name=name, kind=kind)
+    item_set = item_set_get_or_create(name=name, kind=kind, license=license)
     return ItemSet.objects.select_for_update().get(pk=item_set.pk)
 
 
@@ -157,11 +184,14 @@ def _stored_conversation_content(conversations: list[Conversation]) -> dict[int,
     return {c.id: (c.speaker_a, c.speaker_b, tuple(sessions[c.id]), tuple(turns[c.id])) for c in conversations}
 
 
-def corpus_import_locomo(*, path: Path, dry_run: bool = False) -> ImportReport:
-    """LoCoMo conversations: a folder of 26.json-style files, one such file, or a locomo10.json list.
+def corpus_import_locomo(*, path: Path, license: str = "", dry_run: bool = False) -> ImportReport:
+    """LoCoMo conversations: a folder of 26.json-style files, one such file, or a locomo10.json list,
+    recorded under `license` (default: LoCoMo's own).
 
-    A conversation already imported with the same content is left alone; with different content the
-    whole import is refused (turn ids are what items cite, so they never change under them)."""
+    A conversation already imported with the same content is left alone; with different content, or
+    under another licence than the import names, the whole import is refused (turn ids are what items
+    cite, so they never change under them)."""
+    license = license_checked(license)
     log = ErrorLog()
     parsed = parse_locomo_path(Path(path), log)
     log.raise_if_any()
@@ -171,6 +201,8 @@ def corpus_import_locomo(*, path: Path, dry_run: bool = False) -> ImportReport:
         old = existing.get(conv.external_id)
         if old is not None and stored[old.id] != _conversation_content(conv):
             log.add(conv.source, f"conversation {conv.external_id} is already imported with different content")
+        elif old is not None and license and old.license != license:
+            log.add(conv.source, f"field 'license': conversation {conv.external_id} is recorded under {old.license}, not {license}")
     log.raise_if_any()
 
     def write() -> ImportReport:
@@ -179,7 +211,10 @@ def corpus_import_locomo(*, path: Path, dry_run: bool = False) -> ImportReport:
         if not fresh:
             return report
         conversations = Conversation.objects.bulk_create(
-            Conversation(external_id=conv.external_id, speaker_a=conv.speaker_a, speaker_b=conv.speaker_b)
+            Conversation(
+                external_id=conv.external_id, speaker_a=conv.speaker_a, speaker_b=conv.speaker_b,
+                license=license or LOCOMO_LICENSE,
+            )
             for conv in fresh
         )
         sessions = Session.objects.bulk_create(
@@ -247,9 +282,11 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
 
 
 def items_import_twist(
-    *, path: Path, item_set_name: str, rejects_path: Path | None = None, dry_run: bool = False
+    *, path: Path, item_set_name: str, rejects_path: Path | None = None, license: str = "", dry_run: bool = False
 ) -> ImportReport:
-    """Track B JSONL, v1 schema or v0 pilot schema (no family, quote or history length)."""
+    """Track B JSONL, v1 schema or v0 pilot schema (no family, quote or history length), into an item set
+    recorded under `license` (default: the TWIST benchmark's)."""
+    license = license_checked(license)
     path = Path(path)
     log = ErrorLog()
     parsed: list[ParsedTwistItem] = []
@@ -323,7 +360,7 @@ def items_import_twist(
     rejects = rejects + gate_rejected
 
     def write() -> ImportReport:
-        item_set = _item_set_locked(item_set_name, TWIST_KIND)
+        item_set = _item_set_locked(item_set_name, TWIST_KIND, license)
         schema = TWIST_V1_SCHEMA if carries_quotes else TWIST_V0_SCHEMA
         if item_set.schema and item_set.schema != schema:
             raise ImportFailed([f"{path.name}:1: item set '{item_set.name}' holds {item_set.schema} items; this file is {schema}"])
@@ -426,8 +463,10 @@ def _lapse_fingerprint(item: ParsedLapseItem) -> tuple:
     return (item.request, item.response, item.key_fact, item.hidden)
 
 
-def items_import_lapse(*, path: Path, item_set_name: str, dry_run: bool = False) -> ImportReport:
-    """Lapse JSONL: gold-set items (gid, query, response, witness, …) or the scorer battery (battery_id, …)."""
+def items_import_lapse(*, path: Path, item_set_name: str, license: str = "", dry_run: bool = False) -> ImportReport:
+    """Lapse JSONL: gold-set items (gid, query, response, witness, …) or the scorer battery (battery_id, …),
+    into an item set recorded under `license` (default: the Lapse benchmark's)."""
+    license = license_checked(license)
     path = Path(path)
     log = ErrorLog()
     parsed: list[ParsedLapseItem] = []
@@ -445,7 +484,7 @@ def items_import_lapse(*, path: Path, item_set_name: str, dry_run: bool = False)
     if not parsed and not log.errors:
         log.add(f"{path.name}:1", "no items in file")
     log.raise_if_any()
-    return _atomic_import(dry_run, lambda: _write_lapse_items(parsed, item_set_name, path.name))
+    return _atomic_import(dry_run, lambda: _write_lapse_items(parsed, item_set_name, path.name, license=license))
 
 
 def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], source: str, text_released: bool = True) -> ImportReport:
@@ -454,8 +493,10 @@ def lapse_items_create(*, item_set_name: str, items: list[ParsedLapseItem], sour
         return _write_lapse_items(items, item_set_name, source, text_released=text_released)
 
 
-def _write_lapse_items(parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True) -> ImportReport:
-    item_set = _item_set_locked(item_set_name, LAPSE_KIND)
+def _write_lapse_items(
+    parsed: list[ParsedLapseItem], item_set_name: str, source: str, text_released: bool = True, license: str = ""
+) -> ImportReport:
+    item_set = _item_set_locked(item_set_name, LAPSE_KIND, license)
     report = ImportReport(item_set=item_set.name)
     existing = {
         row[0]: row[1:]

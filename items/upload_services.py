@@ -70,11 +70,12 @@ def _extract_locomo_archive(archive: Path, folder: Path) -> Path:
 
 
 def upload_import(
-    *, kind: str, upload: Upload, item_set_name: str = "", rejects: Upload | None = None, dry_run: bool = False
+    *, kind: str, upload: Upload, item_set_name: str = "", rejects: Upload | None = None, license: str = "",
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import an uploaded file: LoCoMo (zip of conversation files, one 26.json, or locomo10.json), or
     one protocol's items file through the importer its spec names (TWIST Track B JSONL with optional
-    generation rejects, Lapse JSONL)."""
+    generation rejects, Lapse JSONL), recorded under `license` (blank: the corpus's or benchmark's own)."""
     if kind not in UPLOAD_KINDS:
         raise ImportFailed([f"unknown import kind '{kind}'"])
     if kind != CORPUS and not item_set_name.strip():
@@ -87,7 +88,7 @@ def upload_import(
                 extracted = folder / "conversations"
                 extracted.mkdir()
                 saved = _extract_locomo_archive(saved, extracted)
-            return corpus_import_locomo(path=saved, dry_run=dry_run)
+            return corpus_import_locomo(path=saved, license=license, dry_run=dry_run)
         spec = protocols.for_kind(kind)
         options = {}
         if spec.accepts_rejects:
@@ -96,4 +97,4 @@ def upload_import(
                 (folder / "rejects").mkdir()
                 options["rejects_path"] = _save_upload(rejects, folder / "rejects")
         importer = import_string(spec.importer)
-        return importer(path=saved, item_set_name=item_set_name.strip(), dry_run=dry_run, **options)
+        return importer(path=saved, item_set_name=item_set_name.strip(), license=license, dry_run=dry_run, **options)

@@ -10,9 +10,18 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
+from keys import metadata
 from keys.canonical import dumps, jsonl_bytes
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+# What a release holds, by format. A sealed release records the format it was rendered in, and is
+# re-rendered in that format to check it: a release sealed before a format change stays verifiable.
+#   1: the key, candidates, rejects, the trail, errata, CHANGELOG, stats, datasheet, the Hugging Face card
+#      (its header written as text) and split, MANIFEST.sha256.
+#   2: the card's header built as data, croissant.json, CITATION.cff and the trail as tables.
+FORMAT = 2
+FORMATS = (1, 2)
 
 
 # The bundle's indented JSON: `json.dumps(value, **INDENTED)` plus a newline.
@@ -92,11 +101,29 @@ def changelog_markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def hf_card(data: dict) -> str:
+def hf_card_format1(data: dict) -> str:
+    """The card of format 1, kept so that releases sealed in it re-render byte for byte."""
     key = data["key"]
     n = len(data["entries"])
     size = "n<1K" if n < 1000 else "1K<n<10K" if n < 10_000 else "10K<n<100K" if n < 100_000 else "100K<n<1M"
-    return render_to_string("keys/hf_README.md", {"key": key, "n": n, "size": size, "counts": key["manifest"].get("counts_by_gold", {})})
+    return render_to_string("keys/hf_README_format1.md", {"key": key, "n": n, "size": size, "counts": key["manifest"].get("counts_by_gold", {})})
+
+
+def hf_card(data: dict) -> str:
+    """The Hub's dataset card: a YAML header built as data (keys/metadata.py), then the prose."""
+    key = data["key"]
+    sources = data.get("sources") or {}
+    return metadata.hf_card_header(data) + render_to_string(
+        "keys/hf_README.md",
+        {
+            "key": key,
+            "n": len(data["entries"]),
+            "counts": key["manifest"].get("counts_by_gold", {}),
+            "item_license": metadata.licenses(data)[0],
+            "corpora": sources.get("corpora", []),
+            "bibtex": metadata.bibtex(data),
+        },
+    )
 
 
 def datasheet(data: dict) -> str:
@@ -117,7 +144,9 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict) -> dict[str, bytes]:
+def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {
         "key.jsonl": data["key_bytes"],
         "candidates.jsonl": _jsonl(data["candidates"]),
@@ -138,13 +167,20 @@ def render(data: dict) -> dict[str, bytes]:
             }
         ),
         "datasheet.md": datasheet(data).encode("utf-8"),
-        "hf/README.md": hf_card(data).encode("utf-8"),
+        "hf/README.md": (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"),
         "hf/test.jsonl": _jsonl(data.get("test_records", data["entries"])),
     }
     for pseudonym, answers in data["answers"].items():
         files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     for member, answers in data["council"].items():
         files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
+    if fmt >= 2:
+        tables = metadata.trail_tables(data)
+        for path, rows in tables.items():
+            files[path] = _jsonl(rows)
+        files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
+        # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
+        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables))
     files["MANIFEST.sha256"] = "".join(
         f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
     ).encode("utf-8")

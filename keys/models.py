@@ -135,6 +135,9 @@ class Release(models.Model):
     key = models.OneToOneField(GoldKey, on_delete=models.PROTECT, related_name="release")
     sha256 = models.CharField(max_length=64)
     sealed_at = models.DateTimeField(default=timezone.now)
+    # The bundle format it was rendered in (keys.bundle.FORMATS); null: sealed before formats were
+    # recorded, which is format 1. Nullable so that adding it rewrites no sealed row.
+    format = models.PositiveSmallIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"release of {self.key.version}"

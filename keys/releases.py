@@ -33,7 +33,7 @@ def release_seal(*, key: GoldKey, entries: list | None = None, key_bytes: bytes 
     if Release.objects.filter(key=key).exists():
         raise ApplicationError(f"key '{key.version}' is already released")
     files = bundle.render(bundle_data(key, entries=entries, key_bytes=key_bytes))
-    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]))
+    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]), format=bundle.FORMAT)
     ReleaseFile.objects.bulk_create(
         ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 1))
         for path, content in files.items()
@@ -46,6 +46,10 @@ def release_get(key: GoldKey) -> Release:
     if release is None:
         raise ApplicationError(f"key '{key.version}' has no sealed release")
     return release
+
+
+def release_format(release: Release) -> int:
+    return release.format or 1  # sealed before the format was recorded
 
 
 def release_files(key: GoldKey) -> dict[str, bytes]:
@@ -77,7 +81,13 @@ def _records(path: str, content: bytes) -> dict[str, str] | None:
                 record = json.loads(line)
             except ValueError:
                 return None
-            out[str(record.get("id", record.get("item", n))) if isinstance(record, dict) else str(n)] = line
+            if not isinstance(record, dict):
+                out[str(n)] = line
+                continue
+            name = str(record.get("id", record.get("item", n)))
+            # The trail's tables hold one row per annotator (or council member) and item.
+            who = record.get("annotator", record.get("member"))
+            out[f"{who}:{name}" if who is not None else name] = line
         return out
     if path.endswith(".json"):
         try:
@@ -121,7 +131,7 @@ def release_drift(*, key: GoldKey) -> list[Drift]:
     for path in sorted(set(listed) - set(files)):
         drift.append(Drift("release", path, "listed in MANIFEST.sha256 but missing"))
     try:
-        live = bundle.render(bundle_data(key))
+        live = bundle.render(bundle_data(key), fmt=release_format(release))
     except ApplicationError as exc:  # the entries no longer match the key's hash
         return [*drift, Drift("entries", "key.jsonl", exc.message)]
     for path in sorted(set(files) | set(live)):

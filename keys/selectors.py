@@ -19,7 +19,7 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_joins
-from items.models import Evidence, GenerationReject, Item
+from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
 from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry
 
@@ -412,6 +412,17 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
     if campaign is None:
         return data
     spec = protocols.for_kind(root.kind)
+    item_set = campaign.item_set
+    data["sources"] = {
+        "item_set": item_set.name,
+        "license": item_set.license,
+        # The corpus licences of the conversations these items cite (their turn ids and quotes ship).
+        "corpora": [
+            {"name": LOCOMO_NAME, "url": LOCOMO_URL, "license": license}
+            for license in Conversation.objects.filter(items__item_set=item_set)
+            .values_list("license", flat=True).distinct().order_by("license")
+        ],
+    }
     paths = _candidate_paths(spec)
     item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", *paths)
     rows = list(item_rows.iterator(chunk_size=20000) if _converted(paths) else _raw_rows(item_rows))

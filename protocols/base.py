@@ -82,13 +82,35 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Citation:
+    """What a benchmark asks to be cited as (CITATION.cff's preferred-citation, the card's citation).
+    `authors` are names as the publication gives them; a group name is written as a CFF entity."""
+
+    title: str
+    authors: tuple[str, ...]
+    year: int
+    url: str = ""
+    kind: str = "article"  # the CFF reference type
+
+
+@dataclass(frozen=True)
 class Benchmark:
-    """The benchmark and track an item kind belongs to (created on first import)."""
+    """The benchmark and track an item kind belongs to (created on first import), and what its releases
+    declare about themselves: the licence its item files carry unless an import says otherwise (a Hugging
+    Face licence id), languages, the Hub's task categories and tags, the datasets its items derive from,
+    and the publication to cite."""
 
     slug: str
     name: str
     track_slug: str
     track_name: str
+    license: str = "unknown"
+    homepage: str = ""
+    languages: tuple[str, ...] = ("en",)
+    task_categories: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    source_datasets: tuple[str, ...] = ("original",)
+    citation: Citation | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from protocols.base import (
     MISSING_ANSWERS,
     AnswerFile,
     Benchmark,
+    Citation,
     CouncilPrompt,
     Panel,
     ProtocolSpec,
@@ -97,7 +98,19 @@ SPEC = ProtocolSpec(
     label="Lapse behaviour labels",
     item_kind="lapse",
     item_kind_label="Lapse output",
-    benchmark=Benchmark("lapse", "Lapse", "behaviour", "Behaviour outputs"),
+    benchmark=Benchmark(
+        "lapse", "Lapse", "behaviour", "Behaviour outputs",
+        license="cc-by-4.0",  # the released gold labels and battery (data CC BY 4.0)
+        homepage="https://github.com/aimsresearchlab/lapse",
+        task_categories=("text-classification",),
+        tags=("conversational-memory", "llm-evaluation", "human-validated", "evaluation"),
+        citation=Citation(
+            title="Memory Consolidation Flattens the Temporal Shape of User Facts",
+            authors=("The Lapse authors",),
+            year=2026,
+            url="https://arxiv.org/abs/2609.36457",
+        ),
+    ),
     importer="items.services.items_import_lapse",
     upload_label="Lapse items (JSONL: gold-set items or the scorer battery)",
     version="lapse-behaviour-labels/1",

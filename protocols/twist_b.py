@@ -14,6 +14,7 @@ from protocols.base import (
     MISSING_ANSWERS,
     AnswerFile,
     Benchmark,
+    Citation,
     CouncilFlag,
     CouncilPrompt,
     Panel,
@@ -204,7 +205,22 @@ SPEC = ProtocolSpec(
     label="TWIST Track B two-phase",
     item_kind="twist",
     item_kind_label="TWIST Track B draft",
-    benchmark=Benchmark("twist", "TWIST", "track-b", "Track B (draft vetting)"),
+    benchmark=Benchmark(
+        "twist", "TWIST", "track-b", "Track B (draft vetting)",
+        license="cc-by-4.0",  # the released items and annotation trail (data and docs CC BY 4.0)
+        homepage="https://github.com/subratpanda/twist-benchmark",
+        task_categories=("text-classification",),
+        tags=("conversational-memory", "contradiction-detection", "long-context", "human-validated", "evaluation"),
+        # Drafts are generated against LoCoMo conversations and cite (and quote) their turns.
+        source_datasets=("original", "extended|locomo"),
+        citation=Citation(
+            title="TWIST: A Proposed Benchmark for Intervention Quality in Conversational Memory, "
+            "with a Human-Validated Draft-Alignment Track",
+            authors=("The TWIST authors",),
+            year=2026,
+            url="https://arxiv.org/abs/2609.28575",
+        ),
+    ),
     importer="items.services.items_import_twist",
     accepts_rejects=True,
     upload_label="TWIST Track B items (JSONL, v1 or v0 pilot schema)",

@@ -14,7 +14,7 @@ def flag(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("council", "0005_votes_record_the_answering_model"),
-        ("items", "0005_item_gate_rejected"),
+        ("items", "0006_item_gate_rejected"),
     ]
 
     operations = [migrations.RunPython(flag, migrations.RunPython.noop)]

@@ -4,9 +4,7 @@ Both cite the key version and its SHA-256 first, and both keep the paired metric
 never shows CR without HNS and AS beside it.
 """
 
-import csv
-import io
-
+from goldkey.lib.csvsafe import csv_text
 from keys.scoring.metrics import LONG, SHORT
 
 HEADLINE = ("CR", "AS", "HNS", "Attr", "GCR")
@@ -69,16 +67,14 @@ CSV_COLUMNS = ["key_version", "key_sha256", "run", "metric", "k", "n", "value", 
 
 
 def report_csv(report: dict) -> str:
-    """One row per run and metric (CR, AS and HNS are always all present for a run)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    """One row per run and metric (CR, AS and HNS are always all present for a run). Run names come from
+    imported files, so every cell goes through the formula-safe writer."""
     key = report["key"]
+    rows = []
     for name, run in report["runs"].items():
         for metric in (*HEADLINE, "fact_only"):
             figure = run[metric]
-            boot = figure.get("bootstrap") or ["", ""]
-            writer.writerow([key["version"], key["sha256"], name, metric, figure["k"], figure["n"], repr(figure["value"]),
-                             repr(figure["wilson"][0]), repr(figure["wilson"][1]),
-                             *(repr(b) if b != "" else "" for b in boot)])
-    return out.getvalue()
+            boot = figure.get("bootstrap") or [None, None]
+            rows.append([key["version"], key["sha256"], name, metric, figure["k"], figure["n"], float(figure["value"]),
+                         float(figure["wilson"][0]), float(figure["wilson"][1]), *boot])
+    return csv_text(CSV_COLUMNS, rows)

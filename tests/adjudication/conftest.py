@@ -84,15 +84,25 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
     from annotation.services import answer_save
     from items.services import item_set_get_or_create
 
+    from items.models import Conversation, Evidence, Session, Turn
+
     item_set = item_set_get_or_create(name=f"synthetic {slug}", kind="twist")
-    Item.objects.bulk_create(
+    # One conversation in which Ana said the quoted sentence, so that every item cites a real turn of its
+    # recipient and the structural gates (which a derived key must pass) hold.
+    conversation = Conversation.objects.create(external_id=f"conv-{slug}", speaker_a="Ana", speaker_b="Bo",
+                                               license="cc-by-4.0")  # written for the tests, not LoCoMo
+    session = Session.objects.create(conversation=conversation, number=1, date_time_raw="1:00 pm on 1 May, 2023")
+    said = Turn.objects.create(conversation=conversation, session=session, dia_id="D1:1", speaker="Ana",
+                               text="Yes, she said so. Honestly, she really said so.", order=0)
+    items = Item.objects.bulk_create(
         Item(
             item_set=item_set, kind="twist", external_id=f"s-{i:04d}", recipient="Ana", draft=f"Draft ünïcode {i}",
             gold_type=TYPES[i % 3], family=f"F{i % 3}", contradicted_quote="she said so" if i % 3 == 0 else "",
-            history_turns=400 + i,
+            history_turns=400 + i, conversation=conversation,
         )
         for i in range(n)
     )
+    Evidence.objects.bulk_create(Evidence(item=item, turn=said, position=0) for item in items)
     campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=7, pseudonyms=["A", "B"])
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
         index = int(assignment.item.external_id[2:])

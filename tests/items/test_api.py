@@ -103,3 +103,21 @@ def test_the_item_set_list_runs_a_constant_number_of_queries(author, small_corpu
         client.post("/api/item-sets/import/", {"kind": "twist", "item_set": name, "file": upload("t.jsonl", jsonl(twist_record(1)))})
     with django_assert_max_num_queries(few):
         assert len(client.get("/api/item-sets/").json()) == 3
+
+
+def test_an_api_import_records_the_licence_it_names_and_the_list_shows_it(author, small_corpus):
+    client = token_client(author)
+    response = client.post("/api/item-sets/import/", {"kind": "twist", "item_set": "s", "license": "cc-by-nc-sa-4.0",
+                                                      "file": upload("t.jsonl", jsonl(twist_record(1)))})
+    assert response.status_code == 201
+    [listed] = client.get("/api/item-sets/").json()
+    assert listed["license"] == "cc-by-nc-sa-4.0"
+
+
+def test_an_api_import_with_a_malformed_licence_is_a_400_naming_the_field(author, small_corpus):
+    before = table_counts()
+    response = token_client(author).post("/api/item-sets/import/", {"kind": "twist", "item_set": "s", "license": "CC BY",
+                                                                    "file": upload("t.jsonl", jsonl(twist_record(1)))})
+    assert response.status_code == 400
+    assert any(e["field"] == "license" for e in response.json()["errors"]), response.json()
+    assert table_counts() == before

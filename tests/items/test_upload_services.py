@@ -61,3 +61,9 @@ def test_an_upload_is_read_in_chunks_and_named_by_its_base_name(small_corpus):
     assert caught.value.errors == [
         "items.jsonl:1: field 'conv': unknown conversation 'conv-7' (import it with import_locomo first)"
     ]
+
+
+def test_an_upload_records_the_licence_it_names():
+    doc = json.dumps(locomo_conversation())
+    upload_import(kind="locomo", upload=Upload("7.json", [doc.encode()]), license="cc-by-4.0")
+    assert Conversation.objects.get().license == "cc-by-4.0"

@@ -22,7 +22,8 @@ EXPECTED_FILES = {
     "annotation/answers_B.json", "annotation/adjudication_queue.jsonl", "annotation/adjudication_decisions.json",
     "annotation/council/anthropic-claude-sonnet-4-6.json", "annotation/council/gemini-gemini-3.5-flash.json",
     "annotation/council/openai-gpt-4o.json", "errata.jsonl", "CHANGELOG.md", "stats.json", "datasheet.md",
-    "hf/README.md", "hf/test.jsonl", "MANIFEST.sha256",
+    "hf/README.md", "hf/test.jsonl", "MANIFEST.sha256", "croissant.json", "CITATION.cff",
+    "annotation/tables/answers.jsonl", "annotation/tables/council_votes.jsonl", "annotation/tables/decisions.jsonl",
 }
 
 
@@ -60,7 +61,8 @@ def test_released_trail_freezes_to_the_published_key_and_exports_reproducibly(v1
     assert len(key_records) == 161 and {r["key_version"] for r in key_records} == {"TWIST-v1.0"}
     assert hashlib.sha256(first["key.jsonl"]).hexdigest() == v1.sha256
     assert len(jsonl(first["hf/test.jsonl"])) == 161
-    assert first["hf/README.md"].startswith(b"---\nlicense: cc-by-4.0\n")
+    # The items' licence, then LoCoMo's: the candidates carry its turn ids and verbatim quotes.
+    assert b"\nlicense:\n- cc-by-4.0\n- cc-by-nc-4.0\n" in first["hf/README.md"]
 
 
 def test_the_bundle_carries_the_released_trail_unchanged(v1, shared_data, tmp_path):

@@ -24,9 +24,17 @@ BUNDLE_SHA256 = {
     "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
     # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version), then
     # the council members' reported models and the count of decisions whose adjudicator is unknown; the
-    # datasheet says the imported council votes do not record the answering model; MANIFEST.sha256 lists
-    # both hashes. Those three changed on purpose, nothing else did.
-    "MANIFEST.sha256": "efa98107d4617da2ae4ad8812a782bb2556fb36aa1599dbdaa1e6a9bda8f8241",
+    # datasheet says the imported council votes do not record the answering model.
+    # hf/README.md's YAML header is now built as data (licences of the items and of LoCoMo, languages,
+    # creators, source datasets, tags) with a licence and citation section; croissant.json, CITATION.cff
+    # and the trail's tables are new. MANIFEST.sha256 lists them all: those changed on purpose, no other
+    # file did (croissant.json lists the datasheet's and stats.json's hashes, so it follows them).
+    "MANIFEST.sha256": "9c1b862f47f5c146051170042a2379b423c9c78b330d6fe738e6ac3201e53384",
+    "CITATION.cff": "43b47ec72b49b840a7af407c1ef4874162b39ed85d75fee3809dd1da5875cfbd",
+    "croissant.json": "be2711f0adf014efd95eb45c3494777b358286571c6d134396dcd3e164b8caeb",
+    "annotation/tables/answers.jsonl": "c688454cb58b2ca7a30b3f9e3a7ef582b8cfa1183c4d6a96ccf5c08b84ad70fd",
+    "annotation/tables/council_votes.jsonl": "cf551fae51e28e232972fa4d8cf7de5935af5b9633c8308aa9d43a8420e89cf1",
+    "annotation/tables/decisions.jsonl": "a315aa514d1822eaecd39105ccc97574e446592b08d662943c45fc511f28ed7d",
     "annotation/adjudication_decisions.json": "61a0f634431bbc363cdfb0a06c2e3436472e04f94cf873fa2d3e2b725924123a",
     "annotation/adjudication_queue.jsonl": "2c37c813138ee12f412e98e2b03ac7e4cd2c1ea99a8398be0711c7f4f5cf1920",
     "annotation/answers_A.json": "843a31fd9d55060ddb658c31a677a244728f9c0b9ad36910b7631e0fbc97566d",
@@ -38,7 +46,7 @@ BUNDLE_SHA256 = {
     "datasheet.md": "dec3e94a22477d900f9b3bcf44e2556d27a7b1b21e15c13cf3dce13c58eb6307",
     "errata.jsonl": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "generation_rejects.jsonl": "2816e34dd4132a08c0af21c66e5a25e9636bf58f7c8fd9eb7ba2aca7625e25b5",
-    "hf/README.md": "2535b9248121024561078314ffd8f2a3e1982aeb711bc56b61f953f916f5c2d8",
+    "hf/README.md": "d2a74fed290e6e1c054fe245473f4d894da68b9dbeb6cd208e656dcf85480bc8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
     "stats.json": "01d7106f6800f3eab9183f91c3bc2f46f151dace8df10c9d3a4ca889131ae145",

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import zlib
 from io import StringIO
 
 import pytest
@@ -12,9 +13,10 @@ from django.db import IntegrityError, connection, transaction
 from adjudication.models import Decision
 from annotation.models import Answer
 from items.models import Item
-from keys import triggers
+from keys import bundle, triggers
 from keys.models import Release, ReleaseFile
 from keys.releases import release_files
+from keys.selectors import bundle_data
 from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
 
 pytestmark = pytest.mark.django_db
@@ -111,6 +113,7 @@ def test_a_raw_edit_of_an_answer_makes_key_verify_fail_naming_the_file_and_item(
     behind_goldkeys_back('UPDATE annotation_answer SET "values" = %s WHERE id = %s', ['{"q1": "cannot-tell"}', answer.pk])
     code, message = verify(frozen_key.version)
     assert code == 1 and "live: annotation/answers_B.json: 1 record(s) differ from the sealed copy: s-0003" in message
+    assert "live: annotation/tables/answers.jsonl: 1 record(s) differ from the sealed copy: B:s-0003" in message
 
 
 def test_a_raw_edit_of_a_decision_note_makes_key_verify_fail_naming_it(frozen_key):
@@ -119,6 +122,7 @@ def test_a_raw_edit_of_a_decision_note_makes_key_verify_fail_naming_it(frozen_ke
     code, message = verify(frozen_key.version)
     assert code == 1
     assert "live: annotation/adjudication_decisions.json: 1 record(s) differ from the sealed copy: s-0001" in message
+    assert "live: annotation/tables/decisions.jsonl: 1 record(s) differ from the sealed copy: s-0001" in message
 
 
 def test_a_tampered_stored_file_fails_against_the_manifest(frozen_key):
@@ -144,3 +148,39 @@ def test_two_exports_of_twist_v1_0_before_and_after_deriving_v1_1_are_byte_ident
     key_derive(parent=key, version="TWIST-v1.1", user=author)
     assert export("TWIST-v1.0", tmp_path / "after") == before
     assert verify("TWIST-v1.0")[0] == 0 and verify("TWIST-v1.1")[0] == 0
+
+
+def reseal_behind_goldkeys_back(key, files: dict[str, bytes], fmt) -> None:
+    """Replace a release's stored files as a database sealed by older code would hold them."""
+    triggers.uninstall(connection)
+    try:
+        release = Release.objects.get(key=key)
+        ReleaseFile.objects.filter(release=release).delete()
+        ReleaseFile.objects.bulk_create(
+            ReleaseFile(release=release, path=path, sha256=hashlib.sha256(content).hexdigest(), size=len(content),
+                        content=zlib.compress(content))
+            for path, content in files.items()
+        )
+        Release.objects.filter(pk=release.pk).update(sha256=hashlib.sha256(files["MANIFEST.sha256"]).hexdigest(), format=fmt)
+    finally:
+        triggers.install(connection)
+
+
+def test_a_release_sealed_in_the_first_format_still_verifies_against_that_format(frozen_key):
+    first = bundle.render(bundle_data(frozen_key), fmt=1)
+    assert "croissant.json" not in first and "CITATION.cff" not in first
+    assert first["hf/README.md"].startswith(b"---\nlicense: cc-by-4.0\n")  # the header as it was written then
+    reseal_behind_goldkeys_back(frozen_key, first, None)  # sealed before the format was recorded
+    assert release_files(frozen_key) == first
+    code, message = verify(frozen_key.version)
+    assert code == 0, message
+    # Checked against the current format instead, the same release would look drifted: the format matters.
+    reseal_behind_goldkeys_back(frozen_key, first, 2)
+    code, message = verify(frozen_key.version)
+    assert code == 1 and "live: croissant.json: produced from the live rows but not in the sealed release" in message
+
+
+def test_a_new_release_records_the_current_format(frozen_key):
+    assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 2
+    with pytest.raises(ValueError, match="unknown release format 3"):
+        bundle.render(bundle_data(frozen_key), fmt=3)

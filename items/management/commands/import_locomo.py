@@ -13,9 +13,10 @@ class Command(GoldkeyCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("path", type=Path)
+        parser.add_argument("--license", default="", help="licence id to record, e.g. cc-by-4.0 (default: LoCoMo's own, cc-by-nc-4.0)")
 
-    def run(self, *, path, dry_run=False, **_):
-        return corpus_import_locomo(path=path, dry_run=dry_run).as_dict()
+    def run(self, *, path, license="", dry_run=False, **_):
+        return corpus_import_locomo(path=path, license=license, dry_run=dry_run).as_dict()
 
     def summary(self, r):
         prefix = "Dry run: would import" if r["dry_run"] else "Imported"

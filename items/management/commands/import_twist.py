@@ -10,12 +10,15 @@ class Command(GoldkeyCommand):
 
     def add_command_arguments(self, parser):
         parser.add_argument("path", type=Path)
+        parser.add_argument("--license", default="", help="licence id to record, e.g. cc-by-4.0 (default: the benchmark's declared licence)")
         parser.add_argument("--item-set", help="item set name (default: derived from the file name)")
         parser.add_argument("--rejects", type=Path, help="generation rejects JSONL to keep with the item set")
 
-    def run(self, *, path, item_set=None, rejects=None, dry_run=False, **_):
+    def run(self, *, path, license="", item_set=None, rejects=None, dry_run=False, **_):
         name = item_set or f"TWIST {path.stem}"
-        return items_import_twist(path=path, item_set_name=name, rejects_path=rejects, dry_run=dry_run).as_dict()
+        return items_import_twist(
+            path=path, item_set_name=name, rejects_path=rejects, license=license, dry_run=dry_run
+        ).as_dict()
 
     def summary(self, r):
         prefix = "Dry run: would import" if r["dry_run"] else "Imported"

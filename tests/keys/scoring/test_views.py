@@ -1,5 +1,8 @@
 """Score pages and the report API against TWIST-v1.0 frozen from the released trail."""
 
+import csv
+import io
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -99,3 +102,19 @@ def test_the_key_page_links_to_its_scores(client, released_keys):
 def test_an_unknown_key_has_no_score_page(client, released_keys):
     assert client.get(reverse("keys:scores", args=["TWIST-v9"])).status_code == 404
     assert client.get(reverse("api-key-scores", args=["TWIST-v9"])).status_code == 404
+
+
+def test_the_leaderboard_links_the_scores_csv_which_anyone_may_download_for_a_frozen_key(client, released_keys):
+    import_released(system="flatrag")
+    key = released_keys["TWIST-v1.0"]
+    url = reverse("keys:scores-csv", args=[key.version])
+    assert f'href="{url}"' in client.get(reverse("keys:scores", args=[key.version])).content.decode()
+    response = client.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == f'attachment; filename="{key.version}.scores.csv"'
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    report = score_selectors.score_report(key)
+    assert {r["run"] for r in rows} == set(report["runs"]) and len(rows) == 6 * len(report["runs"])
+    first = next(r for r in rows if r["metric"] == "CR")
+    assert (int(first["k"]), int(first["n"])) == (report["runs"][first["run"]]["CR"]["k"], report["runs"][first["run"]]["CR"]["n"])
+    assert client.get(reverse("keys:scores-csv", args=["no-such-key"])).status_code == 404

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('items', '0004_kind_choices_from_protocols'),
+        ('items', '0005_licenses'),
     ]
 
     operations = [

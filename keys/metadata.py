@@ -1,0 +1,393 @@
+"""What a release says about itself, built as data and serialised by a library, never pasted together as
+text: the Hugging Face dataset card's YAML header, Croissant JSON-LD (croissant.json) and CITATION.cff.
+
+Everything here is a pure function of the bundle's plain data (keys.selectors.bundle_data), the bytes
+of the files already rendered, and the protocol's declared benchmark metadata: no clock, no query, so a
+sealed release re-renders to the same bytes (keys/releases.py compares them).
+"""
+
+import hashlib
+import re
+
+import yaml
+
+import protocols
+
+CROISSANT_SPEC = "http://mlcommons.org/croissant/1.0"
+CITATION_FILE = "CITATION.cff"
+CROISSANT_FILE = "croissant.json"
+HF_DATA_FILE = "test.jsonl"  # in hf/, beside the card: the Hub reads paths relative to the card
+
+# Hugging Face licence ids and their SPDX identifiers (CITATION.cff and Croissant want SPDX or a URL).
+SPDX = {
+    "cc-by-4.0": "CC-BY-4.0",
+    "cc-by-sa-4.0": "CC-BY-SA-4.0",
+    "cc-by-nc-4.0": "CC-BY-NC-4.0",
+    "cc-by-nc-sa-4.0": "CC-BY-NC-SA-4.0",
+    "cc-by-nd-4.0": "CC-BY-ND-4.0",
+    "cc-by-nc-nd-4.0": "CC-BY-NC-ND-4.0",
+    "cc0-1.0": "CC0-1.0",
+    "mit": "MIT",
+    "apache-2.0": "Apache-2.0",
+    "odc-by": "ODC-By-1.0",
+    "odbl": "ODbL-1.0",
+}
+LICENSE_URL = {
+    "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
+    "cc-by-sa-4.0": "https://creativecommons.org/licenses/by-sa/4.0/",
+    "cc-by-nc-4.0": "https://creativecommons.org/licenses/by-nc/4.0/",
+    "cc-by-nc-sa-4.0": "https://creativecommons.org/licenses/by-nc-sa/4.0/",
+    "cc-by-nd-4.0": "https://creativecommons.org/licenses/by-nd/4.0/",
+    "cc-by-nc-nd-4.0": "https://creativecommons.org/licenses/by-nc-nd/4.0/",
+    "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
+    "mit": "https://opensource.org/license/mit",
+    "apache-2.0": "https://www.apache.org/licenses/LICENSE-2.0",
+}
+
+
+def _yaml(value) -> str:
+    # The pure-Python dumper, so the bytes do not depend on whether PyYAML was built with libyaml.
+    return yaml.dump(value, Dumper=yaml.SafeDumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+
+
+def benchmark_of(data: dict) -> protocols.Benchmark:
+    return protocols.for_kind(data["key"]["kind"]).benchmark
+
+
+def licenses(data: dict) -> list[str]:
+    """The licences a release's files carry, items' first: the item set's, then the corpora its items
+    quote (a TWIST release carries LoCoMo turn ids and verbatim quotes), without repeats."""
+    sources = data.get("sources") or {}
+    found = [sources.get("license") or benchmark_of(data).license]
+    found += [corpus["license"] for corpus in sources.get("corpora", [])]
+    return list(dict.fromkeys(found))
+
+
+def size_category(n: int) -> str:
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "n>1M"
+
+
+def _title(data: dict) -> str:
+    return f"{data['key']['benchmark']} gold key {data['key']['version']}"
+
+
+def bibtex(data: dict) -> str:
+    """The benchmark's declared publication as BibTeX, or the key itself when it declares none."""
+    bench = benchmark_of(data)
+    citation = bench.citation
+
+    def braced(text: str) -> str:
+        return text.replace("\\", "\\\\").replace("{", "\\{").replace("}", "\\}")
+
+    if citation is None:
+        year = (data["key"]["frozen_at"] or "")[:4]
+        fields = {"title": _title(data), "author": f"{{{braced(_cff_authors(data)[0]['name'])}}}", "year": year,
+                  "note": f"gold key {data['key']['version']}, SHA-256 {data['key']['sha256']}"}
+        kind, name = "misc", f"{bench.slug}-{re.sub(r'[^A-Za-z0-9]+', '-', data['key']['version'])}"
+    else:
+        # A group author stays one name in BibTeX: the extra braces stop it being split into first/last.
+        fields = {"title": citation.title, "author": " and ".join(f"{{{braced(a)}}}" for a in citation.authors),
+                  "year": str(citation.year)}
+        if citation.url:
+            fields["url"] = citation.url
+        kind, name = citation.kind, f"{bench.slug}{citation.year}"
+    body = ",\n".join(
+        f"  {field} = {{{value if field == 'author' else braced(value)}}}" for field, value in fields.items() if value
+    )
+    return f"@{kind}{{{name},\n{body}\n}}\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# The Hugging Face dataset card
+
+
+def hf_card_metadata(data: dict) -> dict:
+    """The card's YAML header (the Hub's dataset card metadata), as data."""
+    bench = benchmark_of(data)
+    found = licenses(data)
+    return {
+        "pretty_name": _title(data),
+        "license": found[0] if len(found) == 1 else found,
+        "language": list(bench.languages),
+        "annotations_creators": ["expert-generated"],
+        "language_creators": ["machine-generated"],
+        "multilinguality": ["monolingual"] if len(bench.languages) == 1 else ["multilingual"],
+        "source_datasets": list(bench.source_datasets),
+        "task_categories": list(bench.task_categories),
+        "tags": list(bench.tags),
+        "size_categories": [size_category(len(data["entries"]))],
+        "configs": [{"config_name": "default", "data_files": [{"split": "test", "path": HF_DATA_FILE}]}],
+    }
+
+
+def hf_card_header(data: dict) -> str:
+    return "---\n" + _yaml(hf_card_metadata(data)) + "---\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# CITATION.cff
+
+
+def _cff_authors(data: dict) -> list[dict]:
+    citation = benchmark_of(data).citation
+    names = citation.authors if citation else (f"The {data['key']['benchmark']} authors",)
+    return [{"name": name} for name in names]  # entities: the declared names are not split into parts
+
+
+def citation_cff(data: dict) -> dict:
+    bench = benchmark_of(data)
+    key = data["key"]
+    cff: dict = {
+        "cff-version": "1.2.0",
+        "message": f"If you use this gold key, cite it by its version ({key['version']}) and SHA-256.",
+        "type": "dataset",
+        "title": _title(data),
+        "version": key["version"],
+        "authors": _cff_authors(data),
+        "identifiers": [{"type": "other", "value": f"sha256:{key['sha256']}", "description": "SHA-256 of key.jsonl"}],
+    }
+    if key["frozen_at"]:  # the freeze's recorded time: a draft has none
+        cff["date-released"] = key["frozen_at"][:10]
+    spdx = [SPDX[license] for license in licenses(data) if license in SPDX]
+    if spdx:
+        cff["license"] = spdx[0] if len(spdx) == 1 else spdx
+    if bench.homepage:
+        cff["repository"] = bench.homepage
+    if bench.tags:
+        cff["keywords"] = list(bench.tags)
+    if bench.citation is not None:
+        reference = {"type": bench.citation.kind, "title": bench.citation.title, "authors": _cff_authors(data),
+                     "year": bench.citation.year}
+        if bench.citation.url:
+            reference["url"] = bench.citation.url
+        cff["preferred-citation"] = reference
+    return cff
+
+
+def citation_cff_text(data: dict) -> str:
+    return _yaml(citation_cff(data))
+
+
+# ---------------------------------------------------------------------------------------------
+# The trail as tables
+
+# The trail's id-keyed documents (answers, council votes, decisions) again as tables, one row per item and
+# annotator: Croissant's jsonPath yields an object's values but never its member names (the item ids), so
+# a record set can only be declared over rows that carry the id.
+ANSWERS_TABLE = "annotation/tables/answers.jsonl"
+COUNCIL_TABLE = "annotation/tables/council_votes.jsonl"
+DECISIONS_TABLE = "annotation/tables/decisions.jsonl"
+DECISION_KEYS = ("action", "new_gold", "note")
+
+
+def _answer_rows(documents: dict, who: str, keys: tuple[str, ...]) -> list[dict]:
+    blank = dict.fromkeys(keys)
+    return [
+        {**blank, **values, who: name, "id": item}
+        for name, document in sorted(documents.items())
+        for item, values in sorted(document["answers"].items())
+    ]
+
+
+def trail_tables(data: dict) -> dict[str, list[dict]]:
+    """The answers, council votes and decisions as rows: every question (or decision field) a column,
+    None where it was not answered."""
+    spec = protocols.for_kind(data["key"]["kind"])
+    questions = tuple(q.key for q in spec.questions)
+    tables = {}
+    if data["answers"]:
+        tables[ANSWERS_TABLE] = _answer_rows(data["answers"], "annotator", questions)
+    if data["council"]:
+        tables[COUNCIL_TABLE] = _answer_rows(data["council"], "member", questions)
+    if data["decisions"]["decisions"]:
+        tables[DECISIONS_TABLE] = [
+            {**dict.fromkeys(DECISION_KEYS), **decision, "id": item}
+            for item, decision in sorted(data["decisions"]["decisions"].items())
+        ]
+    return tables
+
+
+# ---------------------------------------------------------------------------------------------
+# Croissant
+
+
+CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+ENCODING = {".jsonl": "application/jsonlines", ".json": "application/json", ".md": "text/markdown",
+            ".cff": "application/x-yaml", ".sha256": "text/plain"}
+
+# The JSON record files a release writes, by path (or path prefix), and what one record of each is.
+# The JSON Lines files a release writes, and what one record of each is.
+RECORD_FILES = (
+    ("key.jsonl", "key", "The gold key: one record per kept item with its final gold (the SHA-256 of this file is the key's hash)."),
+    ("candidates.jsonl", "candidates", "Every machine-generated candidate the campaign annotated, as imported."),
+    ("generation_rejects.jsonl", "generation_rejects", "Generated candidates the generation gates rejected, with the verdict the gate saw."),
+    (ANSWERS_TABLE, "answers", "Each annotator's answer to each item, blind to gold and to the other annotators "
+     "(the rows of annotation/answers_<annotator>.json). Columns are questions; null: not answered."),
+    (COUNCIL_TABLE, "council_votes", "Each council member's vote on each item: triage only, never counted in human "
+     "agreement (the rows of annotation/council/<member>.json)."),
+    (DECISIONS_TABLE, "decisions", "The adjudicator's decisions (the rows of annotation/adjudication_decisions.json); "
+     "items without one were kept."),
+    ("annotation/adjudication_queue.jsonl", "adjudication_queue", "Items queued for adjudication: reasons, suggestion and the decision taken."),
+    ("errata.jsonl", "errata", "Errata applied along this key's line."),
+    ("hf/test.jsonl", "hf_test", "The Hugging Face test split: each key record joined with its candidate fields."),
+)
+
+
+def _semver(version: str) -> str | None:
+    """'TWIST-v1.0' -> '1.0.0': Croissant's version is MAJOR.MINOR.PATCH; a key version without one has none."""
+    match = re.search(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?$", version)
+    if not match:
+        return None
+    return ".".join(part or "0" for part in match.groups())
+
+
+def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
+    """The Croissant data type of one column from the types of its values (and whether it is a list);
+    None for a column holding JSON objects, which Croissant cannot type. Works on sets of types: a
+    column of a 100,000-item key is read once, at C speed."""
+    values = [record.get(name) for record in records]
+    types = set(map(type, values)) - {type(None)}
+    elements: set = set()
+    if list in types:
+        elements = {type(x) for v in values if type(v) is list for x in v} - {type(None)}
+    if dict in types or elements & {dict, list}:
+        return None
+    repeated = types == {list}
+    base = elements if repeated else types
+    if base == {bool}:
+        return "sc:Boolean", repeated
+    if base == {int}:
+        return "sc:Integer", repeated
+    if base and base <= {int, float}:
+        return "sc:Float", repeated
+    return "sc:Text", repeated  # strings, an empty or all-null column, and mixed values
+
+
+def _record_fields(set_id: str, file_id: str, records: list[dict]) -> tuple[list[dict], list[str]]:
+    """Typed fields for the columns of a JSON Lines file, and the columns left untyped: values that are
+    JSON objects have no Croissant data type (they stay in the file, named in the description)."""
+    fields, objects = [], []
+    for name in sorted(set().union(*records)):
+        typed = _column_type(records, name)
+        if typed is None:
+            objects.append(name)
+            continue
+        data_type, repeated = typed
+        field = {"@type": "cr:Field", "@id": f"{set_id}/{name}", "name": name, "dataType": data_type,
+                 "source": {"fileObject": {"@id": file_id}, "extract": {"column": name}}}
+        if repeated:
+            field["repeated"] = True
+        fields.append(field)
+    return fields, objects
+
+
+def _question_description(data: dict) -> str:
+    spec = protocols.for_kind(data["key"]["kind"])
+    return "; ".join(f"{q.key}: {', '.join(q.choices) if q.choices else 'free text'}" for q in spec.questions)
+
+
+def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None) -> dict:
+    """The release as a Croissant 1.0 dataset: every file (but this one and MANIFEST.sha256, which lists
+    this one's hash) as a FileObject with its SHA-256, and a record set per record file. `tables`: the
+    trail_tables(data) the caller already built."""
+    key = data["key"]
+    bench = benchmark_of(data)
+    found = licenses(data)
+    distribution = [
+        {"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": path,
+         "encodingFormat": ENCODING.get(path[path.rfind("."):], "application/octet-stream"),
+         "contentSize": f"{len(content)} B", "sha256": hashlib.sha256(content).hexdigest()}
+        for path, content in sorted(files.items())
+    ]
+    record_sets = []
+    record_data = {
+        "key.jsonl": [{**e, "key_version": key["version"]} for e in data["entries"]],
+        "candidates.jsonl": data["candidates"],
+        "generation_rejects.jsonl": data["rejects"],
+        "annotation/adjudication_queue.jsonl": data["queue"],
+        "errata.jsonl": data["errata"],
+        "hf/test.jsonl": data.get("test_records", data["entries"]),
+        **(trail_tables(data) if tables is None else tables),
+    }
+    questions = _question_description(data)
+    for path, set_id, description in RECORD_FILES:
+        records = record_data.get(path)
+        if path not in files or not records:
+            continue
+        fields, objects = _record_fields(set_id, path, records)
+        if set_id in ("answers", "council_votes"):
+            description += f" Questions and their choices: {questions}."
+        if objects:
+            description += f" Also in each record, as JSON objects: {', '.join(objects)}."
+        record_set = {"@type": "cr:RecordSet", "@id": set_id, "name": set_id, "description": description, "field": fields}
+        named = [f["name"] for f in fields]
+        for who in ("annotator", "member"):
+            if who in named:  # one row per annotator (or member) and item
+                record_set["key"] = [{"@id": f"{set_id}/{who}"}, {"@id": f"{set_id}/id"}]
+        if "key" not in record_set and "id" in named and len({r["id"] for r in records}) == len(records):
+            record_set["key"] = {"@id": f"{set_id}/id"}
+        record_sets.append(record_set)
+    dataset = {
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "name": _title(data),
+        "description": (f"{_title(data)}: {len(data['entries'])} human-validated items frozen with SHA-256 "
+                        f"{key['sha256']} over key.jsonl, with the full annotation trail. Evaluation only."),
+        "conformsTo": CROISSANT_SPEC,
+        "url": bench.homepage or f"urn:goldkey:{key['version']}",
+        "license": [LICENSE_URL.get(license, license) for license in found],
+        "creator": [{"@type": "sc:Organization", "name": author["name"]} for author in _cff_authors(data)],
+        "citeAs": bibtex(data),
+        "keywords": list(bench.tags),
+        "inLanguage": list(bench.languages),
+        "isLiveDataset": False,
+        "distribution": distribution,
+        "recordSet": record_sets,
+    }
+    if key["frozen_at"]:
+        dataset["datePublished"] = key["frozen_at"]
+    semver = _semver(key["version"])
+    if semver:
+        dataset["version"] = semver
+    return dataset
