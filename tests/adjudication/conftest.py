@@ -82,9 +82,8 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
     the gold verdict except on the `disagree` indexes, where B says cannot-tell (a queued item)."""
     from annotation.models import Assignment
     from annotation.services import answer_save
-    from items.services import item_set_get_or_create
-
     from items.models import Conversation, Evidence, Session, Turn
+    from items.services import item_set_get_or_create
 
     item_set = item_set_get_or_create(name=f"synthetic {slug}", kind="twist")
     # One conversation in which Ana said the quoted sentence, so that every item cites a real turn of its
