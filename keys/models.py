@@ -212,6 +212,15 @@ class RunPrediction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item_external_id"], name="runprediction_unique_item"),
         ]
+        indexes = [
+            # The report reads attribution outcomes only where a run recorded them (the released results
+            # format): without this index that read scans every prediction of every run.
+            models.Index(
+                fields=["run"],
+                condition=models.Q(attributed__isnull=False) | models.Q(cited_fact_only__isnull=False),
+                name="runprediction_outcome_set",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.item_external_id}"
