@@ -12,7 +12,7 @@ from annotation.models import Campaign
 from goldkey.errors import ApplicationError
 from items.admin import RoleAdminMixin
 from keys import services as key_services
-from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, SystemRun
+from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
 
 
 class KeyEntryInline(admin.TabularInline):
@@ -158,3 +158,15 @@ class RunPredictionAdmin(RoleAdminMixin, admin.ModelAdmin):
     fields = ["run", "item_external_id", "aligned", "evidence", "attributed", "cited_fact_only"]
     readonly_fields = fields
     list_per_page = 200
+
+
+@admin.register(ScoreLevelIngest)
+class ScoreLevelIngestAdmin(RoleAdminMixin, admin.ModelAdmin):
+    """Imported with `score_import --format scores`, as given; read-only like the runs."""
+
+    list_display = ["id", "key", "system", "configuration", "ingest", "scores", "source_name", "imported_at"]
+    list_filter = ["key"]
+    list_select_related = ["key"]
+    fields = ["key", "system", "configuration", "ingest", "scores", "note", "metadata", "source_name", "source_sha256",
+              "imported_by", "imported_at"]
+    readonly_fields = fields

@@ -3,7 +3,8 @@ the reports computed from them. Nothing here reads a stored score: every figure 
 keys.scoring.metrics from the key's entries and the predictions, each time a report is asked for.
 
 A report costs a constant number of queries whatever the number of runs or items: the key, its
-entries, their conversations, the runs, their predictions (two queries: see run_columns)."""
+entries, their conversations, the runs, their predictions (two queries: see run_columns), the
+score-level ingests."""
 
 import gc
 import json
@@ -18,7 +19,7 @@ from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from items.models import Item
 from keys import selectors as key_selectors
-from keys.models import GoldKey, RunPrediction, SystemRun
+from keys.models import GoldKey, RunPrediction, ScoreLevelIngest, SystemRun
 from keys.scoring import metrics
 from keys.scoring.metrics import KeyItem, ScoringError
 
@@ -187,21 +188,46 @@ def _run_record(run: SystemRun) -> dict:
     }
 
 
+def score_level_for_key(key: GoldKey) -> list[ScoreLevelIngest]:
+    """The score-level-only ingests imported against this key version, in import order."""
+    return list(ScoreLevelIngest.objects.filter(key=key).select_related("imported_by").order_by("id"))
+
+
+def _score_level_record(ingest: ScoreLevelIngest) -> dict:
+    return {
+        "id": ingest.pk,
+        "name": ingest.name,
+        "ingest": ingest.ingest,
+        "scores": ingest.scores,
+        "note": ingest.note,
+        "metadata": ingest.metadata,
+        "source": {"name": ingest.source_name, "sha256": ingest.source_sha256},
+        "imported_by": ingest.imported_by.username if ingest.imported_by else None,
+        "imported_at": ingest.imported_at.isoformat().replace("+00:00", "Z"),
+    }
+
+
 def _multi_ingest(entries: list[KeyItem], columns: metrics.KeyColumns, runs: list[SystemRun], placed: dict,
-                  replicates: int) -> dict:
-    """For each system and configuration run on several ingests: one point per ingest, mean, range and the
-    hierarchical bootstrap (PROTOCOL.md §10)."""
+                  score_level: list[ScoreLevelIngest], replicates: int) -> dict:
+    """For each system and configuration with several ingests, or with a score-level-only one: one point
+    per ingest (per-item runs first, then the score-level figures as given), mean, range and the
+    hierarchical bootstrap over the per-item runs (PROTOCOL.md §10)."""
     by_base: dict[str, list[SystemRun]] = defaultdict(list)
     for run in runs:
         by_base[run.base_name].append(run)
+    scores_only: dict[str, list[ScoreLevelIngest]] = defaultdict(list)
+    for ingest in score_level:
+        scores_only[ingest.base_name].append(ingest)
+    bases = list(by_base) + [base for base in scores_only if base not in by_base]
     return {
         base: {
-            **metrics.multi_ingest(entries=entries, columns=columns, ingests=[placed[run.pk] for run in group],
-                                   replicates=replicates),
-            "runs": [run.name for run in group],
+            **metrics.multi_ingest(entries=entries, columns=columns, ingests=[placed[run.pk] for run in by_base[base]],
+                                   score_level=[i.scores for i in scores_only[base]], replicates=replicates),
+            "runs": [run.name for run in by_base[base]],
+            "score_level": [_score_level_record(i) for i in scores_only[base]],
         }
-        for base, group in by_base.items()
-        if len(group) > 1
+        for base in bases
+        if len(by_base[base]) + len(scores_only[base]) > 1 or scores_only[base]
     }
 
 
@@ -252,7 +278,9 @@ def score_report(
         seed=seed,
     )
     report["run_records"] = {run.name: _run_record(run) for run in scorable}
-    report["multi_ingest"] = _multi_ingest(entries, columns, scorable, placed, replicates) if bootstrap else {}
+    report["multi_ingest"] = (
+        _multi_ingest(entries, columns, scorable, placed, score_level_for_key(key), replicates) if bootstrap else {}
+    )
     report["unscorable"] = unscorable
     return report
 

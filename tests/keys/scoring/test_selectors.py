@@ -106,7 +106,7 @@ def test_the_stored_columns_and_the_records_give_identical_reports_on_a_seeded_r
     # And both equal the plain reference, one item at a time.
     assert stored["runs"]["released"] == metrics.run_score(entries=entries, predictions=runs["released"], replicates=REPLICATES)
     expected = metrics.multi_ingest(entries=entries, ingests=[runs["alpha"], runs["alpha@ingest2"]], replicates=REPLICATES)
-    assert stored["multi_ingest"]["alpha"] == {**expected, "runs": ["alpha", "alpha@ingest2"]}
+    assert stored["multi_ingest"]["alpha"] == {**expected, "runs": ["alpha", "alpha@ingest2"], "score_level": []}
     assert stored["unscorable"] == {}
 
 
