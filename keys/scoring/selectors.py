@@ -6,41 +6,45 @@ A report costs a constant number of queries whatever the number of runs or items
 entries, their conversations, the runs, their predictions (two queries: see run_columns), the
 score-level ingests."""
 
-import gc
 import json
 from collections import defaultdict
-from contextlib import contextmanager
+from operator import attrgetter
 
 import numpy as np
 from django.db.models import Aggregate, Count, IntegerField, Q, TextField, Value
 from django.db.models.functions import Cast, Coalesce
 
+from adjudication.selectors import _raw_rows, collector_paused
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from items.models import Item
-from keys import selectors as key_selectors
-from keys.models import GoldKey, RunPrediction, ScoreLevelIngest, SystemRun
+from keys.models import GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
 from keys.scoring import metrics
 from keys.scoring.metrics import KeyItem, ScoringError
 
 
 def key_items(key: GoldKey) -> list[KeyItem]:
-    """The key's entries as scoring records. The bootstrap's cluster is the item's conversation; an item
-    that points into no conversation is a cluster of its own."""
-    entries = key_selectors.key_entries(key)
-    conversation = dict(
-        Item.objects.filter(key_entries__key=key).values_list("id", "conversation__external_id")
-    )
-    return [
-        KeyItem(
-            item_id=e.external_id,
-            gold=e.gold,
-            conversation=conversation.get(e.item_id) or e.external_id,
-            evidence=tuple(e.evidence or ()),
-            history_turns=e.history_turns,
-        )
-        for e in entries
+    """The key's entries as scoring records, in the order of keys.selectors.key_entries (by item id). The
+    bootstrap's cluster is the item's conversation; an item that points into no conversation is a
+    cluster of its own. Only the fields scoring reads, straight from the cursor, the evidence decoded in
+    one call: a 100,000-item key is read for every report."""
+    rows = list(_raw_rows(
+        KeyEntry.objects.filter(key=key)
+        .annotate(evidence_raw=Coalesce(Cast("evidence", TextField()), Value("null"), output_field=TextField()))
+        .values_list("item_id", "external_id", "gold", "evidence_raw", "history_turns")
+        .order_by()
+    ))
+    conversation = dict(_raw_rows(
+        Item.objects.filter(key_entries__key=key).values_list("id", "conversation__external_id").order_by()
+    ))
+    evidence = json.loads("[" + ",".join(row[3] for row in rows) + "]")
+    entries = [
+        KeyItem(item_id=external_id, gold=gold, conversation=conversation.get(item_id) or external_id,
+                evidence=tuple(cited or ()), history_turns=history)
+        for (item_id, external_id, gold, _, history), cited in zip(rows, evidence, strict=True)
     ]
+    entries.sort(key=attrgetter("item_id"))
+    return entries
 
 
 def scorable_items(key: GoldKey) -> list[KeyItem]:
@@ -89,8 +93,8 @@ class _Joined(Aggregate):
 
 
 def _cited(texts: list[str]) -> list:
-    """Stored evidence texts ('' for SQL NULL) decoded in one call: the cited ids, or None."""
-    return json.loads("[" + ",".join(text or "null" for text in texts) + "]")
+    """Stored evidence texts (SQL NULL read as JSON null) decoded in one call: the cited ids, or None."""
+    return json.loads("[" + ",".join(texts) + "]")
 
 
 class _ById:
@@ -128,7 +132,7 @@ def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int,
             rows=Count("id"),
             item_ids=_Joined("item_external_id"),
             verdicts=_Joined(Cast("aligned", IntegerField()), separator=""),
-            evidence=_Joined(Coalesce(Cast("evidence", TextField()), Value(""))),
+            evidence=_Joined(Coalesce(Cast("evidence", TextField()), Value("null"), output_field=TextField())),
         )
         .values_list("run_id", "rows", "item_ids", "verdicts", "evidence")
     )
@@ -231,22 +235,7 @@ def _multi_ingest(entries: list[KeyItem], columns: metrics.KeyColumns, runs: lis
     }
 
 
-@contextmanager
-def _no_cycle_collection():
-    """Pause Python's cycle collector while a report is built: reading 50 runs of 100,000 items makes
-    millions of strings and small lists, none in a reference cycle, and the collector rescanned all of
-    them every few thousand allocations (a third of the report's CPU time). Plain reference counting
-    still frees everything; the collector's state is restored on the way out."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@_no_cycle_collection()
+@collector_paused()  # 50 runs of 100,000 items: millions of strings and small lists, no cycles
 def score_report(
     key: GoldKey,
     *,
