@@ -151,7 +151,8 @@ def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int,
         item_ids = item_text.split(SEPARATOR)
         texts = evidence.split(SEPARATOR)
         if not len(item_ids) == len(texts) == len(verdicts) == count:
-            raise ApplicationError(f"run {run_id}: an item id holds the ASCII record separator; it cannot be scored")
+            out[run_id] = ScoringError("an item id of this run holds the ASCII record separator (U+001E): it cannot be read")
+            continue
         recorded_outcomes = outcomes.get(run_id, {"attributed": {}, "cited_fact_only": {}})
         try:
             out[run_id] = columns.place(

@@ -54,8 +54,8 @@ def random_run(rng: random.Random, entries: list[KeyItem], *, released: bool = F
 def store_key(entries: list[KeyItem], version: str = "RANDOM-v1.0") -> GoldKey:
     """A frozen key holding these entries, written directly (the scoring reads do not verify its hash)."""
     item_set = item_set_get_or_create(name=f"{version} items", kind="twist")
-    Conversation.objects.bulk_create(Conversation(external_id=c, speaker_a="A", speaker_b="B")
-                                     for c in sorted({e.conversation for e in entries}))
+    Conversation.objects.bulk_create([Conversation(external_id=c, speaker_a="A", speaker_b="B")
+                                      for c in sorted({e.conversation for e in entries})], ignore_conflicts=True)
     conversation = dict(Conversation.objects.values_list("external_id", "id"))
     Item.objects.bulk_create(Item(item_set=item_set, kind="twist", external_id=e.item_id, gold_type=e.gold,
                                   conversation_id=conversation[e.conversation], history_turns=e.history_turns)
@@ -143,3 +143,15 @@ def test_the_report_costs_the_same_queries_for_2_runs_and_for_10(released):
         return len(captured.captured_queries)
 
     assert queries(2) == queries(10)
+
+
+def test_a_run_whose_item_id_holds_the_separator_is_listed_unscorable_and_the_others_still_score():
+    rng = random.Random(5)
+    entries = random_key(rng, 30, 2) + [KeyItem(item_id="odd\x1eid", gold="aligned", conversation="conv-0")]
+    key = store_key(entries)
+    store_run(key, "plain", random_run(rng, entries), rng)
+    report = score_selectors.score_report(key, replicates=20)
+    assert list(report["runs"]) == [] and "ASCII record separator" in report["unscorable"]["plain"]
+    other = store_key(entries[:-1], version="RANDOM-v2.0")
+    store_run(other, "plain", random_run(rng, entries[:-1]), rng)
+    assert list(score_selectors.score_report(other, replicates=20)["runs"]) == ["plain"]
