@@ -1,13 +1,18 @@
-"""Admin for gold keys and errata. Frozen keys are read-only here (and in the database)."""
+"""Admin for gold keys, errata and system runs. Frozen keys are read-only here (and in the database);
+runs and their predictions are read-only records of what a system said (they come from `score_import`),
+shown to authors and admins only, by the same role rule as the corpus admin (items.admin.RoleAdminMixin)."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
 
 from annotation.access import blind_campaigns
 from annotation.models import Campaign
 from goldkey.errors import ApplicationError
+from items.admin import RoleAdminMixin
 from keys import services as key_services
-from keys.models import Erratum, GoldKey, KeyEntry
+from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
 
 
 class KeyEntryInline(admin.TabularInline):
@@ -118,3 +123,50 @@ class ErratumAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # filed through the key page, the API or `erratum_file` (validated there)
+
+
+@admin.register(SystemRun)
+class SystemRunAdmin(RoleAdminMixin, admin.ModelAdmin):
+    """A run is imported with its file's hash and never edited by hand: a changed prediction would be a
+    score nobody ran. Its predictions are a linked list (100,000 rows do not fit an inline)."""
+
+    list_display = ["id", "key", "system", "configuration", "ingest", "source_name", "imported_by", "imported_at"]
+    list_filter = ["key", "system"]
+    list_select_related = ["key", "imported_by"]
+    search_fields = ["system", "configuration", "source_name"]
+    fields = ["key", "system", "configuration", "ingest", "metadata", "source_name", "source_sha256", "imported_by",
+              "imported_at", "predictions_link", "scores_link"]
+    readonly_fields = fields
+
+    @admin.display(description="predictions")
+    def predictions_link(self, obj):
+        url = reverse("admin:keys_runprediction_changelist")
+        return format_html('<a href="{}?run__id__exact={}">{} predictions</a>', url, obj.pk, obj.predictions.count())
+
+    @admin.display(description="scores")
+    def scores_link(self, obj):
+        return format_html('<a href="{}">{} against {}</a>', reverse("keys:score-run", args=[obj.key.version, obj.pk]),
+                           obj.name, obj.key.version)
+
+
+@admin.register(RunPrediction)
+class RunPredictionAdmin(RoleAdminMixin, admin.ModelAdmin):
+    list_display = ["item_external_id", "run", "aligned", "evidence", "attributed", "cited_fact_only"]
+    list_filter = ["run"]
+    list_select_related = ["run__key"]
+    search_fields = ["=item_external_id"]
+    fields = ["run", "item_external_id", "aligned", "evidence", "attributed", "cited_fact_only"]
+    readonly_fields = fields
+    list_per_page = 200
+
+
+@admin.register(ScoreLevelIngest)
+class ScoreLevelIngestAdmin(RoleAdminMixin, admin.ModelAdmin):
+    """Imported with `score_import --format scores`, as given; read-only like the runs."""
+
+    list_display = ["id", "key", "system", "configuration", "ingest", "scores", "source_name", "imported_at"]
+    list_filter = ["key"]
+    list_select_related = ["key"]
+    fields = ["key", "system", "configuration", "ingest", "scores", "note", "metadata", "source_name", "source_sha256",
+              "imported_by", "imported_at"]
+    readonly_fields = fields

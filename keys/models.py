@@ -163,6 +163,17 @@ class ReleaseFile(models.Model):
 # stored; every figure is computed from these rows and the key's entries when a report is asked for.
 
 
+def run_base_name(system: str, configuration: str) -> str:
+    """The system and configuration, as the released results name them ("flatrag:openai")."""
+    return f"{system}:{configuration}" if configuration else system
+
+
+def run_name(system: str, configuration: str, ingest: int) -> str:
+    """What a report calls a run or a score-level ingest: ingests after the first carry their number."""
+    base = run_base_name(system, configuration)
+    return base if ingest == 1 else f"{base}@ingest{ingest}"
+
+
 class SystemRun(models.Model):
     """One system configuration's predictions on every item of the key version it cites."""
 
@@ -190,13 +201,11 @@ class SystemRun(models.Model):
 
     @property
     def base_name(self) -> str:
-        """The system and configuration, as the released results name them ("flatrag:openai")."""
-        return f"{self.system}:{self.configuration}" if self.configuration else self.system
+        return run_base_name(self.system, self.configuration)
 
     @property
     def name(self) -> str:
-        """What the report calls the run: ingests after the first carry their number."""
-        return self.base_name if self.ingest == 1 else f"{self.base_name}@ingest{self.ingest}"
+        return run_name(self.system, self.configuration, self.ingest)
 
 
 class RunPrediction(models.Model):
@@ -215,6 +224,54 @@ class RunPrediction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item_external_id"], name="runprediction_unique_item"),
         ]
+        indexes = [
+            # The report reads attribution outcomes only where a run recorded them (the released results
+            # format): without this index that read scans every prediction of every run.
+            models.Index(
+                fields=["run"],
+                condition=models.Q(attributed__isnull=False) | models.Q(cited_fact_only__isnull=False),
+                name="runprediction_outcome_set",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.item_external_id}"
+
+
+class ScoreLevelIngest(models.Model):
+    """The figures a system reported for one ingest whose per-item outputs were lost (the released
+    `track_b_results_v1.0_ingest2_scores.json`): points of the report's multi-ingest section, never a
+    run. They are the system's own numbers against the key version they cite, shown as given: there is no
+    item to rescore, so they do not move to another version either."""
+
+    key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="score_level_ingests")
+    system = models.CharField(max_length=100)
+    configuration = models.CharField(max_length=100, blank=True)
+    ingest = models.PositiveSmallIntegerField(default=1)
+    scores = models.JSONField()  # {"CR": 0.421, "AS": …}: the report's metric names, each in [0, 1]
+    note = models.TextField(blank=True)  # the file's own account of why only scores survive
+    metadata = models.JSONField(default=dict, blank=True)
+    source_name = models.CharField(max_length=255)
+    source_sha256 = models.CharField(max_length=64)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["key", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key", "system", "configuration", "ingest"], name="scorelevel_unique_per_key"),
+            models.CheckConstraint(condition=models.Q(ingest__gte=1), name="scorelevel_ingest_from_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (scores only) on {self.key_id}"
+
+    @property
+    def base_name(self) -> str:
+        return run_base_name(self.system, self.configuration)
+
+    @property
+    def name(self) -> str:
+        return run_name(self.system, self.configuration, self.ingest)

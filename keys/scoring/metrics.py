@@ -7,13 +7,15 @@ Attr and GCR, never one of them alone.
 
 Two paths compute the same numbers. `run_score` and `mcnemar_family` are the plain reference, one item
 at a time; `score_report` scores many runs at once with numpy (one bootstrap count matrix shared by all
-runs, McNemar counts as matrix products) and is tested to equal the plain path exactly.
+runs, McNemar counts as matrix products) and is tested to equal the plain path exactly. The batch path
+takes a run either as {item id: Prediction} or as RunColumns (the stored path reads its rows straight
+into them, KeyColumns.place); both go through the same `_outcomes`, tested to give the same report.
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, repeat
 from operator import attrgetter
 
 import numpy as np
@@ -142,6 +144,11 @@ def check_key(entries: Sequence[KeyItem]) -> None:
         raise ScoringError(f"unknown gold type(s) in the key: {', '.join(bad)} (expected {', '.join(GOLD_TYPES)})")
 
 
+def _missing_error(missing: Sequence[str]) -> ScoringError:
+    shown = ", ".join(missing[:10]) + (f", … ({len(missing)} in all)" if len(missing) > 10 else "")
+    return ScoringError(f"{len(missing)} key item(s) have no prediction (Track B has no abstention): {shown}")
+
+
 def check_run(entries: Sequence[KeyItem], predictions: Mapping[str, Prediction]) -> int:
     """Refuse a run that leaves a key item without a prediction (Track B has no abstention) or a key
     with an unknown gold type. Returns how many predictions are for items outside the key: a run
@@ -149,8 +156,7 @@ def check_run(entries: Sequence[KeyItem], predictions: Mapping[str, Prediction])
     check_key(entries)
     missing = [item.item_id for item in entries if item.item_id not in predictions]
     if missing:
-        shown = ", ".join(missing[:10]) + (f", … ({len(missing)} in all)" if len(missing) > 10 else "")
-        raise ScoringError(f"{len(missing)} key item(s) have no prediction (Track B has no abstention): {shown}")
+        raise _missing_error(missing)
     return len(predictions) - len(entries)  # key ids are unique, and every one has a prediction
 
 
@@ -224,13 +230,52 @@ def mcnemar_family(
 # Many runs at once (the batch path: same numbers, numpy)
 
 
-class _Columns:
-    """The key as arrays: gold class per item, conversation index per class, strata masks."""
+@dataclass(frozen=True, slots=True)
+class RunColumns:
+    """One run as columns over the key's items, built by KeyColumns.place (stored rows) or
+    KeyColumns.place_mapping (Prediction records): no per-item object is needed to score it.
+
+    `aligned[j]` is the verdict on the key's j-th entry; the per-item citation fields are sequences in
+    the run's own row order, `row[j]` being the row of the key's j-th entry. The rules read them only
+    on caught items, so a sequence may decode its values on access (the stored path keeps the cited
+    ids as JSON text until then)."""
+
+    aligned: np.ndarray  # bool, one per key entry
+    row: np.ndarray  # int, key entry -> row in the sequences below
+    evidence: Sequence  # tuple of cited ids, best first, or None (released results format)
+    attributed: Sequence  # bool or None: read only when evidence is None
+    cited_fact_only: Sequence  # bool or None: read only when evidence is None
+    ignored: int = 0  # predictions for items outside the key (a later version dropped them)
+    # Turns the evidence values read at caught items into cited-id sequences or None, all at once (the
+    # stored path keeps them as JSON texts and decodes the few it needs in one call).
+    decode: Callable[[list], list] | None = None
+
+
+class _Field:
+    """One attribute of a list of Predictions, read on access (only caught items are ever read)."""
+
+    __slots__ = ("rows", "name")
+
+    def __init__(self, rows: list[Prediction], name: str):
+        self.rows, self.name = rows, name
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, j: int):
+        return getattr(self.rows[j], self.name)
+
+
+class KeyColumns:
+    """The key as arrays: gold class per item, conversation index per class, strata masks, and each item
+    id's column (built once per key, then used to place every run's rows)."""
 
     def __init__(self, entries: Sequence[KeyItem]):
         check_key(entries)
         self.entries = list(entries)
         self.ids = [item.item_id for item in self.entries]
+        self.position = {item_id: j for j, item_id in enumerate(self.ids)}
+        self._last_ids: tuple[list[str], np.ndarray] | None = None  # the last run's row ids, placed
         gold = np.array([GOLD_TYPES.index(item.gold) for item in self.entries], dtype=np.int8)
         self.masks = {g: gold == i for i, g in enumerate(GOLD_TYPES)}
         self.gold_aligned = gold != GOLD_TYPES.index(CONTRADICTING)
@@ -243,16 +288,63 @@ class _Columns:
             self.clusters[g] = (index, np.bincount(index, minlength=len(names)))
         history = [item.history_turns for item in self.entries]
         self.strata = {
-            SHORT: np.array([h is not None and h <= HISTORY_SPLIT for h in history]),
-            LONG: np.array([h is not None and h > HISTORY_SPLIT for h in history]),
+            SHORT: np.array([h is not None and h <= HISTORY_SPLIT for h in history], dtype=bool),
+            LONG: np.array([h is not None and h > HISTORY_SPLIT for h in history], dtype=bool),
         }
 
+    def place(self, *, item_ids: Sequence[str], aligned, evidence: Sequence, attributed: Sequence,
+              cited_fact_only: Sequence, decode: Callable[[list], list] | None = None) -> RunColumns:
+        """One run's rows, in any order (the i-th value of each argument is the i-th row), placed on the
+        key's columns. Rows for items outside the key are counted and ignored; a key item without a row is
+        refused as check_run refuses it, and so is an item with two rows."""
+        n = len(self.ids)
+        if self._last_ids is not None and self._last_ids[0] == item_ids:
+            # Runs written in the same row order (every bulk import of one file layout) share their
+            # columns: comparing two id lists costs far less than hashing every id again.
+            where = self._last_ids[1]
+        else:
+            where = np.fromiter(map(self.position.get, item_ids, repeat(-1)), np.int64, len(item_ids))
+            self._last_ids = (list(item_ids), where)
+        inside = np.flatnonzero(where >= 0)
+        columns = where[inside]
+        covered = np.bincount(columns, minlength=n)
+        if (covered == 0).any():
+            raise _missing_error([self.ids[j] for j in np.flatnonzero(covered == 0).tolist()])
+        if (covered > 1).any():
+            twice = [self.ids[j] for j in np.flatnonzero(covered > 1).tolist()]
+            raise ScoringError(f"{len(twice)} key item(s) have more than one prediction: {', '.join(twice[:10])}")
+        row = np.empty(n, np.int64)
+        row[columns] = inside
+        verdicts = np.asarray(aligned, dtype=bool) if len(item_ids) else np.zeros(0, bool)
+        return RunColumns(aligned=verdicts[row], row=row, evidence=evidence, attributed=attributed,
+                          cited_fact_only=cited_fact_only, ignored=len(item_ids) - n, decode=decode)
 
-def _outcomes(columns: _Columns, runs: Mapping[str, Mapping[str, Prediction]]) -> tuple[np.ndarray, ...]:
+    def place_mapping(self, predictions: Mapping[str, Prediction]) -> RunColumns:
+        """A run given as {item id: Prediction} (the parsers' output, the tests' runs), placed on the key's
+        columns without copying a field of every item."""
+        try:
+            rows = list(map(predictions.__getitem__, self.ids))
+        except KeyError:
+            check_run(self.entries, predictions)
+            raise
+        return RunColumns(
+            aligned=np.fromiter(map(attrgetter("aligned"), rows), bool, len(rows)),
+            row=np.arange(len(rows)),
+            evidence=_Field(rows, "evidence"),
+            attributed=_Field(rows, "attributed"),
+            cited_fact_only=_Field(rows, "cited_fact_only"),
+            ignored=len(predictions) - len(rows),  # key ids are unique, and every one has a prediction
+        )
+
+    def as_columns(self, run: "Mapping[str, Prediction] | RunColumns") -> RunColumns:
+        return run if isinstance(run, RunColumns) else self.place_mapping(run)
+
+
+def _outcomes(columns: KeyColumns, runs: Sequence[RunColumns]) -> tuple[np.ndarray, ...]:
     """(runs × items) boolean arrays: correct, caught, attributed, fact-only. The verdicts are compared
-    as arrays; on caught items is_fact_only and is_attributed are applied inline as list comprehensions
-    (the same rules, without re-deriving is_caught three times per item: 10^6 caught items in the
-    benchmark). A run missing a key item is refused by check_run, with its message."""
+    as arrays; on caught items only, is_fact_only and is_attributed are applied inline as list
+    comprehensions (the same rules, without re-deriving is_caught three times per item: 10^6 caught
+    items in the benchmark)."""
     shape = (len(runs), len(columns.ids))
     correct, caught = np.zeros(shape, bool), np.zeros(shape, bool)
     attributed, fact_only = np.zeros(shape, bool), np.zeros(shape, bool)
@@ -260,31 +352,28 @@ def _outcomes(columns: _Columns, runs: Mapping[str, Mapping[str, Prediction]]) -
     gold = [item.evidence for item in columns.entries]
     turn = TURN_ID.fullmatch
     budget = ATTRIBUTION_BUDGET
-    for r, predictions in enumerate(runs.values()):
-        try:
-            rows = list(map(predictions.__getitem__, columns.ids))
-        except KeyError:
-            check_run(columns.entries, predictions)
-            raise
-        aligned = np.fromiter(map(attrgetter("aligned"), rows), bool, len(rows))
-        correct[r] = aligned == columns.gold_aligned
-        caught[r] = contradicting & ~aligned
-        index = np.flatnonzero(caught[r]).tolist()
-        picked = [rows[j] for j in index]
+    for r, run in enumerate(runs):
+        correct[r] = run.aligned == columns.gold_aligned
+        caught[r] = contradicting & ~run.aligned
+        index = np.flatnonzero(caught[r])
+        rows = run.row[index].tolist()
+        cited = [run.evidence[i] for i in rows]
+        if run.decode is not None:
+            cited = run.decode(cited)
         facts = [
-            bool(p.cited_fact_only) if p.evidence is None else (bool(p.evidence) and not any(map(turn, p.evidence)))
-            for p in picked
+            bool(run.cited_fact_only[i]) if e is None else (bool(e) and not any(map(turn, e)))
+            for i, e in zip(rows, cited, strict=True)
         ]
         grounded = [
-            bool(p.attributed) if p.evidence is None else any(map(gold[j].__contains__, p.evidence[:budget]))
-            for j, p in zip(index, picked, strict=True)
+            bool(run.attributed[i]) if e is None else any(map(gold[j].__contains__, e[:budget]))
+            for i, j, e in zip(rows, index.tolist(), cited, strict=True)
         ]
         fact_only[r, index] = facts
         attributed[r, index] = np.array(grounded, dtype=bool) & ~np.array(facts, dtype=bool)
     return correct, caught, attributed, fact_only
 
 
-def _figures_many(columns: _Columns, outcomes: tuple[np.ndarray, ...], within: np.ndarray | None) -> list[dict]:
+def _figures_many(columns: KeyColumns, outcomes: tuple[np.ndarray, ...], within: np.ndarray | None) -> list[dict]:
     correct, caught, attributed, fact_only = outcomes
     masks = {g: (m if within is None else m & within) for g, m in columns.masks.items()}
     right = {g: correct[:, m].sum(axis=1) for g, m in masks.items()}
@@ -297,7 +386,7 @@ def _figures_many(columns: _Columns, outcomes: tuple[np.ndarray, ...], within: n
     ]
 
 
-def _mcnemar_many(columns: _Columns, correct: np.ndarray, names: list[str], classes: Sequence[str]) -> dict:
+def _mcnemar_many(columns: KeyColumns, correct: np.ndarray, names: list[str], classes: Sequence[str]) -> dict:
     counts = {}
     for gold in classes:
         x = correct[:, columns.masks[gold]].astype(float)
@@ -321,7 +410,8 @@ def score_report(
     key_version: str,
     key_sha256: str,
     entries: Sequence[KeyItem],
-    runs: Mapping[str, Mapping[str, Prediction]],
+    runs: Mapping[str, Mapping[str, Prediction] | RunColumns],
+    columns: KeyColumns | None = None,
     family: Sequence[str] | None = None,
     classes: Sequence[str] = MCNEMAR_CLASSES,
     replicates: int = statistics.BOOTSTRAP_REPLICATES,
@@ -330,10 +420,14 @@ def score_report(
 ) -> dict:
     """Every run's figures (as run_score) and the McNemar family (as mcnemar_family) against one key,
     which the report cites by version and SHA-256. `family` names the runs whose pairs form the Holm
-    family (default: all, in the mapping's order); the report lists them and the family size."""
-    columns = _Columns(entries)
-    outcomes = _outcomes(columns, runs)
-    ignored = [len(predictions) - len(columns.ids) for predictions in runs.values()]  # each covers the key
+    family (default: all, in the mapping's order); the report lists them and the family size.
+
+    A run is either {item id: Prediction} or RunColumns placed on `columns` (the KeyColumns of
+    `entries`, built here when not given): both are scored by the same rules, to the same report."""
+    columns = KeyColumns(entries) if columns is None else columns
+    placed = [columns.as_columns(run) for run in runs.values()]
+    outcomes = _outcomes(columns, placed)
+    ignored = [run.ignored for run in placed]
     results = _figures_many(columns, outcomes, None)
     strata = {name: _figures_many(columns, outcomes, mask) for name, mask in columns.strata.items()}
     if bootstrap and runs:  # no run, no interval (and numpy has nothing to stack)
@@ -386,17 +480,19 @@ SCORE_LEVEL_METRICS = ("CR", "AS", "HNS", "Attr", "GCR")
 def multi_ingest(
     *,
     entries: Sequence[KeyItem],
-    ingests: Sequence[Mapping[str, Prediction]],
+    ingests: Sequence[Mapping[str, Prediction] | RunColumns],
     score_level: Sequence[Mapping[str, float]] = (),
+    columns: KeyColumns | None = None,
     replicates: int = statistics.BOOTSTRAP_REPLICATES,
     seed: int = statistics.HIERARCHICAL_SEED,
 ) -> dict:
     """One point per ingest (per-item ingests first, then score-level-only ones, whose values come as
     {"CR": 0.42, ...}), their mean and range, and for CR, AS and HNS the conversation × ingest
-    hierarchical bootstrap over the per-item ingests (score-level ingests have no items to resample)."""
-    for predictions in ingests:
-        check_run(entries, predictions)
-    per_item = [figures(entries, predictions) for predictions in ingests]
+    hierarchical bootstrap over the per-item ingests (score-level ingests have no items to resample).
+    An ingest is given as score_report takes a run."""
+    columns = KeyColumns(entries) if columns is None else columns
+    outcomes = _outcomes(columns, [columns.as_columns(run) for run in ingests])
+    per_item = _figures_many(columns, outcomes, None)
     result: dict = {"ingests": {"per_item": len(ingests), "score_level": len(score_level)},
                     "bootstrap": {"replicates": replicates, "seed": seed, "kind": "conversation x ingest"}}
     for metric in SCORE_LEVEL_METRICS:
@@ -404,13 +500,13 @@ def multi_ingest(
         section = {"points": points, "mean": sum(points) / len(points) if points else 0.0,
                    "range": [min(points), max(points)] if points else [0.0, 0.0]}
         if metric in CLASS_METRICS and ingests:
-            gold = CLASS_METRICS[metric]
+            mask = columns.masks[CLASS_METRICS[metric]]
+            conversations = [columns.entries[j].conversation for j in np.flatnonzero(mask).tolist()]
             clusters = []
-            for predictions in ingests:
+            for correct in outcomes[0][:, mask].tolist():
                 by_conversation: dict[str, list[int]] = {}
-                for item in entries:
-                    if item.gold == gold:
-                        by_conversation.setdefault(item.conversation, []).append(int(is_correct(item, predictions[item.item_id])))
+                for conversation, right in zip(conversations, correct, strict=True):
+                    by_conversation.setdefault(conversation, []).append(int(right))
                 clusters.append(by_conversation)
             section["hierarchical"] = list(statistics.hierarchical_bootstrap(clusters, replicates=replicates, seed=seed))
         result[metric] = section

@@ -1,4 +1,5 @@
-"""Reading system runs: the predictions JSONL and the released per-item results JSON. Pure.
+"""Reading system runs: the predictions JSONL and the released per-item results JSON, and the released
+score-level-only ingests. Pure.
 
 Both readers check the file against the key it will be scored on and report every problem as
 ``FILE:LINE: field …`` (the shared import error log, goldkey.lib.jsonio): an item the key does not hold, a
@@ -7,12 +8,13 @@ any problem they raise ImportFailed and return nothing, so a half-read run can n
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
 from keys.scoring.metrics import CONTRADICTING, KeyItem, Prediction
 
-__all__ = ["ImportFailed", "predictions_parse", "results_parse", "score_level_parse"]
+__all__ = ["ImportFailed", "ScoreLevelFile", "predictions_parse", "results_parse", "score_level_parse", "score_level_read"]
 
 NO_ABSTENTION = "(Track B has no abstention: every key item needs a prediction)"
 
@@ -160,19 +162,34 @@ def results_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, dict[s
 SCORE_LEVEL_NAMES = {"contradicting_acc": "CR", "aligned_acc": "AS", "hard_negative_acc": "HNS", "attribution_acc": "Attr"}
 
 
-def score_level_parse(*, path: Path) -> dict[str, dict[str, float]]:
-    """A score-level-only ingest ({"scores": {system: {"contradicting_acc", …}}}, as released when the
-    per-item outputs were lost): per system, its points under the report's metric names."""
+@dataclass(frozen=True)
+class ScoreLevelFile:
+    note: str  # the file's own note ("" when it has none)
+    scores: dict[str, dict[str, float]]  # per system name, its points under the report's metric names
+
+
+def score_level_read(*, path: Path) -> ScoreLevelFile:
+    """A score-level-only ingest ({"note"?: str, "scores": {system: {"contradicting_acc", "aligned_acc",
+    "hard_negative_acc", "attribution_acc"}}}, as released when the per-item outputs were lost). Other
+    fields of a system's scores are ignored; a system with none of these four is refused."""
     doc, data = read_json_document(path)
     log = ErrorLog()
     scores = data.get("scores") if isinstance(data, dict) else None
     if not isinstance(scores, dict):
         log.add(_where(doc), "scores: missing (expected an object per system)")
         log.raise_if_any()
+    note = data.get("note", "")
+    if not isinstance(note, str):
+        log.add(f"{_where(doc, 'note')}: note", f"must be a string, got {type(note).__name__}")
+    if not scores:
+        log.add(f"{_where(doc, 'scores')}: scores", "no systems")
     out: dict[str, dict[str, float]] = {}
     for system, values in scores.items():
         if not isinstance(values, dict):
             log.add(_where(doc, "scores", system), f"scores.{system}: expected an object of scores, got {type(values).__name__}")
+            continue
+        if not system.strip():
+            log.add(_where(doc, "scores", system), "scores: a system name must be a non-empty string")
             continue
         points = {}
         for name, metric in SCORE_LEVEL_NAMES.items():
@@ -183,6 +200,14 @@ def score_level_parse(*, path: Path) -> dict[str, dict[str, float]]:
                 log.add(_where(doc, "scores", system, name), f"scores.{system}.{name}: must be a number in [0, 1], got {value!r}")
                 continue
             points[metric] = float(value)
+        if not any(name in values for name in SCORE_LEVEL_NAMES):
+            log.add(_where(doc, "scores", system),
+                    f"scores.{system}: none of {', '.join(SCORE_LEVEL_NAMES)} (nothing to report for this ingest)")
         out[system] = points
     log.raise_if_any()
-    return out
+    return ScoreLevelFile(note=note, scores=out)
+
+
+def score_level_parse(*, path: Path) -> dict[str, dict[str, float]]:
+    """score_level_read's points per system."""
+    return score_level_read(path=path).scores

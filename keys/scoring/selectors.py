@@ -3,40 +3,48 @@ the reports computed from them. Nothing here reads a stored score: every figure 
 keys.scoring.metrics from the key's entries and the predictions, each time a report is asked for.
 
 A report costs a constant number of queries whatever the number of runs or items: the key, its
-entries, their conversations, the runs, their predictions."""
+entries, their conversations, the runs, their predictions (two queries: see run_columns), the
+score-level ingests."""
 
 import json
 from collections import defaultdict
+from operator import attrgetter
 
-from django.db.models import TextField
-from django.db.models.functions import Cast
+import numpy as np
+from django.db.models import Aggregate, Count, IntegerField, Q, TextField, Value
+from django.db.models.functions import Cast, Coalesce
 
+from adjudication.selectors import _raw_rows, collector_paused
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from items.models import Item
-from keys import selectors as key_selectors
-from keys.models import GoldKey, RunPrediction, SystemRun
+from keys.models import GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
 from keys.scoring import metrics
-from keys.scoring.metrics import KeyItem, Prediction, ScoringError
+from keys.scoring.metrics import KeyItem, ScoringError
 
 
 def key_items(key: GoldKey) -> list[KeyItem]:
-    """The key's entries as scoring records. The bootstrap's cluster is the item's conversation; an item
-    that points into no conversation is a cluster of its own."""
-    entries = key_selectors.key_entries(key)
-    conversation = dict(
-        Item.objects.filter(key_entries__key=key).values_list("id", "conversation__external_id")
-    )
-    return [
-        KeyItem(
-            item_id=e.external_id,
-            gold=e.gold,
-            conversation=conversation.get(e.item_id) or e.external_id,
-            evidence=tuple(e.evidence or ()),
-            history_turns=e.history_turns,
-        )
-        for e in entries
+    """The key's entries as scoring records, in the order of keys.selectors.key_entries (by item id). The
+    bootstrap's cluster is the item's conversation; an item that points into no conversation is a
+    cluster of its own. Only the fields scoring reads, straight from the cursor, the evidence decoded in
+    one call: a 100,000-item key is read for every report."""
+    rows = list(_raw_rows(
+        KeyEntry.objects.filter(key=key)
+        .annotate(evidence_raw=Coalesce(Cast("evidence", TextField()), Value("null"), output_field=TextField()))
+        .values_list("item_id", "external_id", "gold", "evidence_raw", "history_turns")
+        .order_by()
+    ))
+    conversation = dict(_raw_rows(
+        Item.objects.filter(key_entries__key=key).values_list("id", "conversation__external_id").order_by()
+    ))
+    evidence = json.loads("[" + ",".join(row[3] for row in rows) + "]")
+    entries = [
+        KeyItem(item_id=external_id, gold=gold, conversation=conversation.get(item_id) or external_id,
+                evidence=tuple(cited or ()), history_turns=history)
+        for (item_id, external_id, gold, _, history), cited in zip(rows, evidence, strict=True)
     ]
+    entries.sort(key=attrgetter("item_id"))
+    return entries
 
 
 def scorable_items(key: GoldKey) -> list[KeyItem]:
@@ -62,27 +70,113 @@ def run_for_key(key: GoldKey, run_id: int) -> SystemRun:
     return run
 
 
-def run_predictions(runs: list[SystemRun]) -> dict[int, dict[str, Prediction]]:
-    """Every prediction of these runs, by run id then item id: one query."""
-    out: dict[int, dict[str, Prediction]] = {run.pk: {} for run in runs}
-    # The evidence comes as text and is decoded here, as key_entries does: at millions of rows the
-    # JSONField converter costs more than the decoding.
-    rows = (
-        RunPrediction.objects.filter(run__in=[run.pk for run in runs])
-        .annotate(evidence_raw=Cast("evidence", TextField()))
-        .values_list("run_id", "item_external_id", "aligned", "evidence_raw", "attributed", "cited_fact_only")
+# ASCII record separator between the values of one run: json.dumps escapes every control character, so
+# no stored evidence text holds it; an item id that does (ids are free text) is caught by the row count.
+SEPARATOR = "\x1e"
+
+
+class _Joined(Aggregate):
+    """One column of a group's rows as one text, the values joined by `separator`. Every _Joined of one
+    query lists the rows in the same order: SQLite's group_concat steps all of a query's aggregates
+    through a group's rows together, and PostgreSQL's string_agg is told the order (the row id)."""
+
+    function = "GROUP_CONCAT"
+    output_field = TextField()
+
+    def __init__(self, expression, separator: str = SEPARATOR):
+        super().__init__(Cast(expression, TextField()), Value(separator))
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        order = f"{connection.ops.quote_name(RunPrediction._meta.db_table)}.{connection.ops.quote_name('id')}"
+        return self.as_sql(compiler, connection, function="STRING_AGG",
+                           template=f"%(function)s(%(expressions)s ORDER BY {order})", **extra_context)
+
+
+def _cited(texts: list[str]) -> list:
+    """Stored evidence texts (SQL NULL read as JSON null) decoded in one call: the cited ids, or None."""
+    return json.loads("[" + ",".join(texts) + "]")
+
+
+class _ById:
+    """A run's attribution outcomes (the released results format) by row, from {item id: value}."""
+
+    __slots__ = ("ids", "values")
+
+    def __init__(self, ids: list[str], values: dict[str, bool | None]):
+        self.ids, self.values = ids, values
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i: int):
+        return self.values.get(self.ids[i])
+
+
+def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int, metrics.RunColumns | ScoringError]:
+    """Every prediction of these runs placed on the key's columns (metrics.KeyColumns.place), by run id;
+    a run that cannot be scored against this key (a key item without a prediction) maps to the reason.
+
+    Two queries whatever the number of runs: the database concatenates each run's item ids, verdicts
+    and evidence texts (one row per run, so Python never touches a row object of 5,000,000), and the
+    attribution outcomes are read row by row only where a run recorded them (the released results
+    format; a run with citations leaves them null). The evidence stays text until the scoring rules
+    ask for a caught item's citations (`_cited`)."""
+    if not runs:
+        return {}
+    ids = [run.pk for run in runs]
+    joined = (
+        RunPrediction.objects.filter(run__in=ids)
+        .values("run_id")
+        .order_by()
+        .annotate(
+            rows=Count("id"),
+            item_ids=_Joined("item_external_id"),
+            verdicts=_Joined(Cast("aligned", IntegerField()), separator=""),
+            evidence=_Joined(Coalesce(Cast("evidence", TextField()), Value("null"), output_field=TextField())),
+        )
+        .values_list("run_id", "rows", "item_ids", "verdicts", "evidence")
+    )
+    outcomes: dict[int, dict[str, dict]] = defaultdict(lambda: {"attributed": {}, "cited_fact_only": {}})
+    recorded = (
+        RunPrediction.objects.filter(run__in=ids)
+        .filter(Q(attributed__isnull=False) | Q(cited_fact_only__isnull=False))
+        .values_list("run_id", "item_external_id", "attributed", "cited_fact_only")
         .order_by()
     )
-    loads = json.loads
-    for run_id, item_id, aligned, evidence, attributed, fact_only in rows.iterator(chunk_size=20_000):
-        cited = None if evidence is None else loads(evidence)  # JSON null and SQL NULL alike
-        out[run_id][item_id] = Prediction(
-            aligned=aligned,
-            evidence=None if cited is None else tuple(cited),
-            attributed=attributed,
-            cited_fact_only=fact_only,
-        )
+    for run_id, item_id, attributed, fact_only in recorded.iterator(chunk_size=20_000):
+        outcomes[run_id]["attributed"][item_id] = attributed
+        outcomes[run_id]["cited_fact_only"][item_id] = fact_only
+    out: dict[int, metrics.RunColumns | ScoringError] = {}
+    for run_id, count, item_text, verdicts, evidence in joined:
+        item_ids = item_text.split(SEPARATOR)
+        texts = evidence.split(SEPARATOR)
+        if not len(item_ids) == len(texts) == len(verdicts) == count:
+            out[run_id] = ScoringError("an item id of this run holds the ASCII record separator (U+001E): it cannot be read")
+            continue
+        recorded_outcomes = outcomes.get(run_id, {"attributed": {}, "cited_fact_only": {}})
+        try:
+            out[run_id] = columns.place(
+                item_ids=item_ids,
+                aligned=np.frombuffer(verdicts.encode("ascii"), np.uint8) == ord("1"),
+                evidence=texts,
+                attributed=_ById(item_ids, recorded_outcomes["attributed"]),
+                cited_fact_only=_ById(item_ids, recorded_outcomes["cited_fact_only"]),
+                decode=_cited,
+            )
+        except ScoringError as exc:
+            out[run_id] = exc
+    for run_id in ids:
+        if run_id not in out:  # a run without a single stored prediction (no group in the query)
+            out[run_id] = _missing_run(columns)
     return out
+
+
+def _missing_run(columns: metrics.KeyColumns) -> metrics.RunColumns | ScoringError:
+    """A run without a single stored prediction, placed as any other (refused unless the key is empty)."""
+    try:
+        return columns.place(item_ids=[], aligned=[], evidence=[], attributed=[], cited_fact_only=[])
+    except ScoringError as exc:
+        return exc
 
 
 def _run_record(run: SystemRun) -> dict:
@@ -99,22 +193,50 @@ def _run_record(run: SystemRun) -> dict:
     }
 
 
-def _multi_ingest(entries: list[KeyItem], runs: list[SystemRun], predictions: dict, replicates: int) -> dict:
-    """For each system and configuration run on several ingests: one point per ingest, mean, range and the
-    hierarchical bootstrap (PROTOCOL.md §10)."""
-    by_base: dict[str, list[SystemRun]] = defaultdict(list)
-    for run in runs:
-        by_base[run.base_name].append(run)
+def score_level_for_key(key: GoldKey) -> list[ScoreLevelIngest]:
+    """The score-level-only ingests imported against this key version, in import order."""
+    return list(ScoreLevelIngest.objects.filter(key=key).select_related("imported_by").order_by("id"))
+
+
+def _score_level_record(ingest: ScoreLevelIngest) -> dict:
     return {
-        base: {
-            **metrics.multi_ingest(entries=entries, ingests=[predictions[run.pk] for run in group], replicates=replicates),
-            "runs": [run.name for run in group],
-        }
-        for base, group in by_base.items()
-        if len(group) > 1
+        "id": ingest.pk,
+        "name": ingest.name,
+        "ingest": ingest.ingest,
+        "scores": ingest.scores,
+        "note": ingest.note,
+        "metadata": ingest.metadata,
+        "source": {"name": ingest.source_name, "sha256": ingest.source_sha256},
+        "imported_by": ingest.imported_by.username if ingest.imported_by else None,
+        "imported_at": ingest.imported_at.isoformat().replace("+00:00", "Z"),
     }
 
 
+def _multi_ingest(entries: list[KeyItem], columns: metrics.KeyColumns, runs: list[SystemRun], placed: dict,
+                  score_level: list[ScoreLevelIngest], replicates: int) -> dict:
+    """For each system and configuration with several ingests, or with a score-level-only one: one point
+    per ingest (per-item runs first, then the score-level figures as given), mean, range and the
+    hierarchical bootstrap over the per-item runs (PROTOCOL.md §10)."""
+    by_base: dict[str, list[SystemRun]] = defaultdict(list)
+    for run in runs:
+        by_base[run.base_name].append(run)
+    scores_only: dict[str, list[ScoreLevelIngest]] = defaultdict(list)
+    for ingest in score_level:
+        scores_only[ingest.base_name].append(ingest)
+    bases = list(by_base) + [base for base in scores_only if base not in by_base]
+    return {
+        base: {
+            **metrics.multi_ingest(entries=entries, columns=columns, ingests=[placed[run.pk] for run in by_base[base]],
+                                   score_level=[i.scores for i in scores_only[base]], replicates=replicates),
+            "runs": [run.name for run in by_base[base]],
+            "score_level": [_score_level_record(i) for i in scores_only[base]],
+        }
+        for base in bases
+        if len(by_base[base]) + len(scores_only[base]) > 1 or scores_only[base]
+    }
+
+
+@collector_paused()  # 50 runs of 100,000 items: millions of strings and small lists, no cycles
 def score_report(
     key: GoldKey,
     *,
@@ -131,26 +253,24 @@ def score_report(
     instead of being scored on part of the key."""
     entries = scorable_items(key) if entries is None else entries
     runs = runs_for_key(key) if runs is None else runs
-    predictions = run_predictions(runs)
-    scorable, unscorable = [], {}
-    for run in runs:
-        try:
-            metrics.check_run(entries, predictions[run.pk])
-        except ScoringError as exc:
-            unscorable[run.name] = str(exc)
-        else:
-            scorable.append(run)
+    columns = metrics.KeyColumns(entries)
+    placed = run_columns(runs, columns)
+    scorable = [run for run in runs if isinstance(placed[run.pk], metrics.RunColumns)]
+    unscorable = {run.name: str(placed[run.pk]) for run in runs if isinstance(placed[run.pk], ScoringError)}
     report = metrics.score_report(
         key_version=key.version,
         key_sha256=key.sha256,
         entries=entries,
-        runs={run.name: predictions[run.pk] for run in scorable},
+        columns=columns,
+        runs={run.name: placed[run.pk] for run in scorable},
         bootstrap=bootstrap,
         replicates=replicates,
         seed=seed,
     )
     report["run_records"] = {run.name: _run_record(run) for run in scorable}
-    report["multi_ingest"] = _multi_ingest(entries, scorable, predictions, replicates) if bootstrap else {}
+    report["multi_ingest"] = (
+        _multi_ingest(entries, columns, scorable, placed, score_level_for_key(key), replicates) if bootstrap else {}
+    )
     report["unscorable"] = unscorable
     return report
 

@@ -100,6 +100,18 @@ class MultiIngestMetricSerializer(serializers.Serializer):
     hierarchical = _interval(required=False)
 
 
+class ScoreLevelIngestSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    ingest = serializers.IntegerField()
+    scores = serializers.DictField(child=serializers.FloatField(), help_text="the figures as the file gave them (CR, AS, HNS, Attr)")
+    note = serializers.CharField(allow_blank=True)
+    metadata = serializers.DictField(child=serializers.CharField(), help_text="as imported")
+    source = SourceSerializer()
+    imported_by = serializers.CharField(allow_null=True)
+    imported_at = serializers.DateTimeField()
+
+
 class MultiIngestSerializer(serializers.Serializer):
     ingests = IngestCountSerializer()
     bootstrap = MultiIngestBootstrapSerializer()
@@ -108,7 +120,8 @@ class MultiIngestSerializer(serializers.Serializer):
     HNS = MultiIngestMetricSerializer()
     Attr = MultiIngestMetricSerializer()
     GCR = MultiIngestMetricSerializer()
-    runs = serializers.ListField(child=serializers.CharField())
+    runs = serializers.ListField(child=serializers.CharField(), help_text="the per-item runs, whose points come first")
+    score_level = ScoreLevelIngestSerializer(many=True, help_text="score-level-only ingests, points after the runs'")
 
 
 class KeyCitationSerializer(serializers.Serializer):

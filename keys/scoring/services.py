@@ -1,5 +1,5 @@
-"""Writes for scores against a key: importing a system's runs. Every path (command, and whatever page or
-API is added later) calls score_import.
+"""Writes for scores against a key: importing a system's runs (score_import) and score-level-only
+ingests (score_level_import). Every path (command, and whatever page or API is added later) calls these.
 
 An import is all-or-nothing: the file is read in full and checked against the key it cites (every key
 item predicted once, no unknown item, every field well-typed) before the first row is written, and a
@@ -17,13 +17,13 @@ from goldkey.errors import ApplicationError
 from goldkey.lib.bulk import bulk_insert
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import GoldKey, RunPrediction, SystemRun
+from keys.models import GoldKey, RunPrediction, ScoreLevelIngest, SystemRun, run_base_name
 from keys.scoring import parsing
 from keys.scoring.metrics import Prediction
 from keys.scoring.selectors import scorable_items
 
-PREDICTIONS, RESULTS = "predictions", "results"
-FORMATS = (PREDICTIONS, RESULTS)
+PREDICTIONS, RESULTS, SCORES = "predictions", "results", "scores"
+FORMATS = (PREDICTIONS, RESULTS, SCORES)  # SCORES: score-level-only ingests, imported by score_level_import
 
 
 def _scorable_key(version: str) -> GoldKey:
@@ -35,6 +35,15 @@ def _scorable_key(version: str) -> GoldKey:
         drift = "; ".join(check.get("drift") or []) or f"recorded sha256 {check['recorded'] or '-'}, computed {check['computed']}"
         raise ApplicationError(f"key '{version}' does not verify ({drift}); no run is scored against it")
     return key
+
+
+def _checked(version: str, path: Path, ingest: int) -> tuple[GoldKey, Path]:
+    if ingest < 1:
+        raise ApplicationError(f"--ingest: must be 1 or more, got {ingest}")
+    path = Path(path)
+    if not path.is_file():
+        raise ApplicationError(f"{path}: no such file")
+    return _scorable_key(version), path
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -55,6 +64,19 @@ def _prediction_row(run_id: int, item_id: str, p: Prediction) -> dict:
     }
 
 
+def _refuse_taken(key: GoldKey, ingest: int, names: set[tuple[str, str]]) -> None:
+    """Runs and score-level ingests are records of what a system said against these bytes: never
+    replaced, and one ingest of a system is either per-item or score-level, not both."""
+    taken = set()
+    for model in (SystemRun, ScoreLevelIngest):
+        taken |= set(model.objects.filter(key=key, ingest=ingest).values_list("system", "configuration")) & names
+    if taken:
+        listed = ", ".join(run_base_name(s, c) for s, c in sorted(taken))
+        raise ApplicationError(
+            f"{key.version} already has ingest {ingest} of {listed}; import it as another ingest (--ingest) instead"
+        )
+
+
 @transaction.atomic
 def score_import(
     *,
@@ -71,14 +93,10 @@ def score_import(
     configuration in the file; with `system`, only that system's configurations) against a frozen key
     version. Returns the runs created, in file order. Raises ImportFailed listing every FILE:LINE problem,
     or ApplicationError; nothing is written then."""
-    if fmt not in FORMATS:
-        raise ApplicationError(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}")
-    if ingest < 1:
-        raise ApplicationError(f"--ingest: must be 1 or more, got {ingest}")
-    path = Path(path)
-    if not path.is_file():
-        raise ApplicationError(f"{path}: no such file")
-    key = _scorable_key(version)
+    if fmt not in (PREDICTIONS, RESULTS):
+        hint = " (score-level ingests: score_level_import)" if fmt == SCORES else ""
+        raise ApplicationError(f"--format: '{fmt}' is not one of {PREDICTIONS}, {RESULTS}{hint}")
+    key, path = _checked(version, path, ingest)
     data = path.read_bytes()
     by_id = {item.item_id: item for item in scorable_items(key)}
     if fmt == PREDICTIONS:
@@ -97,15 +115,7 @@ def score_import(
                     f"{path.name}: no configuration of system '{system}' (the file holds "
                     f"{', '.join(sorted(configurations))})"
                 )
-    # Runs are records of what a system said against these bytes: never replaced; a new ingest is new.
-    existing = set(
-        SystemRun.objects.filter(key=key, ingest=ingest).values_list("system", "configuration")
-    ) & set(parsed)
-    if existing:
-        names = ", ".join(f"{s}:{c}" if c else s for s, c in sorted(existing))
-        raise ApplicationError(
-            f"{version} already has ingest {ingest} of {names}; import it as another ingest (--ingest) instead"
-        )
+    _refuse_taken(key, ingest, set(parsed))
     digest = hashlib.sha256(data).hexdigest()
     now = timezone.now()
     runs = []
@@ -117,3 +127,41 @@ def score_import(
         bulk_insert(RunPrediction, (_prediction_row(run.pk, item_id, p) for item_id, p in predictions.items()))
         runs.append(run)
     return runs
+
+
+@transaction.atomic
+def score_level_import(
+    *,
+    version: str,
+    path: Path,
+    system: str = "",
+    ingest: int = 1,
+    metadata: dict | None = None,
+    user=None,
+) -> list[ScoreLevelIngest]:
+    """Import a score-level-only results file (per system, the figures of one ingest whose per-item
+    outputs were lost) against a frozen key version: one ScoreLevelIngest per system in the file (with
+    `system`, only that system's configurations), in file order. All or nothing, refused as score_import
+    refuses: ImportFailed listing every FILE:LINE problem, or ApplicationError."""
+    key, path = _checked(version, path, ingest)
+    scorable_items(key)  # the figures are Track B's: a key with other gold cannot carry them
+    data = path.read_bytes()
+    read = parsing.score_level_read(path=path)
+    parsed = {_split(name): scores for name, scores in read.scores.items()}
+    if system:
+        parsed = {name: scores for name, scores in parsed.items() if name[0] == system}
+        if not parsed:
+            raise ApplicationError(
+                f"{path.name}: no configuration of system '{system}' (the file holds {', '.join(sorted(read.scores))})"
+            )
+    _refuse_taken(key, ingest, set(parsed))
+    digest = hashlib.sha256(data).hexdigest()
+    now = timezone.now()
+    return [
+        ScoreLevelIngest.objects.create(
+            key=key, system=run_system, configuration=run_configuration, ingest=ingest, scores=scores,
+            note=read.note, metadata=metadata or {}, source_name=path.name, source_sha256=digest,
+            imported_by=user, imported_at=now,
+        )
+        for (run_system, run_configuration), scores in parsed.items()
+    ]

@@ -12,7 +12,7 @@ from goldkey.errors import NotFound
 from keys import selectors as key_selectors
 from keys.scoring import charts, formats
 from keys.scoring import selectors as score_selectors
-from keys.scoring.metrics import LONG, SHORT
+from keys.scoring.metrics import LONG, SCORE_LEVEL_METRICS, SHORT
 
 CELLS = ("CR", "AS", "HNS", "Attr", "GCR", "fact_only")  # CR never without AS and HNS beside it
 
@@ -29,6 +29,14 @@ def _rows(report: dict) -> list[dict]:
     ]
 
 
+def _ingests(report: dict) -> list[dict]:
+    """Per system with several ingests (or score-level ones): its rows, CR, AS and HNS always together."""
+    return [
+        {"base": base, "group": group, "metrics": [(metric, group[metric]) for metric in SCORE_LEVEL_METRICS]}
+        for base, group in report["multi_ingest"].items()
+    ]
+
+
 @require_GET
 def leaderboard(request, version: str):
     key = key_selectors.get_key_for_user(version, request.user)
@@ -40,6 +48,7 @@ def leaderboard(request, version: str):
             "key": key,
             "report": report,
             "rows": _rows(report),
+            "ingests": _ingests(report),
             "forest": charts.score_forest(report["runs"], title=f"CR, AS and HNS with 95% intervals against {key.version}"),
             "later": list(key.children.order_by("version")),
         },

@@ -21,7 +21,9 @@ class Command(GoldkeyCommand):
     help = (
         "Import a system's run against a frozen key version: a predictions JSONL (one line per key item: "
         '{"item_id", "aligned", "evidence": [cited ids, best first]}) or, with --format results, the released '
-        "per-item results JSON (one run per configuration). Refused with FILE:LINE when an item is missing, "
+        "per-item results JSON (one run per configuration), or with --format scores a score-level-only results "
+        'JSON ({"note", "scores": {system: {"contradicting_acc", ...}}}: one score-level ingest per system). '
+        "Refused with FILE:LINE when an item is missing, "
         "unknown, duplicated or malformed, or when the key's hash does not verify; nothing is stored then."
     )
     dry_run_option = True
@@ -40,16 +42,24 @@ class Command(GoldkeyCommand):
 
     def run(self, **options) -> dict:
         user = user_named(options["by"]) if options["by"] else None
+        common = {"version": options["version"], "path": Path(options["file"]), "system": options["system"],
+                  "ingest": options["ingest"], "metadata": parse_metadata(options["meta"]), "user": user}
         with transaction.atomic():
-            runs = score_services.score_import(
-                version=options["version"], path=Path(options["file"]), fmt=options["fmt"], system=options["system"],
-                configuration=options["configuration"], ingest=options["ingest"],
-                metadata=parse_metadata(options["meta"]), user=user,
-            )
+            if options["fmt"] == score_services.SCORES:
+                if options["configuration"]:
+                    raise ApplicationError("--configuration: a score-level file names its configurations (flatrag:openai)")
+                ingests = score_services.score_level_import(**common)
+                runs, score_level = [], [{"id": i.pk, "name": i.name, "scores": i.scores} for i in ingests]
+                sources = ingests
+            else:
+                imported = score_services.score_import(fmt=options["fmt"], configuration=options["configuration"], **common)
+                runs = [{"id": run.pk, "name": run.name, "predictions": run.predictions.count()} for run in imported]
+                score_level, sources = [], imported
             result = {
                 "key": options["version"],
-                "runs": [{"id": run.pk, "name": run.name, "predictions": run.predictions.count()} for run in runs],
-                "source_sha256": runs[0].source_sha256 if runs else None,
+                "runs": runs,
+                "score_level": score_level,
+                "source_sha256": sources[0].source_sha256 if sources else None,
                 "dry_run": options["dry_run"],
             }
             if options["dry_run"]:
@@ -58,6 +68,11 @@ class Command(GoldkeyCommand):
 
     def summary(self, result: dict) -> str:
         verb = "would be imported" if result["dry_run"] else "imported"
+        if result["score_level"]:
+            lines = [f"{len(result['score_level'])} score-level ingest(s) {verb} against {result['key']} "
+                     f"(file sha256 {result['source_sha256']}):"]
+            lines += [f"  {i['name']}: " + ", ".join(f"{m} {v}" for m, v in i["scores"].items()) for i in result["score_level"]]
+            return "\n".join(lines)
         lines = [f"{len(result['runs'])} run(s) {verb} against {result['key']} (file sha256 {result['source_sha256']}):"]
         lines += [f"  {run['name']}: {run['predictions']} predictions" for run in result["runs"]]
         return "\n".join(lines)

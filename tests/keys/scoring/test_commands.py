@@ -209,3 +209,68 @@ def test_v1_1_after_a_drop_erratum_differs_exactly_where_the_dropped_item_counte
     assert not any(row["metric"] in ("AS", "HNS") for row in changes["changed"])
     assert {t["before"]["class"] for t in changes["mcnemar_changed"]} <= {"contradicting"}
     assert changes["family_size"] == {"before": 156, "after": 156}
+
+
+INGEST2 = ("twist-v1", "results", "track_b_results_v1.0_ingest2_scores.json")
+
+
+def import_ingest2(*extra) -> str:
+    return run_command("score_import", "TWIST-v1.0", str(require_shared_data(*INGEST2)), "--format", "scores", *extra)
+
+
+def test_the_released_score_level_ingest_imports_and_joins_each_systems_per_item_run(released_keys, client):
+    from django.urls import reverse
+
+    from keys.models import ScoreLevelIngest
+
+    import_results()
+    out = import_ingest2("--ingest", "2")
+    assert "4 score-level ingest(s) imported against TWIST-v1.0" in out and "mindtwin@ingest2: CR 0.421" in out
+    stored = {i.name: i for i in ScoreLevelIngest.objects.all()}
+    assert set(stored) == {"mindtwin@ingest2", "flatrag:openai@ingest2", "flatrag:anthropic@ingest2", "flatrag:gemini@ingest2"}
+    assert stored["flatrag:openai@ingest2"].scores == {"CR": 0.974, "AS": 0.705, "HNS": 0.419, "Attr": 0.541}
+    assert "TPM limit" in stored["mindtwin@ingest2"].note
+    report = score_selectors.score_report(released_keys["TWIST-v1.0"], replicates=200)
+    deployed = report["multi_ingest"][DEPLOYED]
+    assert deployed["ingests"] == {"per_item": 1, "score_level": 1} and deployed["runs"] == [DEPLOYED]
+    assert [round(p, 3) for p in deployed["CR"]["points"]] == [0.421, 0.421]
+    assert [round(p, 3) for p in deployed["Attr"]["points"]] == [0.438, 0.375]  # 7/16 computed, 0.375 as given
+    assert deployed["GCR"]["points"] == [7 / 38]  # the score-level file reports no GCR
+    assert [s["name"] for s in deployed["score_level"]] == ["mindtwin@ingest2"]
+    flat = report["multi_ingest"]["flatrag:openai"]
+    assert [round(p, 3) for p in flat["HNS"]["points"]] == [0.565, 0.419]
+    assert set(report["multi_ingest"]) == {DEPLOYED, "flatrag:openai", "flatrag:anthropic", "flatrag:gemini"}
+    page = client.get(reverse("keys:scores", args=["TWIST-v1.0"])).content.decode()
+    section = page[page.index('data-testid="multi-ingest"'):]
+    assert 'data-score-level="flatrag:openai@ingest2"' in section and "track_b_results_v1.0_ingest2_scores.json" in section
+    row = section[section.index('data-system="flatrag:openai" data-ingest-metric="HNS"'):]
+    assert "0.565, 0.419" in row[:row.index("</tr>")]
+
+
+def test_a_score_level_ingest_cannot_take_an_ingest_a_run_already_has(released_keys):
+    from keys.models import ScoreLevelIngest
+
+    import_results("TWIST-v1.0", "--system", "flatrag")
+    with pytest.raises(CommandError, match="already has ingest 1 of flatrag:anthropic, flatrag:gemini, flatrag:openai"):
+        import_ingest2()  # default ingest 1: the per-item runs hold it
+    assert not ScoreLevelIngest.objects.exists()
+    import_ingest2("--ingest", "2", "--system", "mindtwin")
+    with pytest.raises(CommandError, match="already has ingest 2 of mindtwin"):
+        import_ingest2("--ingest", "2")  # all or nothing: the three new systems are not stored either
+    assert [i.name for i in ScoreLevelIngest.objects.all()] == ["mindtwin@ingest2"]
+    with pytest.raises(CommandError, match="already has ingest 2 of mindtwin"):
+        import_results("TWIST-v1.0", "--ingest", "2", "--system", "mindtwin")
+
+
+def test_a_bad_score_level_file_is_refused_with_its_line_and_field_and_nothing_is_stored(released_keys, tmp_path):
+    from keys.models import ScoreLevelIngest
+
+    data = json.loads(require_shared_data(*INGEST2).read_text())
+    data["scores"]["flatrag:gemini"]["hard_negative_acc"] = "high"
+    path = tmp_path / "ingest2.json"
+    path.write_text(json.dumps(data, indent=1))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if '"high"' in text)
+    with pytest.raises(CommandError) as refused:
+        run_command("score_import", "TWIST-v1.0", str(path), "--format", "scores", "--ingest", "2")
+    assert f"ingest2.json:{line}: scores.flatrag:gemini.hard_negative_acc: must be a number in [0, 1], got 'high'" in str(refused.value)
+    assert not ScoreLevelIngest.objects.exists()

@@ -3,12 +3,14 @@
 import json
 import random
 
+import numpy as np
 import pytest
 
 from goldkey.lib import statistics as st
 from keys.scoring.metrics import (
     LONG,
     SHORT,
+    KeyColumns,
     KeyItem,
     Prediction,
     ScoringError,
@@ -251,3 +253,48 @@ def test_the_report_is_plain_json_with_no_numpy_values_or_nan():
     runs = {"a": random_run(rng, entries, 0.7), "b": random_run(rng, entries, 0.8)}
     report = score_report(key_version="K", key_sha256="0" * 64, entries=entries, runs=runs, replicates=100)
     assert json.loads(json.dumps(report, allow_nan=False)) == report
+
+
+def test_runs_given_as_columns_in_any_row_order_score_exactly_as_the_same_runs_given_as_records():
+    rng = random.Random(59)
+    entries = random_key(rng, 300, 6)
+    runs = {f"run-{r}": random_run(rng, entries, skill) for r, skill in enumerate([0.6, 0.8, 0.9])}
+    runs["released"] = {e.item_id: Prediction(aligned=rng.random() < 0.5, attributed=rng.choice((True, False, None)),
+                                              cited_fact_only=rng.random() < 0.3) for e in entries}
+    columns = KeyColumns(entries)
+
+    def as_rows(predictions):
+        rows = list(predictions.items()) + [("outside:1", Prediction(aligned=True, evidence=()))]
+        rng.shuffle(rows)
+        ids = [i for i, _ in rows]
+        # Evidence as stored (JSON text, decoded only when the rules ask), the verdicts as a numpy array.
+        return columns.place(
+            item_ids=ids, aligned=np.array([p.aligned for _, p in rows]),
+            evidence=["" if p.evidence is None else json.dumps(list(p.evidence)) for _, p in rows],
+            attributed=[p.attributed for _, p in rows], cited_fact_only=[p.cited_fact_only for _, p in rows],
+            decode=lambda texts: [json.loads(t) if t else None for t in texts],
+        )
+
+    placed = {name: as_rows(predictions) for name, predictions in runs.items()}
+    by_columns = score_report(key_version="K", key_sha256="0" * 64, entries=entries, columns=columns, runs=placed, replicates=500)
+    by_records = score_report(key_version="K", key_sha256="0" * 64, entries=entries, runs=runs, replicates=500)
+    for figures_ in by_records["runs"].values():
+        figures_["ignored_predictions"] += 1  # the one row outside the key each placed run carried
+    assert by_columns == by_records
+    assert multi_ingest(entries=entries, columns=columns, ingests=list(placed.values()), replicates=200) == multi_ingest(
+        entries=entries, ingests=list(runs.values()), replicates=200)
+
+
+def test_placing_a_run_refuses_a_missing_or_twice_predicted_key_item():
+    columns = KeyColumns(KEY)
+    ids = [e.item_id for e in KEY]
+
+    def place(item_ids):
+        return columns.place(item_ids=item_ids, aligned=[True] * len(item_ids), evidence=[()] * len(item_ids),
+                             attributed=[None] * len(item_ids), cited_fact_only=[None] * len(item_ids))
+
+    with pytest.raises(ScoringError, match=r"1 key item\(s\) have no prediction .*: c3"):
+        place([i for i in ids if i != "c3"])
+    with pytest.raises(ScoringError, match=r"more than one prediction: a1"):
+        place(ids + ["a1"])
+    assert place(list(reversed(ids))).aligned.all()

@@ -8,9 +8,11 @@ from keys.scoring.metrics import KeyItem, Prediction, figures
 from keys.scoring.parsing import (
     NO_ABSTENTION,
     ImportFailed,
+    ScoreLevelFile,
     predictions_parse,
     results_parse,
     score_level_parse,
+    score_level_read,
 )
 
 KEY = {
@@ -182,4 +184,18 @@ def test_score_level_ingests_map_to_the_report_metric_names_and_refuse_bad_value
     bad = write_json(tmp_path / "bad.json", {"scores": {"m": {"contradicting_acc": 1.5}}})
     assert refusal(lambda: score_level_parse(path=bad)) == [
         f"bad.json:{line_of(bad, 'contradicting_acc')}: scores.m.contradicting_acc: must be a number in [0, 1], got 1.5"
+    ]
+
+
+def test_a_score_level_file_keeps_its_note_and_refuses_no_systems_a_system_without_scores_and_a_bad_note(tmp_path):
+    path = write_json(tmp_path / "ok.json", {"note": "outputs lost", "scores": {"m": {"contradicting_acc": 0.5, "n": 161}}})
+    assert score_level_read(path=path) == ScoreLevelFile(note="outputs lost", scores={"m": {"CR": 0.5}})
+    empty = write_json(tmp_path / "empty.json", {"scores": {}})
+    assert refusal(lambda: score_level_read(path=empty)) == [f"empty.json:{line_of(empty, 'scores')}: scores: no systems"]
+    bare = write_json(tmp_path / "bare.json", {"note": 3, "scores": {"m": {"balanced_acc": 0.7}}})
+    system_line = line_of(bare, '"m"')
+    assert refusal(lambda: score_level_read(path=bare)) == [
+        f"bare.json:{line_of(bare, 'note')}: note: must be a string, got int",
+        f"bare.json:{system_line}: scores.m: none of contradicting_acc, aligned_acc, hard_negative_acc, "
+        "attribution_acc (nothing to report for this ingest)",
     ]

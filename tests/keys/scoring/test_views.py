@@ -86,9 +86,16 @@ def test_the_report_api_is_the_commands_report(client, released_keys):
 
 def test_a_real_report_has_the_shape_the_schema_declares(client, released_keys):
     import_released()
+    score_services.score_level_import(
+        version="TWIST-v1.0", path=require_shared_data("twist-v1", "results", "track_b_results_v1.0_ingest2_scores.json"),
+        ingest=2, metadata={"model": "as released"},
+    )
     data = client.get(reverse("api-key-scores", args=["TWIST-v1.0"])).json()
     shape = ScoreReportSerializer(data=data)
     assert shape.is_valid(), shape.errors
+    assert data["multi_ingest"]["mindtwin"]["score_level"][0]["scores"]["CR"] == 0.421
+    declared = set(ScoreReportSerializer().fields["multi_ingest"].child.fields["score_level"].child.fields)
+    assert set(data["multi_ingest"]["mindtwin"]["score_level"][0]) == declared
     declared = set(ScoreReportSerializer().fields["runs"].child.fields)
     assert set(data["runs"]["mindtwin"]) == declared
     assert set(data["mcnemar"][0]) == set(McNemarTestSerializer().fields)

@@ -6,7 +6,7 @@ class Migration(migrations.Migration):
     refuse updates, and SQLite would otherwise rebuild the table and drop them)."""
 
     dependencies = [
-        ("keys", "0004_system_runs"),
+        ("keys", "0006_score_level_ingests"),
     ]
 
     operations = [
