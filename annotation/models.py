@@ -112,12 +112,23 @@ class Assignment(models.Model):
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
     position = models.PositiveIntegerField()
     crisis = models.BooleanField(default=False)
+    # Copies of the answer's phase flags, written by answer_save in the transaction that sets the
+    # answer's: "resume at the first open item" is then one index scan of the open assignments
+    # (the partial indexes below), where reading the answers would walk every answered item first.
+    phase1_done = models.BooleanField(default=False, db_default=False)
+    phase2_done = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["enrollment", "position"]
         constraints = [
             models.UniqueConstraint(fields=["enrollment", "item"], name="assignment_unique_item"),
             models.UniqueConstraint(fields=["enrollment", "position"], name="assignment_unique_position"),
+        ]
+        indexes = [
+            models.Index(fields=["enrollment", "position"], condition=models.Q(phase1_done=False),
+                         name="assignment_open_phase1"),
+            models.Index(fields=["enrollment", "position"], condition=models.Q(phase2_done=False),
+                         name="assignment_open_phase2"),
         ]
 
 

@@ -4,7 +4,7 @@ page runs a constant number of queries whatever the campaign size."""
 from dataclasses import dataclass
 from statistics import median
 
-from django.db.models import Count, Prefetch, Q, prefetch_related_objects
+from django.db.models import Count, Prefetch, prefetch_related_objects
 
 import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment
@@ -76,9 +76,13 @@ def campaigns_for_author(user) -> list[Campaign]:
 
 
 def resume_assignment(enrollment: Enrollment) -> Assignment | None:
-    """The first item still to answer in the current phase (None when the phase is done)."""
-    done_field = "answer__phase2_done" if current_phase(enrollment) == 2 else "answer__phase1_done"
-    qs = Assignment.objects.filter(enrollment=enrollment).filter(Q(answer__isnull=True) | Q(**{done_field: False}))
+    """The first item still to answer in the current phase (None when the phase is done).
+
+    Reads the assignment's own copy of its answer's phase flag (kept by answer_save in the same
+    transaction), so the database walks the partial index of open assignments and stops at the first:
+    the time does not grow with the number of items already answered."""
+    done_field = "phase2_done" if current_phase(enrollment) == 2 else "phase1_done"
+    qs = Assignment.objects.filter(enrollment=enrollment, **{done_field: False})
     if enrollment.crisis_declined_at:
         qs = qs.exclude(crisis=True)
     return qs.order_by("position").first()

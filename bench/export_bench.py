@@ -1,99 +1,132 @@
-"""Freeze and export a synthetic 100,000-item gold key; print the times.
+"""Freeze and export a real-shaped 100,000-item TWIST gold key, in-process and as a user runs it.
 
-    .venv/bin/python bench/export_bench.py [--items 100000]
+    .venv/bin/python bench/export_bench.py [--items 100000] [--json] [--queries] [--profile PREFIX]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/export_bench.py
 
-Runs on a throw-away SQLite database in a temporary folder, or, with DATABASE_URL set, in a throw-away
-test database (`test_<name>`) on that server, dropped at the end — never the project's own. The setup (items, a two-annotator campaign, 200,000 answers) is not timed; the
-freeze (queue check, entries, canonical JSONL, SHA-256, manifest with agreement figures) and the
-export of the full release bundle (written to disk, then zipped) are. Target: under 12 s in total.
+The database is a throw-away one (bench/scratch.py): a SQLite file in a new temporary folder, whatever
+GOLDKEY_VAR_DIR says, or with DATABASE_URL a `test_<name>` database on that server, dropped at the end —
+never the project's own.
+
+Untimed setup, shaped like the released TWIST data: a LoCoMo corpus written in the released format
+(100 conversations x 600 turns in dated sessions) and N Track B items in the released JSONL format (every
+type and family, drafts, rationales, contradicted quotes, 1-3 evidence turns of the recipient), imported
+through the real importers (`corpus_import_locomo`, `items_import_twist`); two campaigns over them,
+each with two annotators' answers in both phases as the released answer files have them (annotator A
+with a Phase 1 and a Phase 2 note on every item, B the bare choices), one revision per answer, both
+enrollments submitted, the campaigns closed.
+
+Timed, the same work twice:
+  - in this process: `key_freeze` (queue check, entries, canonical JSONL, SHA-256, manifest with the
+    agreement figures, the sealed release rendered and stored) and `key_export` (the hash check, the
+    sealed files written to a folder), both through `call_command`; then the zip of the bundle;
+  - as a user runs it: `manage.py key_freeze <campaign> --key-version ... --by ...` and
+    `manage.py key_export <version> --out ...` as separate processes (interpreter and Django start-up
+    included), wall time and the CPU of the command processes.
 """
 
 import argparse
+import cProfile
+import io
+import json
 import os
+import resource
+import subprocess
 import sys
-import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scratch import scratch_database  # noqa: E402
+
+NOTES = {
+    "q1note": "The excerpt and the draft were read together; nothing in the recipient's turns rules the draft out.",
+    "p2note": "Scanned every turn of the recipient for the activity, its dates and any change of plan; the quote "
+              "states exactly the fact the draft gets wrong, and no later turn takes it back.",
+}
+VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--queries", action="store_true", help="print the slowest queries of freeze and export")
-    parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
-    args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="goldkey-bench-"))
-    os.environ.setdefault("GOLDKEY_VAR_DIR", str(scratch))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    throwaway_server_db = connection.vendor != "sqlite"
-    project_db = connection.settings_dict["NAME"]
-    if throwaway_server_db:
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    else:
-        call_command("migrate", verbosity=0)
-    try:
-        run(args, scratch)
-    finally:
-        if throwaway_server_db:
-            connection.creation.destroy_test_db(project_db, verbosity=0)
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
 
-def run(args, scratch: Path) -> None:
-    import django
+def answer_values(gold: str, with_notes: bool) -> dict:
+    """Both phases of one answer, as in the released answer files (A writes notes, B does not)."""
+    values = {"q1": VERDICT[gold]}
+    values.update({"q2": "yes", "q2quote": "yes"} if gold == "contradicting" else {"q3": "clean", "q3turn": ""})
+    if with_notes:
+        values.update(NOTES)
+    return values
+
+
+def build(args, folder: Path) -> dict:
     from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.utils import timezone
+    from import_bench import generate
 
-    from annotation.models import Answer, Assignment
+    import protocols
+    from annotation.models import Answer, AnswerRevision, Assignment, Enrollment
     from annotation.services import campaign_close, campaign_create
     from goldkey import roles
-    from items.models import Item
-    from items.services import item_set_get_or_create
-    from keys import bundle
-    from keys.selectors import bundle_data
-    from keys.services import key_freeze
+    from goldkey.lib.bulk import bulk_insert
+    from items.models import ItemSet
+    from items.services import corpus_import_locomo, items_import_twist
 
-    types = ["contradicting", "aligned", "hard_negative"]
-    verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
-    t0 = time.perf_counter()
+    started = time.perf_counter()
+    locomo, jsonl = generate(folder, items=args.items, conversations=100, turns=600, seed=7)
+    corpus_import_locomo(path=locomo)
+    report = items_import_twist(path=jsonl, item_set_name="bench items")
+    assert report.created == args.items, report
     roles.ensure_groups()
     User = get_user_model()
     author = User.objects.create_user("bench-author", password="x")
     other = User.objects.create_user("bench-b", password="x")
     author.groups.add(*roles.Group.objects.filter(name__in=[roles.AUTHOR, roles.ANNOTATOR]))
-    item_set = item_set_get_or_create(name="bench items", kind="twist")
-    Item.objects.bulk_create(
-        (
-            Item(
-                item_set=item_set, kind="twist", external_id=f"bench-{i:06d}", recipient="Ana",
-                draft=f"Hey Ana, how is the pottery class going? ({i})", gold_type=types[i % 3],
-                family=f"F{i % 7}", contradicted_quote="I quit pottery last week" if i % 3 == 0 else "",
-                rationale="synthetic", history_turns=369 + i % 320,
+    other.groups.add(*roles.Group.objects.filter(name=roles.ANNOTATOR))
+    spec = protocols.get("twist_b")
+    item_set = ItemSet.objects.get(name="bench items")
+    for slug in ("bench", "bench-cmd"):
+        campaign = campaign_create(slug=slug, item_set=item_set, annotators=[author, other], seed=1)
+        now = timezone.now()
+        with transaction.atomic():
+            rows = list(Assignment.objects.filter(enrollment__campaign=campaign)
+                        .values_list("id", "item__gold_type", "enrollment__annotator_id"))
+            answers = []
+            for assignment_id, gold, annotator_id in rows:
+                values = answer_values(gold, with_notes=annotator_id == author.pk)
+                answers.append({
+                    "assignment_id": assignment_id, "values": values, "time_on_item_ms": 41_000, "revision": 1,
+                    "updated_at": now, "phase1_done": spec.phase1_done(values),
+                    "phase2_done": spec.phase2_done(values, gold), "answered_at": now, "extra": {},
+                })
+            bulk_insert(Answer, answers)
+            saved_by = {author.pk: author.pk, other.pk: other.pk}
+            answer_ids = dict(Answer.objects.filter(assignment__enrollment__campaign=campaign)
+                              .values_list("assignment_id", "id"))
+            bulk_insert(AnswerRevision, (
+                {"answer_id": answer_ids[a["assignment_id"]], "revision": 1, "values": a["values"], "source": "web",
+                 "saved_by_id": saved_by[annotator_id], "saved_at": now, "writer": None, "writer_seq": None}
+                for a, (_, _, annotator_id) in zip(answers, rows, strict=True)
+            ))
+            Assignment.objects.filter(enrollment__campaign=campaign).update(phase1_done=True, phase2_done=True)
+            Enrollment.objects.filter(campaign=campaign).update(
+                phase1_done_count=args.items, phase2_done_count=args.items, phase1_completed_at=now, submitted_at=now
             )
-            for i in range(args.items)
-        ),
-        batch_size=5000,
-    )
-    campaign = campaign_create(slug="bench", item_set=item_set, annotators=[author, other], seed=1)
-    Answer.objects.bulk_create(
-        (
-            Answer(assignment_id=a_id, values={"q1": verdict[gold]}, revision=1)
-            for a_id, gold in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item__gold_type")
-        ),
-        batch_size=5000,
-    )
-    campaign_close(campaign=campaign, user=author, end_open=True)  # annotation over: a key can be frozen
-    setup = time.perf_counter() - t0
+        campaign_close(campaign=campaign, user=author)  # annotation over: a key can be frozen
+    return {"setup_s": round(time.perf_counter() - started, 1), "author": author.username}
 
-    import cProfile
-    from contextlib import ExitStack
+
+def in_process(args, scratch, author: str) -> dict:
+    from django.core.management import call_command
+    from django.db import connection
+
+    from keys import bundle, releases
+    from keys.models import GoldKey
 
     slow: list[tuple[float, str]] = []
 
@@ -106,39 +139,100 @@ def run(args, scratch: Path) -> None:
 
     stack = ExitStack()
     if args.queries:
-        stack.enter_context(django.db.connection.execute_wrapper(timed))
-
+        stack.enter_context(connection.execute_wrapper(timed))
+    out = scratch.folder / "bundle"
     profiler = cProfile.Profile() if args.profile else None
     t1, c1 = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()
-    key = key_freeze(campaign=campaign, version="BENCH-v1.0", user=author)
+    call_command("key_freeze", "bench", "--key-version", "BENCH-v1.0", "--by", author, stdout=io.StringIO())
     if profiler:
         profiler.disable()
         profiler.dump_stats(f"{args.profile}.freeze")
         profiler = cProfile.Profile()
         profiler.enable()
     t2, c2 = time.perf_counter(), time.process_time()
-    files = bundle.render(bundle_data(key))
-    out = scratch / "bundle"
-    bundle.write(files, out)
+    call_command("key_export", "BENCH-v1.0", "--out", str(out), stdout=io.StringIO())
     t3, c3 = time.perf_counter(), time.process_time()
     if profiler:
         profiler.disable()
         profiler.dump_stats(f"{args.profile}.export")
-    archive = bundle.zip_bytes(files, key.version)
-    t4 = time.perf_counter()
     stack.close()
-    for seconds, sql in sorted(slow, reverse=True)[:12]:
-        print(f"  {seconds:6.2f} s  {sql}")
+    key = GoldKey.objects.get(version="BENCH-v1.0")
+    files = releases.release_files(key)
+    t4 = time.perf_counter()
+    archive = bundle.zip_bytes(files, key.version)
+    t5 = time.perf_counter()
+    return {
+        "freeze_s": round(t2 - t1, 2), "freeze_cpu_s": round(c2 - c1, 2),
+        "export_s": round(t3 - t2, 2), "export_cpu_s": round(c3 - c2, 2),
+        "freeze_export_s": round(t3 - t1, 2), "freeze_export_cpu_s": round(c3 - c1, 2),
+        "zip_s": round(t5 - t4, 2), "zip_mb": round(len(archive) / 1e6, 1),
+        "entries": key.entries.count(), "sha256": key.sha256,
+        "files": len(files), "bundle_mb": round(sum(len(b) for b in files.values()) / 1e6, 1),
+        "load": load(),
+        "slowest_queries": [(round(s, 3), sql) for s, sql in sorted(slow, reverse=True)[:12]],
+    }
 
-    size = sum(len(b) for b in files.values())
-    print(f"database: {django.db.connection.vendor}; items: {args.items:,}; setup (untimed): {setup:.1f} s")
-    print(f"freeze  : {t2 - t1:6.2f} s, CPU {c2 - c1:5.2f} s  ({key.entries.count():,} entries, sha256 {key.sha256[:16]}…)")
-    print(f"export  : {t3 - t2:6.2f} s, CPU {c3 - c2:5.2f} s  ({len(files)} files, {size / 1e6:.1f} MB) -> {out}")
-    print(f"zip     : {t4 - t3:6.2f} s  ({len(archive) / 1e6:.1f} MB)")
-    total = t3 - t1
-    print(f"freeze + export: {total:.2f} s, CPU in this process {c3 - c1:.2f} s (target < 12 s; {'met' if total < 12 else 'NOT met'})")
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def command(scratch, *argv: str) -> tuple[float, float, str]:
+    cpu0, start = children_cpu_s(), time.perf_counter()
+    done = subprocess.run([sys.executable, "manage.py", *argv], cwd=ROOT, env=scratch.env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"manage.py {' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return wall, children_cpu_s() - cpu0, done.stdout
+
+
+def command_path(scratch, author: str) -> dict:
+    out = scratch.folder / "bundle-cmd"
+    freeze_s, freeze_cpu, freeze_out = command(scratch, "key_freeze", "bench-cmd", "--key-version", "BENCH-CMD-v1.0",
+                                               "--by", author, "--json")
+    export_s, export_cpu, _ = command(scratch, "key_export", "BENCH-CMD-v1.0", "--out", str(out))
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return {
+        "freeze_s": round(freeze_s, 2), "freeze_cpu_s": round(freeze_cpu, 2),
+        "export_s": round(export_s, 2), "export_cpu_s": round(export_cpu, 2),
+        "freeze_export_s": round(freeze_s + export_s, 2), "freeze_export_cpu_s": round(freeze_cpu + export_cpu, 2),
+        "sha256": json.loads(freeze_out)["sha256"], "files": sum(1 for p in out.rglob("*") if p.is_file()),
+        "bundle_mb": round(size / 1e6, 1), "load": load(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--queries", action="store_true", help="print the slowest queries of freeze and export")
+    parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
+    args = parser.parse_args()
+    with scratch_database() as scratch:
+        figures = {"database": scratch.vendor, "items": args.items, "cpus": os.cpu_count(), "load_at_start": load()}
+        built = build(args, scratch.folder)
+        figures["setup_untimed_s"] = built["setup_s"]
+        figures["in_process"] = in_process(args, scratch, built["author"])
+        figures["command_path"] = command_path(scratch, built["author"])
+    if args.json:
+        print(json.dumps(figures, indent=1))
+        return
+    p, c = figures["in_process"], figures["command_path"]
+    print(f"database: {figures['database']}; items: {args.items:,}; setup (untimed): {figures['setup_untimed_s']} s; "
+          f"load at start {figures['load_at_start']}")
+    for seconds, sql in p["slowest_queries"]:
+        print(f"  {seconds:6.3f} s  {sql}")
+    print(f"in process  freeze {p['freeze_s']:6.2f} s (CPU {p['freeze_cpu_s']:5.2f})  export {p['export_s']:6.2f} s "
+          f"(CPU {p['export_cpu_s']:5.2f})  = {p['freeze_export_s']:6.2f} s (CPU {p['freeze_export_cpu_s']:5.2f}) "
+          f"| {p['files']} files, {p['bundle_mb']} MB; zip {p['zip_s']} s, {p['zip_mb']} MB | load {p['load']}")
+    print(f"commands    freeze {c['freeze_s']:6.2f} s (CPU {c['freeze_cpu_s']:5.2f})  export {c['export_s']:6.2f} s "
+          f"(CPU {c['export_cpu_s']:5.2f})  = {c['freeze_export_s']:6.2f} s (CPU {c['freeze_export_cpu_s']:5.2f}) "
+          f"| {c['files']} files, {c['bundle_mb']} MB | load {c['load']}")
+    print(f"sha256 {p['sha256'][:16]}… (in process), {c['sha256'][:16]}… (commands); "
+          f"target freeze + export < 10 s: {'met' if c['freeze_export_s'] < 10 else 'NOT met'} on the command path")
 
 
 if __name__ == "__main__":

@@ -62,9 +62,20 @@ def test_answer_api_queries_do_not_grow_with_the_campaign(campaigns, client, ann
         # and the item view of the API
         counts.append(_count(client, "get", f"/api/annotation/assignments/{pk}/"))
     assert counts[0] == counts[2] and counts[1] == counts[3]
-    assert counts[0] <= 14
+    # The answer, its revision, the progress counters and the assignment's phase flags (for Resume).
+    assert counts[0] <= 15
 
 
 def test_my_assignments_api_queries_do_not_grow_with_the_campaign(campaigns, client):
     counts = [_count(client, "get", f"/api/annotation/assignments/?campaign={c.slug}") for c in campaigns]
     assert counts[0] == counts[1]
+
+
+def test_campaign_create_runs_the_same_queries_for_10_and_1000_items(db, annotator_a, annotator_b):
+    counts = []
+    for n in (10, 1000):
+        item_set = make_twist_items(n, name=f"create {n}", conversation_id=f"conv-create-{n}")
+        with CaptureQueriesContext(connection) as ctx:
+            campaign_create(slug=f"create{n}", item_set=item_set, annotators=[annotator_a, annotator_b], seed=1)
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1] <= 12
