@@ -19,7 +19,7 @@ from council.services import council_member_add
 from items.models import Item
 from lapse.selectors import scorer_validation, scoring_summary
 from protocols import blind_view
-from protocols.lapse import LABELS
+from protocols.lapse import BINARY, LABELS
 from tests.lapse.labels import automatic_of, labels_of
 
 DEMO_OUTPUTS = Path(settings.BASE_DIR) / "demo" / "lapse" / "outputs.jsonl"
@@ -69,9 +69,10 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     assert summary["judged"] == behaviour
     for item in Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"):
         labels = labels_of(item)
-        agree = labels["cascade"] == labels["judge"]
+        side = BINARY.get(labels["cascade"])
+        agree = side is not None and side == BINARY.get(labels["judge"])
         automatic, flagged = automatic_of(item)
-        assert (automatic == labels["cascade"]) is agree
+        assert automatic == (side if agree else None)
         assert flagged is not agree
 
     manifest = tmp_path / "manifest.json"
@@ -101,7 +102,10 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     for enrollment in Enrollment.objects.filter(campaign=campaign):
         enrollment_submit(enrollment=enrollment)
     campaign_close(campaign=campaign, user=author)
-    for entry in campaign_queue(campaign):
+    queue = campaign_queue(campaign)
+    assert queue  # a few flipped labels: disagreements to decide
+    assert scorer_validation(campaign)["sealed"] is True
+    for entry in queue:
         decision_save(
             campaign=campaign, item=entry.item, action="relabel", new_gold=human_label(entry.item, False),
             note="adjudicated in the demo round", user=author,
@@ -117,6 +121,12 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     # Gold here is the cascade's own label (stand-in annotators), so the cascade agrees wherever gold is a label it gives.
     assert report["cascade"]["five_way"]["observed"] == 1.0
     assert report["cascade_judge"]["n"] == 24
+    # Per sampling tier: the tier each sample copy was drawn in, as the manifest lists it.
+    tiers = {entry["tier"] for entry in saved["items"]}
+    assert report["sealed"] is False and set(report["tiers"]) == tiers and report["untiered"] == 0
+    per_tier = report["cascade"]["by_tier"]
+    assert sum(per_tier[t]["five_way"]["n"] for t in tiers) == report["cascade"]["five_way"]["n"]
+    assert all(per_tier[t]["five_way"]["verdict"] in ("pass", "between", "revise", "") for t in tiers)
 
 
 @pytest.mark.django_db
