@@ -20,7 +20,8 @@ from items.models import Item, ItemKind, ItemSet
 from lapse.cascade import BEHAVIOUR, TASK_OF_ARM
 from lapse.judge import automatic_label
 from lapse.models import Scorer, ScorerLabel
-from protocols.lapse import BINARY, LABELS, SPEC
+from lapse.validation import binary_label_agreement, detector_agreement
+from protocols.lapse import BINARY, SPEC
 
 
 def lapse_item_set(name: str) -> ItemSet:
@@ -90,40 +91,6 @@ def scoring_summary(*, item_set_name: str) -> dict:
     }
 
 
-_KEEP = ("n", "agree", "observed", "kappa", "ci95", "excluded", "missing", "confusion")
-
-
-def _figure(a: list, b: list, counts: dict, categories: tuple, seed: int) -> dict:
-    """One kappa figure of a detector against gold, with its verdict against the protocol's bars."""
-    summary = st.kappa_summary(a, b, categories=categories, seed=seed)
-    summary.update(excluded=counts["excluded"], missing=counts["missing"])
-    figure = {k: summary[k] for k in _KEEP}
-    figure["verdict"] = SPEC.detector_bars.verdict(figure["kappa"]) if figure["n"] else ""
-    return figure
-
-
-def _pair_stats(gold: list, scorer: list, seed: int) -> dict:
-    """Five-way (the five behaviour labels; anything else, e.g. RESIDUAL, is excluded and counted)
-    and binary (the protocol's binary collapse) agreement of one scorer with gold."""
-    five_gold, five_scorer, five_counts = st.eligible_pairs(gold, scorer, {label: label for label in LABELS})
-    bin_gold, bin_scorer, bin_counts = st.eligible_pairs(gold, scorer, BINARY)
-    return {
-        "five_way": _figure(five_gold, five_scorer, five_counts, LABELS, seed),
-        "binary": _figure(bin_gold, bin_scorer, bin_counts, SPEC.binary_classes, seed) | {"mapping": BINARY},
-    }
-
-
-def _binary_label_stats(gold: list, automatic: list, seed: int) -> dict:
-    """The automatic label is already binary (PROCEED / WITHHOLD): gold is collapsed and compared with
-    it; there is no five-way figure. Gold outside the partition is excluded, no automatic label missing."""
-    pairs = [(SPEC.collapse(g), label) for g, label in zip(gold, automatic, strict=True)]
-    missing = sum(1 for _, label in pairs if label is None)
-    kept = [(g, label) for g, label in pairs if label is not None and g is not None]
-    counts = {"missing": missing, "excluded": len(pairs) - missing - len(kept)}
-    a, b = [g for g, _ in kept], [label for _, label in kept]
-    return {"five_way": None, "binary": _figure(a, b, counts, SPEC.binary_classes, seed) | {"mapping": BINARY}}
-
-
 # Where lapse_sample_create records the tier an item was sampled in (on the sample copy's record).
 TIER_KEY = "sample_tier"
 NO_TIER = (
@@ -190,8 +157,8 @@ def scorer_validation(campaign: Campaign) -> dict:
     def figures(name: str, by_id: dict, item_ids: list[int]) -> dict:
         gold_list, scorer = [gold[i] for i in item_ids], [by_id.get(i) for i in item_ids]
         if name == "auto_label":
-            return _binary_label_stats(gold_list, scorer, seed)
-        return _pair_stats(gold_list, scorer, seed)
+            return binary_label_agreement(gold_list, scorer, seed=seed)
+        return detector_agreement(gold_list, scorer, seed=seed)
 
     for name, by_id in (("cascade", cascade), ("judge", judge), ("auto_label", agreed)):
         present = sum(1 for i in gold_ids if by_id.get(i))
