@@ -17,7 +17,8 @@ from annotation.services import answer_save, campaign_close, enrollment_submit
 from council.models import CouncilVote
 from council.services import council_member_add
 from items.models import Item
-from lapse.selectors import scorer_validation, scoring_summary
+from lapse.cascade import BEHAVIOUR
+from lapse.selectors import scorer_validation, scoring_summary, task_of
 from protocols import blind_view
 from protocols.lapse import BINARY, LABELS
 from tests.lapse.labels import automatic_of, labels_of
@@ -138,3 +139,30 @@ def test_scoring_without_a_judge_labels_memory_notes_and_flags_every_behaviour_o
     assert notes.count() == 8 and all(automatic_of(item) == (labels_of(item)["cascade"], False) for item in notes)
     assert scored["summary"]["flagged"] == 40
     assert scoring_summary(item_set_name="Lapse stimuli 2026-08-25")["outputs"] == 0
+
+
+@pytest.mark.django_db
+def test_a_tiered_sample_records_each_items_tier_and_its_manifest(scored_outputs, annotator_a, annotator_b, tmp_path):
+    behaviour = [item for item in Item.objects.filter(item_set__name="Lapse outputs") if task_of(item) == BEHAVIOUR]
+    forced = {item.external_id for item in behaviour if labels_of(item)["cascade"] != "PROCEED"}
+    disagreeing = {
+        item.external_id for item in behaviour
+        if item.external_id not in forced and labels_of(item)["judge"] != labels_of(item)["cascade"]
+    }
+    size = len(forced) + min(40, len(disagreeing)) + 6
+    manifest = tmp_path / "tiers.json"
+    sample = run(
+        "lapse_sample", "Lapse outputs", "--size", str(size), "--seed", "20260813", "--campaign", "lapse-tiers",
+        "--annotators", f"{annotator_a.username},{annotator_b.username}", "--judge", "judge",
+        "--design", "tiers", "--manifest", str(manifest),
+    )
+    saved = json.loads(manifest.read_text())
+    assert sample["n"] == saved["n_total"] == size and saved["seed"] == 20260813
+    assert saved["tiers"]["A_forced_label"] == len(forced)
+    assert saved["tiers"]["B_disagreement"] == min(40, len(disagreeing)) and saved["tiers"]["D_fill"] == 6
+    assert sum(saved["tiers"].values()) == size and saved["tiers"]["C_new_shapes"] == 0
+    assert {entry["source"] for entry in saved["items"] if entry["tier"] == "A_forced_label"} == forced
+    assert len(saved["sources"]["main"]["sha16"]) == 16
+    campaign = Campaign.objects.get(slug="lapse-tiers")
+    recorded = {item.external_id: item.hidden["sample_tier"] for item in Item.objects.filter(item_set=campaign.item_set)}
+    assert recorded == {entry["gid"]: entry["tier"] for entry in saved["items"]}
