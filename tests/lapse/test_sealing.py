@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
@@ -161,3 +162,11 @@ def test_after_the_last_decision_the_adjudication_page_shows_the_judge(client, a
     client.force_login(author)
     page = page_without_label_choices(client, undecided_trail, item)
     assert JUDGE_MEMBER in page and label in page
+
+
+def test_the_agreement_command_says_the_judge_is_sealed(undecided_trail, capsys):
+    call_command("agreement", undecided_trail.slug)
+    out = capsys.readouterr().out
+    assert "judge vs gold: sealed until every disagreement is decided (25 undecided)" in out
+    assert "seed-oss" not in out
+
