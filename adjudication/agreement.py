@@ -351,8 +351,11 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
     entries = snapshot.queue
     retained = snapshot.retained
     gold = {item.id: label for item, label, _ in retained}
+    undecided = sum(1 for e in entries if e.needs_decision)
+    # Judges are detectors: a protocol that seals them until every disagreement is decided gets none.
+    sealed = spec.detectors_sealed(undecided)
     judges: dict[str, dict[int, str]] = defaultdict(dict)
-    for item_id, ballots in data.council.items():
+    for item_id, ballots in ({} if sealed else data.council).items():
         for ballot in ballots:
             if ballot.values.get(key):
                 judges[ballot.member][item_id] = ballot.values[key]
@@ -361,7 +364,6 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
         ids = [i.id for i in items if i.id in gold and i.id in labels]
         stats = _label_pair_stats(spec, [gold[i] for i in ids], [labels[i] for i in ids], seed)
         by_judge[name] = {"judge": name, "items": len(ids), **stats}
-    undecided = sum(1 for e in entries if e.needs_decision)
     result = {
         "campaign": data.campaign.slug,
         "protocol": data.protocol,
@@ -378,6 +380,7 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
             "by_how": dict(sorted(Counter(how for _, _, how in retained).items())),
             "rule": "the label both annotators gave, else the adjudicated label",
         },
+        "detectors_sealed": sealed,
         "judge_gold": next(iter(by_judge.values()), None),
         "judge_gold_by_judge": by_judge,
     }

@@ -97,7 +97,9 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         "entry": entry,
         "excerpts": excerpts_for(item) if spec.shows_excerpts else [],
         "sides": sides,
-        "council": entry.council,
+        # Detector labels (council/judge votes) stay off the page while the protocol seals them (Lapse:
+        # until every disagreement is decided, since the gold decided here validates those detectors).
+        "council": [] if spec.detectors_sealed(sum(1 for e in entries if e.needs_decision)) else entry.council,
         "history": history,
         "position": position,
         "queue_length": len(entries),

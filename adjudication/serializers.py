@@ -204,6 +204,9 @@ class LapseAgreementSerializer(serializers.Serializer):
     binary = LapseBinarySerializer()
     queue = QueueSummarySerializer()
     gold = LapseGoldSerializer()
+    detectors_sealed = serializers.BooleanField(
+        help_text="judge labels sealed until every disagreement is decided: judge_gold is null, judge_gold_by_judge empty"
+    )
     judge_gold = LapseJudgeSerializer(allow_null=True)
     judge_gold_by_judge = serializers.DictField(child=LapseJudgeSerializer())
 

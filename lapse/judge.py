@@ -12,7 +12,7 @@ import re
 
 from council.prompts import SCHEMA_MARKER
 from lapse.cascade import BEHAVIOUR
-from protocols.lapse import LABELS
+from protocols.lapse import BINARY, LABELS
 
 PROMPT_VERSION = "lapse-judge-v1"
 UNPARSED = "UNPARSED"
@@ -87,16 +87,25 @@ UNSCORABLE = frozenset({"RESIDUAL", "UNPARSED"})
 
 
 def agreement_label(cascade: str | None, judge: str | None) -> tuple[str | None, bool]:
-    """(automatic label, flagged) of a behaviour output: a label only where cascade and judge agree."""
-    if cascade and judge and cascade == judge and judge in LABELS:
-        return judge, False
+    """(automatic label, flagged) of a behaviour output, as the paper assigns it: where the cascade and
+    the judge fall on the same side of the binary partition (protocols.lapse.BINARY), that side —
+    "PROCEED" or "WITHHOLD" (HEDGE and TEMPLATE are both withholding, so HEDGE/TEMPLATE agree). Anything
+    else is (None, True), flagged for people: the two disagree on the partition, either label is outside
+    it (PROCEED-WITH-CAVEAT, CONFAB-COMMIT, RESIDUAL, UNPARSED), or the judge has not labelled it yet."""
+    side = BINARY.get(cascade or "")
+    if side is not None and side == BINARY.get(judge or ""):
+        return side, False
     return None, True
 
 
 def automatic_label(*, task: str | None, cascade: str | None, judge: str | None) -> tuple[str | None, bool]:
-    """The one rule for the automatic label, as (label, flagged for people). Behaviour needs the
-    cascade and the judge to agree; the other tasks are scored by the cascade alone (as in the
-    paper), flagged when it cannot decide. Nothing is known before the cascade has run: (None, False)."""
+    """The one rule for the automatic label, as (label, flagged for people).
+
+    - Behaviour outputs: the binary label where cascade and judge agree on the binary partition, so the
+      label is "PROCEED" or "WITHHOLD" (never a five-way label); otherwise (None, True). See agreement_label.
+    - Memory notes and the other tasks: the cascade's own label alone (as in the paper: the judge scores
+      behaviour only), e.g. "PRESERVED" or "MANUFACTURE"; (None, True) when it cannot decide (RESIDUAL).
+    - Before the cascade has run nothing is known: (None, False)."""
     if not cascade:
         return None, False
     if task == BEHAVIOUR:

@@ -11,6 +11,19 @@ Design (after the Lapse authors' released `gold_manifest_v1.json`):
   C_fill           the rest round-robins over strata (task × frame × form × gap), so every cell is
                    represented before any cell gets a second item.
 Same pool + same seed + same size = same sample, in the same order.
+
+`tiered_sample_plan` is the option that draws the way the authors' own sampler did (PROTOCOL §11; their
+`tools/sample_gold.py`, seed 20260813, N 250 → tiers A 99 / B 24 / C 35 / D 92):
+  A_forced_label   every item of the main pool the cascade did not label PROCEED;
+  B_disagreement   cascade–judge disagreements not in A, stratified by (judge label, form), cap 40;
+  C_new_shapes     from a second pool of new-shape outputs: every one the cascade did not label PROCEED,
+                   then a stratified take by (carrier, component) up to the quota (35) — the non-PROCEED
+                   ones are all taken even past the quota, as the authors' sampler does;
+  D_fill           the main pool's items with cascade = judge = PROCEED, stratified by (form, gap, arm),
+                   up to the sample size.
+A stratified take shuffles each stratum and goes round-robin over the strata in sorted order, so every
+stratum gives one item before any gives a second. The final list is shuffled (presentation order must
+not track tier or source); ids are assigned in that order by the caller.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ import json
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from protocols.lapse import LABELS
 
@@ -130,5 +143,106 @@ def sample_plan(
         "disagreement": {"sampled": sum(unit_disagrees(u) for u in picked), "pool": len(disagreeing)},
         "labels_uncovered": missing_labels,
         "pool_sha256": pool_hash(pool),
+    }
+    return {"selected": presented, "manifest": manifest}
+
+
+TIERED_SAMPLER_VERSION = "goldkey-lapse-tiered-sampler-1"
+TIERS = ("A_forced_label", "B_disagreement", "C_new_shapes", "D_fill")
+CAP_B = 40
+QUOTA_C = 35
+# Judge labels that are no label: such an item has no cascade–judge comparison (as in the authors' sampler).
+NO_JUDGE = ("", "UNPARSED", "UNREACHABLE")
+
+
+def stratified_take(units: Sequence[dict], key, n: int, rng: random.Random) -> list[dict]:
+    """Up to n units: shuffle each stratum (strata in sorted order, so the draw does not depend on the
+    input order), then round-robin over the strata in sorted order, one unit from each per round."""
+    strata: dict[tuple, list[dict]] = defaultdict(list)
+    for unit in sorted(units, key=lambda u: u["id"]):
+        strata[key(unit)].append(unit)
+    order = sorted(strata, key=str)
+    for stratum in order:
+        rng.shuffle(strata[stratum])
+    out: list[dict] = []
+    while len(out) < n and any(strata[s] for s in order):
+        for stratum in order:
+            if strata[stratum] and len(out) < n:
+                out.append(strata[stratum].pop())
+    return out
+
+
+def tiered_sample_plan(
+    units: Sequence[dict],
+    *,
+    size: int,
+    seed: int,
+    new_shapes: Sequence[dict] = (),
+    cap_b: int = CAP_B,
+    quota_c: int = QUOTA_C,
+    sources: dict | None = None,
+) -> dict:
+    """The four-tier draw (module docstring). `units` is the main pool, `new_shapes` the new-shape pool
+    (each unit: {"id", "task" (the arm), "form", "gap", "carrier", "component", "cascade", "judge"}; ids
+    unique across both). Returns {"selected": [(id, tier)] in presentation order, "manifest": {...}}: seed,
+    tier sizes, caps, distributions and each source's hash (`sources` names them: {"main": name,
+    "new_shapes": name}). Raises ValueError when tiers A–C alone exceed the size."""
+    if size < 1:
+        raise ValueError("sample size must be at least 1")
+    rng = random.Random(seed)
+    main = sorted(units, key=lambda u: u["id"])
+    extra = sorted(new_shapes, key=lambda u: u["id"])
+    picked: dict[str, str] = {}  # id -> tier, in the order taken
+
+    def add(chosen: Iterable[dict], tier: str) -> None:
+        for unit in chosen:
+            picked.setdefault(unit["id"], tier)
+
+    def judged(unit: dict) -> bool:
+        return unit.get("judge", "") not in NO_JUDGE
+
+    add((u for u in main if u.get("cascade") != "PROCEED"), "A_forced_label")
+    disagreeing = [u for u in main if judged(u) and u["judge"] != u.get("cascade") and u["id"] not in picked]
+    add(stratified_take(disagreeing, lambda u: (u["judge"], u.get("form", "")), cap_b, rng), "B_disagreement")
+    add((u for u in extra if u.get("cascade") != "PROCEED"), "C_new_shapes")
+    room = quota_c - sum(1 for tier in picked.values() if tier == "C_new_shapes")
+    rest = [u for u in extra if u["id"] not in picked]
+    add(stratified_take(rest, lambda u: (u.get("carrier", ""), u.get("component", "")), max(room, 0), rng), "C_new_shapes")
+    if len(picked) > size:
+        raise ValueError(f"tiers A-C already hold {len(picked)} items, more than the sample size {size}")
+    fill = [u for u in main if u.get("cascade") == "PROCEED" and u.get("judge") == "PROCEED" and u["id"] not in picked]
+    add(stratified_take(fill, lambda u: (u.get("form", ""), u.get("gap", ""), u.get("task", "")), size - len(picked), rng), "D_fill")
+
+    presented = list(picked.items())
+    rng.shuffle(presented)
+    by_id = {u["id"]: u for u in (*main, *extra)}
+    chosen = [by_id[i] for i, _ in presented]
+
+    def dist(key):
+        return dict(sorted(Counter(str(u.get(key, "")) for u in chosen).items()))
+
+    names = sources or {}
+    source_of = {u["id"]: "new_shapes" for u in extra}
+    tiers = Counter(tier for _, tier in presented)
+    manifest = {
+        "sampler": TIERED_SAMPLER_VERSION,
+        "design": "tiers",
+        "seed": seed,
+        "n_requested": size,
+        "n_total": len(presented),
+        "n_pool": len(main) + len(extra),
+        "caps": {"B_disagreement": cap_b, "C_new_shapes": quota_c},
+        "tiers": {tier: tiers.get(tier, 0) for tier in TIERS},
+        "sources": {
+            role: {"item_set": names.get(role, role), "n_outputs": len(pool), "sha16": pool_hash(pool)[:16]}
+            for role, pool in (("main", main), ("new_shapes", extra)) if pool or role == "main"
+        },
+        "cascade_label_dist": dist("cascade"),
+        "judge_label_dist": dist("judge"),
+        "form_dist": dist("form"),
+        "arm_dist": dist("task"),
+        "gap_dist": dist("gap"),
+        "source_dist": dict(sorted(Counter(source_of.get(u["id"], "main") for u in chosen).items())),
+        "pool_sha256": pool_hash([*main, *extra]),
     }
     return {"selected": presented, "manifest": manifest}

@@ -1,7 +1,8 @@
 """Lapse reads: the scorable outputs of a set and their scorer labels, how far the automatic scorers got,
-and the scorer validation report of a gold campaign (cascade–gold and judge–gold agreement, binary and
-five-way), computed by the one statistics module. The adjudication agreement page shows
-`scorer_validation`.
+and the scorer validation report of a gold campaign (cascade–gold, judge–gold and automatic-label–gold
+agreement, binary and five-way, overall and per sampling tier, against the protocol's bars; sealed until
+every disagreement is decided), computed by the one statistics module. The adjudication agreement page
+shows `scorer_validation`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
-from adjudication.selectors import campaign_data, retained_from_data
+from adjudication.selectors import campaign_data, snapshot_from_data
 from annotation.models import Campaign, Protocol
 from goldkey.errors import NotFound
 from goldkey.lib import statistics as st
@@ -19,7 +20,8 @@ from items.models import Item, ItemKind, ItemSet
 from lapse.cascade import BEHAVIOUR, TASK_OF_ARM
 from lapse.judge import automatic_label
 from lapse.models import Scorer, ScorerLabel
-from protocols.lapse import BINARY, LABELS
+from lapse.validation import binary_label_agreement, detector_agreement
+from protocols.lapse import BINARY, SPEC
 
 
 def lapse_item_set(name: str) -> ItemSet:
@@ -68,7 +70,9 @@ def item_automatic_label(item: Item, labels: dict[str, ScorerLabel] | None) -> t
 
 
 def scoring_summary(*, item_set_name: str) -> dict:
-    """Counts over the outputs of one set: scored, judged, auto-labelled, flagged, per label. Two queries."""
+    """Counts over the outputs of one set: scored, judged, auto-labelled, flagged, per label. Two queries.
+    `by_auto_label` counts automatic labels (lapse.judge.automatic_label): "PROCEED" and "WITHHOLD" for
+    behaviour outputs (binary), the cascade's own label for memory notes."""
     items = list(_scorable(Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE)).only("id", "hidden"))
     labels = scorer_labels(item.id for item in items)
     cascade = [label for item in items if (label := label_of(labels.get(item.id), Scorer.CASCADE))]
@@ -87,28 +91,43 @@ def scoring_summary(*, item_set_name: str) -> dict:
     }
 
 
-def _pair_stats(gold: list, scorer: list, seed: int) -> dict:
-    """Five-way (the five behaviour labels; anything else, e.g. RESIDUAL, is excluded and counted)
-    and binary (the protocol's binary collapse) agreement of one scorer with gold."""
-    five_gold, five_scorer, five_counts = st.eligible_pairs(gold, scorer, {label: label for label in LABELS})
-    five = st.kappa_summary(five_gold, five_scorer, categories=LABELS, seed=seed)
-    five.update(excluded=five_counts["excluded"], missing=five_counts["missing"])
-    bin_gold, bin_scorer, bin_counts = st.eligible_pairs(gold, scorer, BINARY)
-    binary = st.kappa_summary(bin_gold, bin_scorer, categories=("PROCEED", "WITHHOLD"), seed=seed)
-    binary.update(excluded=bin_counts["excluded"], missing=bin_counts["missing"], mapping=BINARY)
-    keep = ("n", "agree", "observed", "kappa", "ci95", "excluded", "missing", "confusion")
-    return {"five_way": {k: five[k] for k in keep}, "binary": {k: binary[k] for k in (*keep, "mapping")}}
+# Where lapse_sample_create records the tier an item was sampled in (on the sample copy's record).
+TIER_KEY = "sample_tier"
+NO_TIER = (
+    "no tier recorded: these items carry no sampling tier (the released gold trail gives tier sizes in "
+    "its manifest but not which item came from which tier), so agreement is reported overall only"
+)
 
 
 def scorer_validation(campaign: Campaign) -> dict:
     """Cascade–gold, judge–gold and automatic-label–gold agreement on a Lapse campaign's gold (the
-    label both annotators gave, else the adjudicated one). Cascade and judge labels are the items'
-    scorer labels; judge labels fall back to the campaign's council votes (e.g. the released judge
-    file). A constant number of queries whatever the campaign size."""
+    label both annotators gave, else the adjudicated one), overall and per sampling tier, five-way and
+    binary, each kappa with its verdict against the protocol's bars (protocols.lapse.DETECTOR_BARS:
+    'pass', 'between', 'revise'). The automatic label is binary, so it has a binary figure only.
+
+    Sealed (PROTOCOL §11): while any queued disagreement is undecided the report carries no detector
+    figure at all — `sealed` is True, with the number still undecided. Cascade and judge labels are the
+    items' scorer labels; judge labels fall back to the campaign's council votes (e.g. the released
+    judge file). The tier is the one an item was sampled in (`hidden["sample_tier"]`, written by the
+    sampler); items without one are reported as "no tier recorded". A constant number of queries."""
     if campaign.protocol != Protocol.LAPSE:
         return {"campaign": campaign.slug, "applicable": False}
-    data = campaign_data(campaign)
-    gold = {item.id: label for item, label, _ in retained_from_data(data)}
+    snapshot = snapshot_from_data(campaign_data(campaign))
+    data = snapshot.data
+    undecided = sum(1 for e in snapshot.queue if e.needs_decision)
+    bars = SPEC.detector_bars
+    report = {
+        "campaign": campaign.slug,
+        "applicable": True,
+        "n_items": len(data.items),
+        "undecided": undecided,
+        "sealed": SPEC.detectors_sealed(undecided),
+        "bars": {"passes": bars.passes, "revise": bars.revise, "between": bars.between},
+        "binary_mapping": BINARY,
+    }
+    if report["sealed"]:
+        return st.json_safe(report)
+    gold = {item.id: label for item, label, _ in snapshot.retained}
     ids = [item.id for item in data.items]
     labels = scorer_labels(ids)
     cascade = {i: label_of(labels.get(i), Scorer.CASCADE) for i in ids}
@@ -122,24 +141,34 @@ def scorer_validation(campaign: Campaign) -> dict:
                     judge[item_id] = ballot.values["label"]
     # Every gold item is a behaviour output, so the automatic label is the behaviour rule.
     agreed = {i: automatic_label(task=BEHAVIOUR, cascade=cascade[i], judge=judge.get(i))[0] for i in ids}
+    tier_of = dict(Item.objects.filter(item_set_id=campaign.item_set_id, hidden__has_key=TIER_KEY).values_list("id", f"hidden__{TIER_KEY}"))
     gold_ids = [i for i in ids if i in gold]
-    gold_list = [gold[i] for i in gold_ids]
+    tiers = sorted({tier_of[i] for i in gold_ids if tier_of.get(i)})
     seed = campaign.seed
-    report = {
-        "campaign": campaign.slug,
-        "applicable": True,
-        "n_items": len(ids),
-        "n_gold": len(gold_ids),
-        "gold_complete": len(gold_ids) == len(ids),
-        "judge_source": judge_source,
-        "binary_mapping": BINARY,
-    }
+    report.update(
+        n_gold=len(gold_ids),
+        gold_complete=len(gold_ids) == len(ids),
+        judge_source=judge_source,
+        tiers=tiers,
+        tier_note="" if tiers else NO_TIER,
+        untiered=sum(1 for i in gold_ids if not tier_of.get(i)),
+    )
+
+    def figures(name: str, by_id: dict, item_ids: list[int]) -> dict:
+        gold_list, scorer = [gold[i] for i in item_ids], [by_id.get(i) for i in item_ids]
+        if name == "auto_label":
+            return binary_label_agreement(gold_list, scorer, seed=seed)
+        return detector_agreement(gold_list, scorer, seed=seed)
+
     for name, by_id in (("cascade", cascade), ("judge", judge), ("auto_label", agreed)):
-        scorer = [by_id.get(i) for i in gold_ids]
-        present = sum(1 for label in scorer if label)
-        report[name] = {"labelled": present, **(_pair_stats(gold_list, scorer, seed) if present else {})}
+        present = sum(1 for i in gold_ids if by_id.get(i))
+        if not present:
+            report[name] = {"labelled": 0}
+            continue
+        by_tier = {tier: figures(name, by_id, [i for i in gold_ids if tier_of.get(i) == tier]) for tier in tiers}
+        report[name] = {"labelled": present, **figures(name, by_id, gold_ids), "by_tier": by_tier}
     report["rows"] = [
-        ("Rule cascade", report["cascade"]), ("LLM judge", report["judge"]), ("Agreed automatic label", report["auto_label"])
+        ("Rule cascade", report["cascade"]), ("LLM judge", report["judge"]), ("Automatic label (binary)", report["auto_label"])
     ]
     both = [i for i in gold_ids if cascade.get(i) and judge.get(i)]
     report["cascade_judge"] = {

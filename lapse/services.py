@@ -22,14 +22,14 @@ from council.client import TransientCallError
 from council.models import CouncilMember, CouncilVote
 from council.services import retry_delay
 from goldkey.errors import ApplicationError, NotFound
-from items.models import Item, ItemKind
+from items.models import Item, ItemKind, ItemSet
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 from lapse import judge as lapse_judge
 from lapse.cascade import BEHAVIOUR, explain
 from lapse.corpus import output_external_id, output_item
 from lapse.models import Scorer, ScorerLabel
-from lapse.sampler import sample_plan
+from lapse.sampler import sample_plan, tiered_sample_plan
 from lapse.selectors import label_of, lapse_item_set, lapse_outputs, scorer_labels, task_of
 from protocols.lapse import LABELS
 
@@ -209,6 +209,8 @@ def _unit(item: Item, labels: dict[str, ScorerLabel] | None) -> dict:
         "frame": h.get("frame", ""),
         "form": h.get("form", ""),
         "gap": h.get("gap", ""),
+        "carrier": h.get("carrier", ""),
+        "component": h.get("component", ""),
         "cascade": label_of(labels, Scorer.CASCADE) or "",
         "judge": label_of(labels, Scorer.JUDGE) or "",
         "response_sha": hashlib.sha256(item.response.encode("utf-8")).hexdigest()[:16],
@@ -217,6 +219,22 @@ def _unit(item: Item, labels: dict[str, ScorerLabel] | None) -> dict:
 
 def manifest_path(slug: str) -> Path:
     return Path(settings.VAR_DIR) / "lapse_samples" / f"{slug}.manifest.json"
+
+
+SAMPLE_DESIGNS = ("stratified", "tiers")
+
+
+def _scored_behaviour_outputs(item_set_name: str) -> tuple[ItemSet, list[Item], dict]:
+    """The behaviour outputs of a set and their scorer labels; refused while any lacks a cascade label."""
+    source = lapse_item_set(item_set_name)
+    outputs = [item for item in lapse_outputs(source) if task_of(item) == BEHAVIOUR]
+    labels = scorer_labels(item.id for item in outputs)
+    unscored = [item.external_id for item in outputs if not label_of(labels.get(item.id), Scorer.CASCADE)]
+    if unscored:
+        raise ApplicationError(f"'{source.name}': {len(unscored)} output(s) have no cascade label yet (run lapse_score first)")
+    if not outputs:
+        raise ApplicationError(f"'{source.name}' has no behaviour outputs to sample")
+    return source, outputs, labels
 
 
 def lapse_sample_create(
@@ -229,12 +247,20 @@ def lapse_sample_create(
     judge_member: str = "",
     manifest: Path | None = None,
     user=None,
+    design: str = "stratified",
+    new_shapes_item_set: str = "",
 ) -> dict:
-    """Draw the seeded, stratified gold sample from the scored behaviour outputs of a set, copy the
-    sampled items (and their scorer labels) into a new item set under opaque ids (g001, g002, … in a
-    seeded order), create a blinded two-annotator Lapse campaign over it, record the judge's labels as
-    council votes of that campaign (hidden from annotators, shown in adjudication), and save the manifest."""
-    source = lapse_item_set(item_set_name)
+    """Draw the seeded gold sample from the scored behaviour outputs of a set, copy the sampled items
+    (and their scorer labels) into a new item set under opaque ids (g001, g002, … in a seeded order),
+    create a blinded two-annotator Lapse campaign over it, record the judge's labels as council votes of
+    that campaign (hidden from annotators, and from the adjudicator until every disagreement is
+    decided), and save the manifest. `design`: "stratified" (lapse.sampler.sample_plan) or "tiers" (the
+    authors' four tiers, lapse.sampler.tiered_sample_plan; `new_shapes_item_set` is its tier-C pool).
+    Each copy records the tier it was drawn in (`hidden["sample_tier"]`): scorer validation reports by it."""
+    if design not in SAMPLE_DESIGNS:
+        raise ApplicationError(f"sample design '{design}' is not one of {', '.join(SAMPLE_DESIGNS)}")
+    if new_shapes_item_set and design != "tiers":
+        raise ApplicationError("a new-shapes item set belongs to the 'tiers' design")
     if Campaign.objects.filter(slug=slug).exists():
         raise ApplicationError(f"campaign '{slug}' already exists")
     users = list(get_user_model().objects.filter(username__in=annotators))
@@ -242,16 +268,31 @@ def lapse_sample_create(
     if missing:
         raise NotFound(f"no user(s) {', '.join(missing)}")
     users.sort(key=lambda u: annotators.index(u.username))
-    outputs = [item for item in lapse_outputs(source) if task_of(item) == BEHAVIOUR]
-    labels = scorer_labels(item.id for item in outputs)
-    unscored = [item.external_id for item in outputs if not label_of(labels.get(item.id), Scorer.CASCADE)]
-    if unscored:
-        raise ApplicationError(f"{len(unscored)} output(s) have no cascade label yet (run lapse_score first)")
-    if not outputs:
-        raise ApplicationError(f"'{source.name}' has no behaviour outputs to sample")
+    source, outputs, labels = _scored_behaviour_outputs(item_set_name)
     units = [_unit(item, labels.get(item.id)) for item in outputs]
-    plan = sample_plan(units, size=size, seed=seed)
     by_id = {item.external_id: item for item in outputs}
+    sources = {source.name: {"n_outputs": len(outputs)}}
+    if design == "tiers":
+        extra_units = []
+        if new_shapes_item_set:
+            extra_set, extra, extra_labels = _scored_behaviour_outputs(new_shapes_item_set)
+            # Unit ids must be unique across the two pools; the new-shape ones carry their set's name.
+            for item in extra:
+                unit = _unit(item, extra_labels.get(item.id)) | {"id": f"{extra_set.name}:{item.external_id}"}
+                extra_units.append(unit)
+                by_id[unit["id"]] = item
+            labels = labels | extra_labels
+        try:
+            plan = tiered_sample_plan(
+                units, size=size, seed=seed, new_shapes=extra_units,
+                sources={"main": source.name, "new_shapes": new_shapes_item_set},
+            )
+        except ValueError as exc:
+            raise ApplicationError(str(exc)) from None
+        sources = {}
+    else:
+        plan = sample_plan(units, size=size, seed=seed)
+        sources[source.name]["sha16"] = plan["manifest"]["pool_sha256"][:16]
     width = max(3, len(str(len(plan["selected"]))))
     gid_of = {ext: f"g{n:0{width}d}" for n, (ext, _) in enumerate(plan["selected"], start=1)}
     judge = _council_member(judge_member) if judge_member else None
@@ -259,7 +300,7 @@ def lapse_sample_create(
     manifest_data = plan["manifest"] | {
         "campaign": slug,
         "item_set": sample_set_name,
-        "sources": {source.name: {"n_outputs": len(outputs), "sha16": plan["manifest"]["pool_sha256"][:16]}},
+        "sources": sources or plan["manifest"]["sources"],
         "judge_member": judge.name if judge else None,
         "judge_prompt_version": lapse_judge.PROMPT_VERSION if judge else None,
         "items": [{"gid": gid_of[ext], "source": ext, "tier": tier} for ext, tier in plan["selected"]],
@@ -268,11 +309,11 @@ def lapse_sample_create(
         parsed = []
         for line, (ext, tier) in enumerate(plan["selected"], start=1):
             item = by_id[ext]
-            hidden = dict(item.hidden) | {"source_item_id": item.pk, "source_external_id": ext, "sample_tier": tier}
+            hidden = dict(item.hidden) | {"source_item_id": item.pk, "source_external_id": item.external_id, "sample_tier": tier}
             parsed.append(ParsedLapseItem(line, gid_of[ext], item.request, item.response, item.key_fact, hidden))
         lapse_items_create(item_set_name=sample_set_name, items=parsed, source=f"lapse_sample {slug}")
         sample_set = item_set_get_or_create(name=sample_set_name, kind=ItemKind.LAPSE)
-        sample_set.description = f"Seeded stratified Lapse gold sample (seed {seed}) of '{source.name}'."
+        sample_set.description = f"Seeded Lapse gold sample ({design} design, seed {seed}) of '{source.name}'."
         sample_set.save(update_fields=["description"])
         sample_items = {item.external_id: item for item in Item.objects.filter(item_set=sample_set)}
         # The sample is a snapshot: each copy keeps the labels its source had when it was drawn.

@@ -99,11 +99,15 @@ def _annotator_name(path: Path) -> tuple[str, list[str]]:
     return names.pop(), gids
 
 
-def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str | None = None) -> dict:
+def lapse_gold_import(
+    *, directory: Path, slug: str, user=None, judge_file: str | None = None, with_decisions: bool = True
+) -> dict:
     """Load the released Lapse gold trail (labels only) into a new campaign: placeholder items (gid
     only, text not released), the two annotators (accounts with unusable passwords, pseudonyms = the
     files' annotator names) and their labels, the adjudicated labels as relabel decisions, and the
-    judge's labels as council votes. All-or-nothing."""
+    judge's labels as council votes. All-or-nothing. Without `with_decisions` the adjudicated file is
+    checked but not applied: the campaign stands as it did before adjudication, its disagreements
+    queued and undecided (and so its detector labels sealed), for adjudicating again in Goldkey."""
     directory = Path(directory)
     paths = [directory / name for name in LAPSE_GOLD_FILES["annotators"]]
     adjudicated_path = directory / LAPSE_GOLD_FILES["adjudicated"]
@@ -154,7 +158,7 @@ def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str 
         labels = [answers_import(campaign=campaign, path=p, annotator=name, user=user) for p, name in zip(paths, names, strict=True)]
         campaign_close(campaign=campaign, user=user)
         items = campaign_items_by_external_id(campaign)
-        for gid, label in sorted(adjudicated.items()):
+        for gid, label in sorted(adjudicated.items() if with_decisions else ()):
             decision_save(
                 campaign=campaign, item=items[gid], action=Action.RELABEL, new_gold=label,
                 note=f"adjudicated label ({adjudicated_path.name})", user=user, source="import",
@@ -166,7 +170,7 @@ def lapse_gold_import(*, directory: Path, slug: str, user=None, judge_file: str 
         "items": len(gids),
         "annotators": list(names),
         "labels": {r["annotator"]: r["answers"] for r in labels},
-        "adjudicated": len(adjudicated),
+        "adjudicated": len(adjudicated) if with_decisions else 0,
         "judge": judge,
         "answers_total": Answer.objects.filter(assignment__enrollment__campaign=campaign).count(),
     }

@@ -195,6 +195,28 @@ class Wording:
 
 
 @dataclass(frozen=True)
+class DetectorBars:
+    """Pre-registered bars for a detector (rule cascade, LLM judge, any scorer) against human gold: kappa
+    at or above `passes` passes; below `revise` the detector is revised, re-frozen and re-validated before
+    unblinding. Between the two the protocol prescribes no action: the figure is reported as it is, the
+    detector neither passed nor sent back (`between` says so wherever the verdict is shown)."""
+
+    passes: float
+    revise: float
+    between: str = "between the bars: neither passed nor sent back; reported as is"
+
+    def verdict(self, kappa: float | None) -> str:
+        """'pass', 'revise' or 'between'; '' when kappa is undefined (no pairs, or no variation)."""
+        if kappa is None or kappa != kappa:  # NaN: undefined
+            return ""
+        if kappa >= self.passes:
+            return "pass"
+        if kappa < self.revise:
+            return "revise"
+        return "between"
+
+
+@dataclass(frozen=True)
 class ProtocolSpec:
     """Everything Goldkey needs to know about one protocol. Fields:
 
@@ -233,6 +255,10 @@ class ProtocolSpec:
     wording: how the adjudication pages name the protocol's things.
     council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
       member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
+    detectors_sealed_until_decided: detector labels (council votes, scorer labels) and every figure
+      comparing them with gold stay out of the adjudication pages and reports while any queued item of
+      the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
+      detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
     """
 
     name: str
@@ -275,6 +301,8 @@ class ProtocolSpec:
     council_prompt: CouncilPrompt | None = None
     council_flags: tuple[CouncilFlag, ...] = ()
     generation_gates: bool = False
+    detectors_sealed_until_decided: bool = False
+    detector_bars: DetectorBars | None = None
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's
@@ -384,6 +412,11 @@ class ProtocolSpec:
     def binary_classes(self) -> tuple[str, ...]:
         """The binary classes in first-seen order ("PROCEED", "WITHHOLD")."""
         return tuple(dict.fromkeys((self.binary or {}).values()))
+
+    def detectors_sealed(self, undecided: int) -> bool:
+        """Are detector labels sealed in a campaign with `undecided` queued items still to decide? The one
+        check: the adjudication item page, the agreement figures and scorer validation all ask it."""
+        return self.detectors_sealed_until_decided and undecided > 0
 
     # --- the queue ---------------------------------------------------------------------------------------
     def band(self, verdict: str, votes: Sequence[str | None]) -> str:

@@ -12,6 +12,7 @@ from protocols.base import (
     Benchmark,
     Citation,
     CouncilPrompt,
+    DetectorBars,
     Panel,
     ProtocolSpec,
     Question,
@@ -22,8 +23,13 @@ from protocols.base import (
 LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
 # The binary partition of §11: delivering the output with the fact versus withholding it. CAVEAT and
 # CONFAB-COMMIT belong to neither side and are excluded from binary agreement. The one definition:
-# agreement, the judge and scorer validation all collapse through it (SPEC.collapse).
+# agreement, the judge, the automatic label and scorer validation all collapse through it (SPEC.collapse).
 BINARY = {"PROCEED": "PROCEED", "HEDGE": "WITHHOLD", "TEMPLATE": "WITHHOLD"}
+
+# The authors' spec bar for every detector against gold (§11, tools/gold_agreement.py): kappa >= 0.75
+# passes; below 0.65 the detector is revised, re-frozen and re-validated before unblinding. Their tool
+# prints the bar and prescribes nothing for the band between: it is reported as is.
+DETECTOR_BARS = DetectorBars(passes=0.75, revise=0.65)
 
 # Queue reason (PROTOCOL §9): the two behaviour labels differ.
 LABEL_DISAGREEMENT = "label_disagreement"
@@ -80,7 +86,9 @@ def agreement_summary(r: dict) -> list[str]:
         f"  binary {SPEC.binary_label}: {format_kappa(r['binary'])} (eligible n {r['binary']['n']})",
     ]
     judge = r.get("judge_gold")
-    if judge:
+    if r.get("detectors_sealed"):
+        lines.append(f"  judge vs gold: sealed until every disagreement is decided ({r['gold']['undecided']} undecided)")
+    elif judge:
         lines.append(f"  judge {judge['judge']} vs gold: binary {format_kappa(judge['binary'])}; five-way {format_kappa(judge['five_way'])}")
     return lines
 
@@ -165,4 +173,7 @@ SPEC = ProtocolSpec(
         confusion_caption=" (five-way labels)",
     ),
     council_prompt=CouncilPrompt(name="lapse-v1", system=COUNCIL_SYSTEM, phase1=LAPSE_PHASE1),
+    # Gold validates the judge and the cascade: whoever decides it must not see what they said (§11).
+    detectors_sealed_until_decided=True,
+    detector_bars=DETECTOR_BARS,
 )

@@ -36,11 +36,33 @@ def test_judge_reply_parsing_is_first_match(reply, label):
     assert judge_parse(reply) == label
 
 
-def test_automatic_label_only_where_cascade_and_judge_agree():
-    assert agreement_label("HEDGE", "HEDGE") == ("HEDGE", False)
-    assert agreement_label("HEDGE", "TEMPLATE") == (None, True)
-    assert agreement_label("RESIDUAL", "RESIDUAL") == (None, True)
-    assert agreement_label("PROCEED", None) == (None, True)
+@pytest.mark.parametrize(
+    ("cascade", "judge", "expected"),
+    [
+        ("PROCEED", "PROCEED", ("PROCEED", False)),
+        ("HEDGE", "HEDGE", ("WITHHOLD", False)),
+        # HEDGE and TEMPLATE are both withholding: the two agree on the binary partition.
+        ("HEDGE", "TEMPLATE", ("WITHHOLD", False)),
+        ("TEMPLATE", "HEDGE", ("WITHHOLD", False)),
+        ("PROCEED", "HEDGE", (None, True)),
+        # Outside the partition there is no binary label, even when the two labels match.
+        ("PROCEED-WITH-CAVEAT", "PROCEED-WITH-CAVEAT", (None, True)),
+        ("CONFAB-COMMIT", "CONFAB-COMMIT", (None, True)),
+        ("PROCEED", "PROCEED-WITH-CAVEAT", (None, True)),
+        ("RESIDUAL", "RESIDUAL", (None, True)),
+        ("HEDGE", "UNPARSED", (None, True)),
+        ("PROCEED", None, (None, True)),
+    ],
+)
+def test_automatic_label_is_the_binary_label_where_cascade_and_judge_agree_on_the_partition(cascade, judge, expected):
+    assert agreement_label(cascade, judge) == expected
+    assert automatic_label(task=BEHAVIOUR, cascade=cascade, judge=judge) == expected
+
+
+def test_an_automatic_behaviour_label_is_only_ever_a_binary_class():
+    labels = (*SPEC.gold_values, "RESIDUAL", "UNPARSED", None)
+    found = {agreement_label(c, j)[0] for c in labels for j in labels}
+    assert found == {"PROCEED", "WITHHOLD", None}
 
 
 def test_memory_notes_take_the_cascade_label_alone_and_are_flagged_when_it_cannot_decide():
@@ -49,7 +71,7 @@ def test_memory_notes_take_the_cascade_label_alone_and_are_flagged_when_it_canno
 
 
 def test_behaviour_outputs_need_the_judge_to_agree():
-    assert automatic_label(task=BEHAVIOUR, cascade="HEDGE", judge="HEDGE") == ("HEDGE", False)
+    assert automatic_label(task=BEHAVIOUR, cascade="HEDGE", judge="HEDGE") == ("WITHHOLD", False)
     assert automatic_label(task=BEHAVIOUR, cascade="HEDGE", judge=None) == (None, True)
 
 

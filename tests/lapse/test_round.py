@@ -17,9 +17,10 @@ from annotation.services import answer_save, campaign_close, enrollment_submit
 from council.models import CouncilVote
 from council.services import council_member_add
 from items.models import Item
-from lapse.selectors import scorer_validation, scoring_summary
+from lapse.cascade import BEHAVIOUR
+from lapse.selectors import scorer_validation, scoring_summary, task_of
 from protocols import blind_view
-from protocols.lapse import LABELS
+from protocols.lapse import BINARY, LABELS
 from tests.lapse.labels import automatic_of, labels_of
 
 DEMO_OUTPUTS = Path(settings.BASE_DIR) / "demo" / "lapse" / "outputs.jsonl"
@@ -69,9 +70,10 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     assert summary["judged"] == behaviour
     for item in Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"):
         labels = labels_of(item)
-        agree = labels["cascade"] == labels["judge"]
+        side = BINARY.get(labels["cascade"])
+        agree = side is not None and side == BINARY.get(labels["judge"])
         automatic, flagged = automatic_of(item)
-        assert (automatic == labels["cascade"]) is agree
+        assert automatic == (side if agree else None)
         assert flagged is not agree
 
     manifest = tmp_path / "manifest.json"
@@ -101,7 +103,10 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     for enrollment in Enrollment.objects.filter(campaign=campaign):
         enrollment_submit(enrollment=enrollment)
     campaign_close(campaign=campaign, user=author)
-    for entry in campaign_queue(campaign):
+    queue = campaign_queue(campaign)
+    assert queue  # a few flipped labels: disagreements to decide
+    assert scorer_validation(campaign)["sealed"] is True
+    for entry in queue:
         decision_save(
             campaign=campaign, item=entry.item, action="relabel", new_gold=human_label(entry.item, False),
             note="adjudicated in the demo round", user=author,
@@ -117,6 +122,12 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     # Gold here is the cascade's own label (stand-in annotators), so the cascade agrees wherever gold is a label it gives.
     assert report["cascade"]["five_way"]["observed"] == 1.0
     assert report["cascade_judge"]["n"] == 24
+    # Per sampling tier: the tier each sample copy was drawn in, as the manifest lists it.
+    tiers = {entry["tier"] for entry in saved["items"]}
+    assert report["sealed"] is False and set(report["tiers"]) == tiers and report["untiered"] == 0
+    per_tier = report["cascade"]["by_tier"]
+    assert sum(per_tier[t]["five_way"]["n"] for t in tiers) == report["cascade"]["five_way"]["n"]
+    assert all(per_tier[t]["five_way"]["verdict"] in ("pass", "between", "revise", "") for t in tiers)
 
 
 @pytest.mark.django_db
@@ -128,3 +139,30 @@ def test_scoring_without_a_judge_labels_memory_notes_and_flags_every_behaviour_o
     assert notes.count() == 8 and all(automatic_of(item) == (labels_of(item)["cascade"], False) for item in notes)
     assert scored["summary"]["flagged"] == 40
     assert scoring_summary(item_set_name="Lapse stimuli 2026-08-25")["outputs"] == 0
+
+
+@pytest.mark.django_db
+def test_a_tiered_sample_records_each_items_tier_and_its_manifest(scored_outputs, annotator_a, annotator_b, tmp_path):
+    behaviour = [item for item in Item.objects.filter(item_set__name="Lapse outputs") if task_of(item) == BEHAVIOUR]
+    forced = {item.external_id for item in behaviour if labels_of(item)["cascade"] != "PROCEED"}
+    disagreeing = {
+        item.external_id for item in behaviour
+        if item.external_id not in forced and labels_of(item)["judge"] != labels_of(item)["cascade"]
+    }
+    size = len(forced) + min(40, len(disagreeing)) + 6
+    manifest = tmp_path / "tiers.json"
+    sample = run(
+        "lapse_sample", "Lapse outputs", "--size", str(size), "--seed", "20260813", "--campaign", "lapse-tiers",
+        "--annotators", f"{annotator_a.username},{annotator_b.username}", "--judge", "judge",
+        "--design", "tiers", "--manifest", str(manifest),
+    )
+    saved = json.loads(manifest.read_text())
+    assert sample["n"] == saved["n_total"] == size and saved["seed"] == 20260813
+    assert saved["tiers"]["A_forced_label"] == len(forced)
+    assert saved["tiers"]["B_disagreement"] == min(40, len(disagreeing)) and saved["tiers"]["D_fill"] == 6
+    assert sum(saved["tiers"].values()) == size and saved["tiers"]["C_new_shapes"] == 0
+    assert {entry["source"] for entry in saved["items"] if entry["tier"] == "A_forced_label"} == forced
+    assert len(saved["sources"]["main"]["sha16"]) == 16
+    campaign = Campaign.objects.get(slug="lapse-tiers")
+    recorded = {item.external_id: item.hidden["sample_tier"] for item in Item.objects.filter(item_set=campaign.item_set)}
+    assert recorded == {entry["gid"]: entry["tier"] for entry in saved["items"]}

@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from lapse.sampler import sample_plan
+from lapse.sampler import sample_plan, tiered_sample_plan
 from protocols.lapse import LABELS
 
 FRAMES = ("lodging", "workplace", "vehicle", "class")
@@ -90,3 +90,101 @@ def test_size_larger_than_the_pool_takes_the_whole_pool():
 def test_size_below_one_is_refused():
     with pytest.raises(ValueError):
         sample_plan(pool(), size=0, seed=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The authors' four tiers (tiered_sample_plan)
+
+ARMS = ("behavioral", "e2", "l2e2")
+
+
+def tiered_pool():
+    """A main pool: mostly cascade = judge = PROCEED, some non-PROCEED cascade labels, and PROCEED items
+    the judge disagrees with; and a new-shape pool with carriers and components."""
+    main, n = [], 0
+    for arm in ARMS:
+        for form in FORMS:
+            for gap in GAPS:
+                for _ in range(8):
+                    n += 1
+                    cascade = "HEDGE" if n % 11 == 0 else "PROCEED-WITH-CAVEAT" if n % 23 == 0 else "PROCEED"
+                    judge = "TEMPLATE" if n % 5 == 0 else "PROCEED-WITH-CAVEAT" if n % 7 == 0 else cascade
+                    main.append({"id": f"m{n:03d}", "task": arm, "form": form, "gap": gap, "cascade": cascade, "judge": judge})
+    shapes = [
+        {"id": f"s{k:03d}", "task": "behavioral", "form": "prog", "gap": "stale", "carrier": f"c{k % 5}",
+         "component": f"comp{k % 3}", "cascade": "HEDGE" if k % 9 == 0 else "PROCEED", "judge": ""}
+        for k in range(60)
+    ]
+    return main, shapes
+
+
+def tiers_of(plan):
+    by_tier = {}
+    for unit_id, tier in plan["selected"]:
+        by_tier.setdefault(tier, []).append(unit_id)
+    return by_tier
+
+
+def test_tier_a_is_every_item_the_cascade_did_not_label_proceed():
+    main, shapes = tiered_pool()
+    plan = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=20260813)
+    assert set(tiers_of(plan)["A_forced_label"]) == {u["id"] for u in main if u["cascade"] != "PROCEED"}
+
+
+def test_tier_b_takes_disagreements_round_robin_over_judge_label_and_form_up_to_the_cap():
+    main, shapes = tiered_pool()
+    plan = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=1, cap_b=6)
+    by_id = {u["id"]: u for u in main}
+    b = tiers_of(plan)["B_disagreement"]
+    assert len(b) == 6
+    assert all(by_id[i]["cascade"] == "PROCEED" and by_id[i]["judge"] != "PROCEED" for i in b)
+    strata = Counter((by_id[i]["judge"], by_id[i]["form"]) for i in b)
+    # 2 judge labels x 3 forms = 6 strata: one from each before any stratum gives a second.
+    assert len(strata) == 6 and set(strata.values()) == {1}
+
+
+def test_tier_c_takes_every_non_proceed_new_shape_then_fills_to_the_quota():
+    main, shapes = tiered_pool()
+    plan = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=2, quota_c=20)
+    c = set(tiers_of(plan)["C_new_shapes"])
+    assert len(c) == 20 and {u["id"] for u in shapes if u["cascade"] != "PROCEED"} <= c
+    assert c <= {u["id"] for u in shapes}
+
+
+def test_tier_d_fills_from_agreeing_proceed_evenly_over_form_gap_and_arm():
+    main, shapes = tiered_pool()
+    plan = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=3)
+    by_id = {u["id"]: u for u in main}
+    d = tiers_of(plan)["D_fill"]
+    assert len(plan["selected"]) == 150 and len(d) == 150 - sum(len(v) for t, v in tiers_of(plan).items() if t != "D_fill")
+    assert all(by_id[i]["cascade"] == by_id[i]["judge"] == "PROCEED" for i in d)
+    counts = Counter((by_id[i]["form"], by_id[i]["gap"], by_id[i]["task"]) for i in d)
+    assert len(counts) == len(FORMS) * len(GAPS) * len(ARMS) and max(counts.values()) - min(counts.values()) <= 1
+
+
+def test_the_tiered_manifest_records_seed_tier_sizes_and_source_hashes():
+    main, shapes = tiered_pool()
+    plan = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=20260813, sources={"main": "v1", "new_shapes": "v2"})
+    m = plan["manifest"]
+    assert m["seed"] == 20260813 and m["n_total"] == 150
+    assert m["tiers"] == {tier: len(ids) for tier, ids in tiers_of(plan).items()}
+    assert sum(m["tiers"].values()) == 150
+    assert m["sources"]["main"]["item_set"] == "v1" and m["sources"]["new_shapes"]["item_set"] == "v2"
+    assert all(len(s["sha16"]) == 16 for s in m["sources"].values())
+    changed = [dict(u, cascade="HEDGE") if u["id"] == "m001" else u for u in main]
+    assert tiered_sample_plan(changed, new_shapes=shapes, size=150, seed=20260813)["manifest"]["sources"]["main"]["sha16"] != m["sources"]["main"]["sha16"]
+
+
+def test_the_tiered_draw_is_reproducible_and_presented_shuffled():
+    main, shapes = tiered_pool()
+    first = tiered_sample_plan(main, new_shapes=shapes, size=150, seed=5)["selected"]
+    assert first == tiered_sample_plan(list(reversed(main)), new_shapes=shapes, size=150, seed=5)["selected"]
+    assert first != tiered_sample_plan(main, new_shapes=shapes, size=150, seed=6)["selected"]
+    tiers_in_order = [tier for _, tier in first]
+    assert tiers_in_order != sorted(tiers_in_order)  # not grouped by tier
+
+
+def test_a_sample_smaller_than_the_forced_tiers_is_refused():
+    main, shapes = tiered_pool()
+    with pytest.raises(ValueError, match="tiers A-C already hold"):
+        tiered_sample_plan(main, new_shapes=shapes, size=10, seed=1)

@@ -82,3 +82,35 @@ def test_annotators_cannot_open_the_agreement_page_with_scorer_validation(client
     response = client.get(reverse("adjudication:agreement", args=[gold_trail.slug]))
     assert response.status_code in (403, 404)
     assert b"scorer-validation" not in response.content
+
+
+def test_the_automatic_label_is_compared_with_gold_on_the_binary_partition_only(gold_trail, shared_data):
+    folder = shared_data("lapse-gold")
+    a = {r["gid"]: r["label"] for r in jsonl(folder / "gold_annotations_annotator1.jsonl")}
+    b = {r["gid"]: r["label"] for r in jsonl(folder / "gold_annotations_annotator2.jsonl")}
+    adjudicated = {r["gid"]: r["label"] for r in jsonl(folder / "gold_adjudicated.jsonl")}
+    judge = {r["gid"]: r["judge"] for r in jsonl(folder / "gold_items.judged.local-seed-oss-36b-instruct-pv2.jsonl")}
+    gold = {g: a[g] if a[g] == b[g] else adjudicated[g] for g in a}
+    # A stand-in cascade: annotator 2's labels (the released trail carries no cascade labels).
+    items = list(Item.objects.filter(item_set=gold_trail.item_set))
+    ScorerLabel.objects.bulk_create(ScorerLabel(item=i, scorer=Scorer.CASCADE, label=b[i.external_id]) for i in items)
+    automatic = {
+        g: BINARY[b[g]] for g in gold if b[g] in BINARY and judge[g] in BINARY and BINARY[b[g]] == BINARY[judge[g]]
+    }
+    eligible = [g for g in sorted(gold) if g in automatic and gold[g] in BINARY]
+    independent = cohen_kappa_score([BINARY[gold[g]] for g in eligible], [automatic[g] for g in eligible])
+
+    report = scorer_validation(gold_trail)
+    figure = report["auto_label"]["binary"]
+    assert report["auto_label"]["five_way"] is None
+    assert figure["kappa"] == pytest.approx(independent, abs=1e-12)
+    assert figure["n"] == len(eligible) and figure["missing"] == len(gold) - len(automatic)
+    assert report["auto_label"]["labelled"] == len(automatic)
+    assert report["cascade_judge"]["auto_label_coverage"] == pytest.approx(len(automatic) / len(gold))
+
+
+def test_scorer_validation_of_the_released_trail_says_no_tier_was_recorded_and_gives_the_bars(gold_trail):
+    report = scorer_validation(gold_trail)
+    assert report["sealed"] is False and report["tiers"] == [] and "no tier recorded" in report["tier_note"]
+    assert report["bars"] == {"passes": 0.75, "revise": 0.65, "between": report["bars"]["between"]}
+    assert report["judge"]["binary"]["verdict"] == "pass"  # 0.780 >= 0.75

@@ -14,6 +14,7 @@ from lapse.corpus import lapse_outputs_import, lapse_stimuli_create
 from lapse.models import Scorer, ScorerLabel
 from lapse.selectors import scoring_summary
 from lapse.services import lapse_output_judge, lapse_outputs_cascade, lapse_outputs_judge
+from protocols.lapse import BINARY
 from tests.lapse.labels import automatic_of, labels_of
 
 CASES = [
@@ -194,7 +195,9 @@ def test_a_real_worker_judges_the_behaviour_outputs_queued_by_lapse_score(celery
 
     rows = celery_worker_process.wait_for(judged, what="both behaviour outputs judged")
     assert set(ScorerLabel.objects.filter(scorer=Scorer.JUDGE).values_list("member", flat=True)) == {judge.name}
-    assert all(automatic_of(r)[1] is (labels_of(r)["cascade"] != labels_of(r)["judge"]) for r in rows)
+    for row in rows:
+        side, judged_side = (BINARY.get(labels_of(row)[scorer]) for scorer in ("cascade", "judge"))
+        assert automatic_of(row)[1] is (side is None or side != judged_side)
     assert "lapse.tasks.lapse_judge_output[" in celery_worker_process.log()
 
 

@@ -14,9 +14,15 @@ class Command(GoldkeyCommand):
         parser.add_argument("directory", help="the lapse-gold folder")
         parser.add_argument("--campaign", required=True, help="slug of the campaign to create")
         parser.add_argument("--judge-file", help="judged-items file name inside the folder (default: the released one)")
+        parser.add_argument(
+            "--undecided", action="store_true",
+            help="do not apply the adjudicated labels: leave the disagreements queued for adjudication in Goldkey",
+        )
 
-    def run(self, *, directory, campaign, judge_file=None, **_):
-        return lapse_gold_import(directory=Path(directory), slug=campaign, judge_file=judge_file)
+    def run(self, *, directory, campaign, judge_file=None, undecided=False, **_):
+        return lapse_gold_import(
+            directory=Path(directory), slug=campaign, judge_file=judge_file, with_decisions=not undecided
+        )
 
     def summary(self, r):
         judge = f", {r['judge']['labels']} judge labels" if r["judge"] else ""
