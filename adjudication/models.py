@@ -1,4 +1,4 @@
-"""Adjudication decisions and their history. (Gold keys and errata join this app.)"""
+"""Adjudication decisions and their history, and the stored queue. (Gold keys live in the keys app.)"""
 
 from django.conf import settings
 from django.db import models
@@ -44,4 +44,55 @@ class DecisionRevision(models.Model):
         ordering = ["decision", "revision"]
 
 
-__all__ = ["Action", "Decision", "DecisionRevision", "GoldType"]
+class QueueItem(models.Model):
+    """One item of a campaign as the adjudication queue sees it: its queue reasons and suggestion,
+    computed by the queue's one rule (`selectors.queue_from_data`) and stored so that the queue pages
+    read a page of rows instead of recomputing the campaign. Kept current by `services.queue_sync`.
+
+    Every item of the campaign has a row (queued or not): `ordinal` is its place in external-id order,
+    fixed when the queue is built, so that the queue order (drop suggestions first, then by item id) is
+    the index order (rank, ordinal) and an item that becomes queued later needs no renumbering (and no
+    database collation has to agree with Python's on the ids)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="queue_items")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    queued = models.BooleanField(default=False)
+    rank = models.PositiveSmallIntegerField(default=9)  # adjudication.queue.SUGGESTION_ORDER of the suggestion
+    reasons = models.JSONField(default=list)
+    suggestion = models.CharField(max_length=10, blank=True)
+    suggestion_why = models.TextField(blank=True)
+    blocking = models.BooleanField(default=False)  # queued for a human reason (holds a key back)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "item"], name="queue_item_unique_item"),
+            models.UniqueConstraint(fields=["campaign", "ordinal"], name="queue_item_unique_ordinal"),
+        ]
+        indexes = [models.Index(fields=["campaign", "queued", "rank", "ordinal"], name="queue_item_order")]
+
+
+class QueueState(models.Model):
+    """What the stored queue of one campaign was built from, and its figures cache.
+
+    `votes_mark` / `answers_mark`: every council vote / answer revision with an id up to the mark is in
+    the stored entries; `votes_seen` / `answers_seen` the ids above it already applied (see
+    `services.queue_sync` for why the mark lags). `version` changes with every change to the entries and
+    every decision: with the decision counts it is the state token of the cached `figures`."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="queue_state")
+    n_items = models.PositiveIntegerField(default=0)
+    n_queued = models.PositiveIntegerField(default=0)
+    council_members = models.JSONField(default=list)  # every member with a counted vote, sorted
+    votes_mark = models.BigIntegerField(default=0)
+    votes_seen = models.JSONField(default=list)
+    answers_mark = models.BigIntegerField(default=0)
+    answers_seen = models.JSONField(default=list)
+    answers_final = models.BooleanField(default=False)  # the campaign was closed when the marks were last read
+    version = models.PositiveBigIntegerField(default=0)
+    figures = models.JSONField(default=dict, blank=True)
+    figures_token = models.CharField(max_length=100, blank=True)
+    built_at = models.DateTimeField(auto_now_add=True)
+
+
+__all__ = ["Action", "Decision", "DecisionRevision", "GoldType", "QueueItem", "QueueState"]

@@ -3,16 +3,22 @@ records a decision goes through `decision_save`."""
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 import protocols
-from adjudication.models import Action, Decision, DecisionRevision
-from annotation.models import Answer, Campaign
+from adjudication import queue as q
+from adjudication.models import Action, Decision, DecisionRevision, QueueItem, QueueState
+from adjudication.selectors import QueueEntry, campaign_data, queue_from_data
+from annotation.models import Answer, AnswerRevision, Campaign
 from annotation.services import campaign_lock
+from council.models import CouncilVote
 from goldkey.errors import ApplicationError
+from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import Item
 
@@ -83,6 +89,8 @@ def decision_save(
         DecisionRevision.objects.create(
             decision=decision, revision=decision.revision, action=action, new_gold=new_gold, note=note, decided_by=user
         )
+        # A decision leaves the queue's reasons as they are, but the figures on the queue page change.
+        queue_state_touch(campaign=campaign)
     return DecisionResult(decision, True)
 
 
@@ -155,3 +163,154 @@ def decisions_export(*, campaign: Campaign, exported: str | None = None) -> dict
 
 def dumps(payload: dict) -> str:
     return json.dumps(payload, indent=1, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# The stored queue (adjudication.models.QueueItem): every entry is computed by the queue's one rule,
+# `selectors.queue_from_data`, over the campaign (when built) or over the few items that changed.
+
+# More changed items than this and the queue is rebuilt whole: an IN list of thousands of ids is
+# refused by SQLite, and one pass over the campaign is then cheaper than many small ones.
+REFRESH_LIMIT = 500
+
+# How long a write may stay uncommitted. PostgreSQL hands out ids when a row is inserted, so a
+# transaction holding a lower id can commit after one holding a higher id that a sync has already
+# seen; the marks therefore only move past rows older than this, and the ids above the mark that were
+# applied are remembered instead (SQLite commits one writer at a time, in id order).
+COMMIT_GRACE = timedelta(seconds=60)
+
+
+def _entry_fields(entry: QueueEntry | None) -> dict:
+    if entry is None:  # not queued
+        return {"queued": False, "rank": q.suggestion_rank(""), "reasons": [], "suggestion": "",
+                "suggestion_why": "", "blocking": False}
+    return {"queued": True, "rank": q.suggestion_rank(entry.suggestion), "reasons": list(entry.reasons),
+            "suggestion": entry.suggestion, "suggestion_why": entry.suggestion_why, "blocking": entry.blocking}
+
+
+def _vote_rows(campaign: Campaign, after: int) -> list[tuple]:
+    """(id, item id, created, member name or None for a failed call) of the votes after `after`."""
+    rows = CouncilVote.objects.filter(campaign=campaign, id__gt=after).order_by("id")
+    return [
+        (vote_id, item_id, created, name if status == CouncilVote.Status.OK else None)
+        for vote_id, item_id, created, name, status in rows.values_list("id", "item_id", "created_at", "member__name", "status")
+    ]
+
+
+def _revision_rows(campaign: Campaign, after: int) -> list[tuple]:
+    """(id, item id, saved) of the answer revisions after `after`."""
+    rows = AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign, id__gt=after).order_by("id")
+    return list(rows.values_list("id", "answer__assignment__item_id", "saved_at"))
+
+
+def _advance(rows: list[tuple], mark: int, now: datetime) -> tuple[int, list[int]]:
+    """The new mark (past every row, in id order, written before the commit grace) and the ids above it."""
+    for row in rows:
+        if row[2] >= now - COMMIT_GRACE:
+            break
+        mark = row[0]
+    return mark, [row[0] for row in rows if row[0] > mark]
+
+
+@transaction.atomic
+def queue_build(*, campaign: Campaign) -> QueueState:
+    """Build the campaign's stored queue in one pass: a row per item, queued or not, in external-id order."""
+    state, _ = QueueState.objects.select_for_update().get_or_create(campaign=campaign)
+    now = timezone.now()
+    # Read what the build includes before loading it: a row written after this is applied by a later sync.
+    votes = _vote_rows(campaign, 0)
+    answers_final = campaign.status != Campaign.Status.ANNOTATING
+    revisions = [] if answers_final else _revision_rows(campaign, 0)
+    data = campaign_data(campaign)
+    entries = {entry.item.id: entry for entry in queue_from_data(data)}
+    QueueItem.objects.filter(campaign=campaign).delete()
+    bulk_insert(QueueItem, (
+        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal, **_entry_fields(entries.get(item.id))}
+        for ordinal, item in enumerate(data.items)
+    ))
+    state.votes_mark, state.votes_seen = _advance(votes, 0, now)
+    state.answers_mark, state.answers_seen = _advance(revisions, 0, now)
+    state.answers_final = answers_final
+    state.n_items, state.n_queued = len(data.items), len(entries)
+    state.council_members = data.council_members
+    state.version += 1
+    state.save()
+    return state
+
+
+def _queue_refresh(campaign: Campaign, state: QueueState, item_ids: set[int]) -> None:
+    """Recompute the stored entries of `item_ids` (at most REFRESH_LIMIT) with the queue's one rule."""
+    data = campaign_data(campaign, item_ids=item_ids, council_members=state.council_members)
+    entries = {entry.item.id: entry for entry in queue_from_data(data)}
+    rows = list(QueueItem.objects.filter(campaign=campaign, item_id__in=item_ids))
+    fields = list(_entry_fields(None))
+    for row in rows:
+        was_queued = row.queued
+        for name, value in _entry_fields(entries.get(row.item_id)).items():
+            setattr(row, name, value)
+        state.n_queued += int(row.queued) - int(was_queued)
+    QueueItem.objects.bulk_update(rows, fields)
+
+
+def queue_sync(*, campaign: Campaign) -> QueueState:
+    """The campaign's stored queue, brought up to date: built on its first use, then refreshed for the
+    items whose answers (while the campaign is annotating) or council votes changed since.
+
+    Changes are found by id marks (`QueueState`), not by each writer remembering to call in (answers and
+    votes are written by lower layers, which may not import this app): two or three indexed queries when
+    nothing changed, whatever the campaign size. A vote from a member the stored queue has not counted
+    yet changes the council band of every item, so the queue is rebuilt whole."""
+    state = QueueState.objects.filter(campaign=campaign).first()
+    if state is None:
+        return queue_build(campaign=campaign)
+    now = timezone.now()
+    pending = bool(_pending(campaign, state, now))
+    if not pending:
+        return state
+    with transaction.atomic():
+        # Another request may be applying the same rows: one at a time, each on the latest marks.
+        state = QueueState.objects.select_for_update().get(pk=state.pk)
+        changes = _pending(campaign, state, now)
+        if not changes:
+            return state
+        votes, revisions, fresh_votes, fresh_revisions = changes
+        new_members = {row[3] for row in fresh_votes if row[3]} - set(state.council_members)
+        items = {row[1] for row in fresh_votes} | {row[1] for row in fresh_revisions}
+        if new_members or len(items) > REFRESH_LIMIT:
+            return queue_build(campaign=campaign)
+        if items:
+            _queue_refresh(campaign, state, items)
+            state.version += 1
+        state.votes_mark, state.votes_seen = _advance(votes, state.votes_mark, now)
+        if not state.answers_final:
+            state.answers_mark, state.answers_seen = _advance(revisions, state.answers_mark, now)
+            # Answers cannot change once the campaign is closed: the revisions read now are the last.
+            state.answers_final = campaign.status != Campaign.Status.ANNOTATING
+        state.save()
+    return state
+
+
+def _pending(campaign: Campaign, state: QueueState, now: datetime):
+    """(vote rows, revision rows, fresh vote rows, fresh revision rows) when there is something to apply
+    or a mark to move, else None."""
+    votes = _vote_rows(campaign, state.votes_mark)
+    revisions = [] if state.answers_final else _revision_rows(campaign, state.answers_mark)
+    seen_votes, seen_revisions = set(state.votes_seen), set(state.answers_seen)
+    fresh_votes = [row for row in votes if row[0] not in seen_votes]
+    fresh_revisions = [row for row in revisions if row[0] not in seen_revisions]
+    moves = (_advance(votes, state.votes_mark, now)[0] != state.votes_mark
+             or _advance(revisions, state.answers_mark, now)[0] != state.answers_mark)
+    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
+    if fresh_votes or fresh_revisions or moves or closing:
+        return votes, revisions, fresh_votes, fresh_revisions
+    return None
+
+
+def queue_state_touch(*, campaign: Campaign) -> None:
+    """A decision changed: the queue page's cached figures are out of date (runs in the caller's transaction)."""
+    QueueState.objects.filter(campaign=campaign).update(version=F("version") + 1)
+
+
+def queue_figures_store(*, campaign: Campaign, token: str, figures: dict) -> None:
+    """Cache the queue page's figures for the campaign state `token` (see pages.queue_page_view)."""
+    QueueState.objects.filter(campaign=campaign).update(figures=figures, figures_token=token)
