@@ -4,6 +4,7 @@ queries whatever the campaign size."""
 import math
 import random
 
+from django.urls import reverse
 from django.utils.module_loading import import_string
 
 import protocols
@@ -36,6 +37,10 @@ def queue_page_view(campaign: Campaign, *, page: int = 0) -> dict:
     pages = max(1, math.ceil(state.n_queued / stored_queue.PAGE_SIZE))
     page = min(max(0, page), pages - 1)
     entries = stored_queue.page(campaign, page)
+    # One reverse() for the page, not two per row (a fifth of the page's time at 100 rows).
+    link = reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+    for entry in entries:
+        entry.href = f"{link}{entry.item.id}/"
     return {
         "spec": spec,
         "entries": entries,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -176,8 +176,9 @@ REFRESH_LIMIT = 500
 # How long a write may stay uncommitted. PostgreSQL hands out ids when a row is inserted, so a
 # transaction holding a lower id can commit after one holding a higher id that a sync has already
 # seen; the marks therefore only move past rows older than this, and the ids above the mark that were
-# applied are remembered instead (SQLite commits one writer at a time, in id order).
-COMMIT_GRACE = timedelta(seconds=60)
+# applied are remembered instead. SQLite has one writer at a time, which commits before the next
+# takes an id: there the mark moves at once (and no sync re-reads the rows of the last seconds).
+COMMIT_GRACE = {"postgresql": timedelta(seconds=10)}
 
 
 def _entry_fields(entry: QueueEntry | None) -> dict:
@@ -205,8 +206,9 @@ def _revision_rows(campaign: Campaign, after: int) -> list[tuple]:
 
 def _advance(rows: list[tuple], mark: int, now: datetime) -> tuple[int, list[int]]:
     """The new mark (past every row, in id order, written before the commit grace) and the ids above it."""
+    grace = COMMIT_GRACE.get(connection.vendor, timedelta(0))
     for row in rows:
-        if row[2] >= now - COMMIT_GRACE:
+        if grace and row[2] >= now - grace:
             break
         mark = row[0]
     return mark, [row[0] for row in rows if row[0] > mark]
