@@ -50,33 +50,40 @@ class QueueItem(models.Model):
     read a page of rows instead of recomputing the campaign. Kept current by `services.queue_sync`.
 
     Every item of the campaign has a row (queued or not): `ordinal` is its place in external-id order,
-    fixed when the queue is built, so that the queue order (drop suggestions first, then by item id) is
-    the index order (rank, ordinal) and an item that becomes queued later needs no renumbering (and no
-    database collation has to agree with Python's on the ids)."""
+    fixed when the queue is built, and `sort_key` = the suggestion's rank · 2³² + ordinal, so that the
+    queue order (drop suggestions first, then by item id) is one indexed column: an item that becomes
+    queued later needs no renumbering, no database collation has to agree with Python's on the ids, and
+    an item's place, its neighbours and the next undecided item are each one index range or seek.
+    `decided`: the item has a decision (any path that writes one: see `services.queue_sync`)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="queue_items")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
     ordinal = models.PositiveIntegerField()
+    sort_key = models.BigIntegerField()
     queued = models.BooleanField(default=False)
-    rank = models.PositiveSmallIntegerField(default=9)  # adjudication.queue.SUGGESTION_ORDER of the suggestion
     reasons = models.JSONField(default=list)
     suggestion = models.CharField(max_length=10, blank=True)
     suggestion_why = models.TextField(blank=True)
     blocking = models.BooleanField(default=False)  # queued for a human reason (holds a key back)
+    decided = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "item"], name="queue_item_unique_item"),
             models.UniqueConstraint(fields=["campaign", "ordinal"], name="queue_item_unique_ordinal"),
         ]
-        indexes = [models.Index(fields=["campaign", "queued", "rank", "ordinal"], name="queue_item_order")]
+        indexes = [
+            models.Index(fields=["campaign", "queued", "sort_key"], name="queue_item_order"),
+            # The next undecided item (a seek), and the decision counts read from the index alone.
+            models.Index(fields=["campaign", "queued", "decided", "sort_key", "blocking"], name="queue_item_undecided"),
+        ]
 
 
 class QueueState(models.Model):
     """What the stored queue of one campaign was built from, and its figures cache.
 
-    `votes_mark` / `answers_mark`: every council vote / answer revision with an id up to the mark is in
-    the stored entries; `votes_seen` / `answers_seen` the ids above it already applied (see
+    `votes_mark` / `answers_mark` / `decisions_mark`: every council vote / answer revision / decision with
+    an id up to the mark is in the stored entries; `*_seen` the ids above it already applied (see
     `services.queue_sync` for why the mark lags). `version` changes with every change to the entries and
     every decision: with the decision counts it is the state token of the cached `figures`."""
 
@@ -88,6 +95,8 @@ class QueueState(models.Model):
     votes_seen = models.JSONField(default=list)
     answers_mark = models.BigIntegerField(default=0)
     answers_seen = models.JSONField(default=list)
+    decisions_mark = models.BigIntegerField(default=0)
+    decisions_seen = models.JSONField(default=list)
     answers_final = models.BooleanField(default=False)  # the campaign was closed when the marks were last read
     version = models.PositiveBigIntegerField(default=0)
     figures = models.JSONField(default=dict, blank=True)

@@ -89,8 +89,9 @@ def decision_save(
         DecisionRevision.objects.create(
             decision=decision, revision=decision.revision, action=action, new_gold=new_gold, note=note, decided_by=user
         )
-        # A decision leaves the queue's reasons as they are, but the figures on the queue page change.
-        queue_state_touch(campaign=campaign)
+        # A decision leaves the queue's reasons as they are; it makes the item decided and changes the
+        # figures on the queue page.
+        queue_decision_recorded(campaign=campaign, item=item)
     return DecisionResult(decision, True)
 
 
@@ -180,28 +181,39 @@ REFRESH_LIMIT = 500
 # takes an id: there the mark moves at once (and no sync re-reads the rows of the last seconds).
 COMMIT_GRACE = {"postgresql": timedelta(seconds=10)}
 
+# sort_key = rank · 2³² + ordinal: the queue order in one column (see QueueItem).
+RANK_SHIFT = 2**32
 
-def _entry_fields(entry: QueueEntry | None) -> dict:
+
+def _entry_fields(entry: QueueEntry | None, ordinal: int, decided: bool) -> dict:
     if entry is None:  # not queued
-        return {"queued": False, "rank": q.suggestion_rank(""), "reasons": [], "suggestion": "",
-                "suggestion_why": "", "blocking": False}
-    return {"queued": True, "rank": q.suggestion_rank(entry.suggestion), "reasons": list(entry.reasons),
-            "suggestion": entry.suggestion, "suggestion_why": entry.suggestion_why, "blocking": entry.blocking}
+        return {"queued": False, "sort_key": q.suggestion_rank("") * RANK_SHIFT + ordinal, "reasons": [],
+                "suggestion": "", "suggestion_why": "", "blocking": False, "decided": decided}
+    return {"queued": True, "sort_key": q.suggestion_rank(entry.suggestion) * RANK_SHIFT + ordinal,
+            "reasons": list(entry.reasons), "suggestion": entry.suggestion, "suggestion_why": entry.suggestion_why,
+            "blocking": entry.blocking, "decided": decided}
 
+
+# What the stored entries are built from, each read as (id, item id, when written, member or None)
+# rows after a mark. Answers matter only while the campaign is annotating; a decision only makes its
+# item decided (its reasons do not depend on it).
 
 def _vote_rows(campaign: Campaign, after: int) -> list[tuple]:
-    """(id, item id, created, member name or None for a failed call) of the votes after `after`."""
     rows = CouncilVote.objects.filter(campaign=campaign, id__gt=after).order_by("id")
     return [
-        (vote_id, item_id, created, name if status == CouncilVote.Status.OK else None)
+        (vote_id, item_id, created, name if status == CouncilVote.Status.OK else None)  # a failed call is no vote
         for vote_id, item_id, created, name, status in rows.values_list("id", "item_id", "created_at", "member__name", "status")
     ]
 
 
 def _revision_rows(campaign: Campaign, after: int) -> list[tuple]:
-    """(id, item id, saved) of the answer revisions after `after`."""
     rows = AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign, id__gt=after).order_by("id")
-    return list(rows.values_list("id", "answer__assignment__item_id", "saved_at"))
+    return [(*row, None) for row in rows.values_list("id", "answer__assignment__item_id", "saved_at")]
+
+
+def _decision_rows(campaign: Campaign, after: int) -> list[tuple]:
+    rows = Decision.objects.filter(campaign=campaign, id__gt=after).order_by("id")
+    return [(*row, None) for row in rows.values_list("id", "item_id", "decided_at")]
 
 
 def _advance(rows: list[tuple], mark: int, now: datetime) -> tuple[int, list[int]]:
@@ -214,25 +226,61 @@ def _advance(rows: list[tuple], mark: int, now: datetime) -> tuple[int, list[int
     return mark, [row[0] for row in rows if row[0] > mark]
 
 
+@dataclass
+class _Changes:
+    votes: list[tuple]
+    revisions: list[tuple]
+    decisions: list[tuple]
+
+    def fresh(self, state: QueueState) -> tuple[list, list, list]:
+        """The rows not applied yet."""
+        votes, revisions, decisions = set(state.votes_seen), set(state.answers_seen), set(state.decisions_seen)
+        return (
+            [r for r in self.votes if r[0] not in votes],
+            [r for r in self.revisions if r[0] not in revisions],
+            [r for r in self.decisions if r[0] not in decisions],
+        )
+
+    def record(self, state: QueueState, now: datetime) -> None:
+        state.votes_mark, state.votes_seen = _advance(self.votes, state.votes_mark, now)
+        state.answers_mark, state.answers_seen = _advance(self.revisions, state.answers_mark, now)
+        state.decisions_mark, state.decisions_seen = _advance(self.decisions, state.decisions_mark, now)
+
+    def moves(self, state: QueueState, now: datetime) -> bool:
+        return (
+            _advance(self.votes, state.votes_mark, now)[0] != state.votes_mark
+            or _advance(self.revisions, state.answers_mark, now)[0] != state.answers_mark
+            or _advance(self.decisions, state.decisions_mark, now)[0] != state.decisions_mark
+        )
+
+
+def _changes(campaign: Campaign, state: QueueState) -> _Changes:
+    return _Changes(
+        votes=_vote_rows(campaign, state.votes_mark),
+        revisions=[] if state.answers_final else _revision_rows(campaign, state.answers_mark),
+        decisions=_decision_rows(campaign, state.decisions_mark),
+    )
+
+
 @transaction.atomic
 def queue_build(*, campaign: Campaign) -> QueueState:
     """Build the campaign's stored queue in one pass: a row per item, queued or not, in external-id order."""
     state, _ = QueueState.objects.select_for_update().get_or_create(campaign=campaign)
     now = timezone.now()
-    # Read what the build includes before loading it: a row written after this is applied by a later sync.
-    votes = _vote_rows(campaign, 0)
     answers_final = campaign.status != Campaign.Status.ANNOTATING
-    revisions = [] if answers_final else _revision_rows(campaign, 0)
+    # Read what the build includes before loading it: a row written after this is applied by a later sync.
+    state.votes_mark = state.answers_mark = state.decisions_mark = 0
+    state.answers_final = answers_final
+    changes = _changes(campaign, state)
     data = campaign_data(campaign)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     QueueItem.objects.filter(campaign=campaign).delete()
     bulk_insert(QueueItem, (
-        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal, **_entry_fields(entries.get(item.id))}
+        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal,
+         **_entry_fields(entries.get(item.id), ordinal, item.id in data.decisions)}
         for ordinal, item in enumerate(data.items)
     ))
-    state.votes_mark, state.votes_seen = _advance(votes, 0, now)
-    state.answers_mark, state.answers_seen = _advance(revisions, 0, now)
-    state.answers_final = answers_final
+    changes.record(state, now)
     state.n_items, state.n_queued = len(data.items), len(entries)
     state.council_members = data.council_members
     state.version += 1
@@ -245,71 +293,60 @@ def _queue_refresh(campaign: Campaign, state: QueueState, item_ids: set[int]) ->
     data = campaign_data(campaign, item_ids=item_ids, council_members=state.council_members)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     rows = list(QueueItem.objects.filter(campaign=campaign, item_id__in=item_ids))
-    fields = list(_entry_fields(None))
     for row in rows:
         was_queued = row.queued
-        for name, value in _entry_fields(entries.get(row.item_id)).items():
+        for name, value in _entry_fields(entries.get(row.item_id), row.ordinal, row.item_id in data.decisions).items():
             setattr(row, name, value)
         state.n_queued += int(row.queued) - int(was_queued)
-    QueueItem.objects.bulk_update(rows, fields)
+    QueueItem.objects.bulk_update(rows, list(_entry_fields(None, 0, False)))
 
 
 def queue_sync(*, campaign: Campaign) -> QueueState:
     """The campaign's stored queue, brought up to date: built on its first use, then refreshed for the
-    items whose answers (while the campaign is annotating) or council votes changed since.
+    items whose answers (while the campaign is annotating) or council votes changed since, and marked
+    decided where a decision was written.
 
-    Changes are found by id marks (`QueueState`), not by each writer remembering to call in (answers and
-    votes are written by lower layers, which may not import this app): two or three indexed queries when
-    nothing changed, whatever the campaign size. A vote from a member the stored queue has not counted
-    yet changes the council band of every item, so the queue is rebuilt whole."""
+    Changes are found by id marks (`QueueState`) rather than by each writer remembering to call in:
+    answers and votes are written by lower layers, which may not import this app, and a decision
+    written by any path counts. Three indexed queries when nothing changed, whatever the campaign
+    size. A vote from a member the stored queue has not counted yet changes the council band of every
+    item, so the queue is then rebuilt whole."""
     state = QueueState.objects.filter(campaign=campaign).first()
     if state is None:
         return queue_build(campaign=campaign)
     now = timezone.now()
-    pending = bool(_pending(campaign, state, now))
-    if not pending:
+    changes = _changes(campaign, state)
+    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
+    if not (any(changes.fresh(state)) or changes.moves(state, now) or closing):
         return state
     with transaction.atomic():
         # Another request may be applying the same rows: one at a time, each on the latest marks.
         state = QueueState.objects.select_for_update().get(pk=state.pk)
-        changes = _pending(campaign, state, now)
-        if not changes:
-            return state
-        votes, revisions, fresh_votes, fresh_revisions = changes
-        new_members = {row[3] for row in fresh_votes if row[3]} - set(state.council_members)
-        items = {row[1] for row in fresh_votes} | {row[1] for row in fresh_revisions}
+        changes = _changes(campaign, state)
+        votes, revisions, decisions = changes.fresh(state)
+        new_members = {row[3] for row in votes if row[3]} - set(state.council_members)
+        items = {row[1] for row in votes} | {row[1] for row in revisions}
         if new_members or len(items) > REFRESH_LIMIT:
             return queue_build(campaign=campaign)
         if items:
             _queue_refresh(campaign, state, items)
+        if decisions:
+            QueueItem.objects.filter(campaign=campaign, item_id__in=[row[1] for row in decisions]).update(decided=True)
+        if items or decisions:
             state.version += 1
-        state.votes_mark, state.votes_seen = _advance(votes, state.votes_mark, now)
+        changes.record(state, now)
         if not state.answers_final:
-            state.answers_mark, state.answers_seen = _advance(revisions, state.answers_mark, now)
             # Answers cannot change once the campaign is closed: the revisions read now are the last.
             state.answers_final = campaign.status != Campaign.Status.ANNOTATING
         state.save()
     return state
 
 
-def _pending(campaign: Campaign, state: QueueState, now: datetime):
-    """(vote rows, revision rows, fresh vote rows, fresh revision rows) when there is something to apply
-    or a mark to move, else None."""
-    votes = _vote_rows(campaign, state.votes_mark)
-    revisions = [] if state.answers_final else _revision_rows(campaign, state.answers_mark)
-    seen_votes, seen_revisions = set(state.votes_seen), set(state.answers_seen)
-    fresh_votes = [row for row in votes if row[0] not in seen_votes]
-    fresh_revisions = [row for row in revisions if row[0] not in seen_revisions]
-    moves = (_advance(votes, state.votes_mark, now)[0] != state.votes_mark
-             or _advance(revisions, state.answers_mark, now)[0] != state.answers_mark)
-    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
-    if fresh_votes or fresh_revisions or moves or closing:
-        return votes, revisions, fresh_votes, fresh_revisions
-    return None
-
-
-def queue_state_touch(*, campaign: Campaign) -> None:
-    """A decision changed: the queue page's cached figures are out of date (runs in the caller's transaction)."""
+def queue_decision_recorded(*, campaign: Campaign, item: Item) -> None:
+    """A decision was saved (in the caller's transaction): its item is decided, and the queue page's
+    cached figures are out of date. (A sync would find the new decision too; this keeps the stored
+    queue exact at commit on the service path, and marks a changed decision, which makes no new row.)"""
+    QueueItem.objects.filter(campaign=campaign, item=item, decided=False).update(decided=True)
     QueueState.objects.filter(campaign=campaign).update(version=F("version") + 1)
 
 

@@ -1,11 +1,11 @@
 """Reads of the stored queue (`QueueItem`, kept by `services.queue_sync`): a page of entries, the decision
-counts, an item's place, its neighbours and the next undecided item. Each is one indexed query, whatever
-the campaign size: the queue order (drop suggestions first, then by item id) is the index order
-(rank, ordinal)."""
+counts, an item's place, its neighbours and the next undecided item. Each is one query on an index
+whatever the campaign size: the queue order (drop suggestions first, then by item id) is the indexed
+column `sort_key`."""
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Q
 
 from adjudication.models import Decision, QueueItem
 from adjudication.selectors import QueueEntry
@@ -24,24 +24,22 @@ def _queued(campaign: Campaign):
     return QueueItem.objects.filter(campaign=campaign, queued=True)
 
 
-def _decided(campaign: Campaign) -> Exists:
-    return Exists(Decision.objects.filter(campaign=campaign, item_id=OuterRef("item_id")))
-
-
 def counts(campaign: Campaign) -> QueueCounts:
-    decided = _decided(campaign)
+    """Both counts from the index alone (queue_item_undecided covers every column they read)."""
     found = _queued(campaign).aggregate(
-        decided=Count("pk", filter=Q(decided)), undecided=Count("pk", filter=Q(blocking=True) & ~Q(decided))
+        n_decided=Count("pk", filter=Q(decided=True)), n_undecided=Count("pk", filter=Q(decided=False, blocking=True))
     )
-    return QueueCounts(found["decided"], found["undecided"])
+    return QueueCounts(found["n_decided"], found["n_undecided"])
 
 
 def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE) -> list[QueueEntry]:
-    """Entries `number`·size … in queue order, with their items and current decisions (two queries)."""
+    """Entries number·size … in queue order, with their items and current decisions (three queries:
+    the page's keys from the index, then only those rows and their decisions; an OFFSET over the
+    joined rows would join every row it skips)."""
+    keys = list(_queued(campaign).order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
     rows = list(
-        _queued(campaign).order_by("rank", "ordinal").select_related("item")
+        QueueItem.objects.filter(pk__in=keys).order_by("sort_key").select_related("item")
         .only("item_id", "reasons", "suggestion", "suggestion_why", "item__id", "item__external_id", "item__gold_type")
-        [number * size:(number + 1) * size]
     )
     decisions = {
         d.item_id: d
@@ -59,32 +57,21 @@ def row(campaign: Campaign, item_id: int) -> QueueItem | None:
     return QueueItem.objects.filter(campaign=campaign, item_id=item_id).first()
 
 
-def _after(entry: QueueItem) -> Q:
-    return Q(rank__gt=entry.rank) | Q(rank=entry.rank, ordinal__gt=entry.ordinal)
-
-
-def _before(entry: QueueItem) -> Q:
-    return Q(rank__lt=entry.rank) | Q(rank=entry.rank, ordinal__lt=entry.ordinal)
-
-
 def position(campaign: Campaign, entry: QueueItem) -> int:
     """The queued entry's index in queue order."""
-    return _queued(campaign).filter(_before(entry)).count()
+    return _queued(campaign).filter(sort_key__lt=entry.sort_key).count()
 
 
 def neighbours(campaign: Campaign, entry: QueueItem) -> tuple[int | None, int | None]:
     """The item ids before and after the queued entry in queue order."""
-    before = _queued(campaign).filter(_before(entry)).order_by("-rank", "-ordinal").values_list("item_id", flat=True).first()
-    after = _queued(campaign).filter(_after(entry)).order_by("rank", "ordinal").values_list("item_id", flat=True).first()
-    return before, after
+    before = _queued(campaign).filter(sort_key__lt=entry.sort_key).order_by("-sort_key").values_list("item_id", flat=True)
+    after = _queued(campaign).filter(sort_key__gt=entry.sort_key).order_by("sort_key").values_list("item_id", flat=True)
+    return before.first(), after.first()
 
 
 def next_undecided(campaign: Campaign, *, after: int) -> int | None:
     """The next queued item without a decision, in queue order after item `after` (wrapping round)."""
-    undecided = (
-        _queued(campaign).exclude(item_id=after).filter(~_decided(campaign))
-        .order_by("rank", "ordinal").values_list("item_id", flat=True)
-    )
-    current = _queued(campaign).filter(item_id=after).first()
-    found = undecided.filter(_after(current)).first() if current is not None else None
+    undecided = _queued(campaign).filter(decided=False).exclude(item_id=after).order_by("sort_key").values_list("item_id", flat=True)
+    current = row(campaign, after)
+    found = undecided.filter(sort_key__gt=current.sort_key).first() if current is not None and current.queued else None
     return found if found is not None else undecided.first()

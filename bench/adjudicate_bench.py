@@ -282,7 +282,7 @@ def main() -> None:
         result["queued"] = state.n_queued
         print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
               f"{result['queue_build_s']} s (load average {load()})")
-        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True).order_by("rank", "ordinal")
+        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
                       .values_list("item_id", flat=True))
         pages = -(-len(queued) // 100)
         env = {**os.environ, "DATABASE_URL": database_url(connection.settings_dict), "GOLDKEY_VAR_DIR": tmp,

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 
 def stored(campaign) -> list[tuple]:
-    rows = QueueItem.objects.filter(campaign=campaign, queued=True).order_by("rank", "ordinal")
+    rows = QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
     return [(r.item_id, r.reasons, r.suggestion, r.suggestion_why, r.blocking) for r in rows]
 
 
@@ -117,6 +117,17 @@ def test_next_undecided_follows_the_queue_order_and_wraps_round(small_campaign, 
     assert next_undecided(small_campaign, after=order[2]) == order[0]
     decision_save(campaign=small_campaign, item=Item.objects.get(pk=order[0]), action="keep", user=author)
     assert next_undecided(small_campaign, after=order[2]) is None
+
+
+def test_a_decision_written_by_any_path_marks_its_item_decided(small_campaign, author):
+    queue_sync(campaign=small_campaign)
+    first, second, _ = [row[0] for row in stored(small_campaign)]
+    decision_save(campaign=small_campaign, item=Item.objects.get(pk=first), action="keep", user=author)
+    assert QueueItem.objects.get(campaign=small_campaign, item_id=first).decided  # at commit, by the service
+    Decision.objects.create(campaign=small_campaign, item_id=second, action="keep")  # not through the service
+    assert stored_queue.counts(small_campaign) == stored_queue.QueueCounts(decided=1, undecided=2)
+    queue_sync(campaign=small_campaign)
+    assert stored_queue.counts(small_campaign) == stored_queue.QueueCounts(decided=2, undecided=1)
 
 
 def test_the_queue_page_shows_the_queue_a_page_at_a_time(client, author, annotator_a, annotator_b):
