@@ -72,10 +72,13 @@ class QueueItem(models.Model):
             models.UniqueConstraint(fields=["campaign", "item"], name="queue_item_unique_item"),
             models.UniqueConstraint(fields=["campaign", "ordinal"], name="queue_item_unique_ordinal"),
         ]
+        # Partial indexes: a boolean column in an index prefix is no help on SQLite, which reads
+        # `WHERE queued` as an expression, not an equality it can seek on.
         indexes = [
-            models.Index(fields=["campaign", "queued", "sort_key"], name="queue_item_order"),
+            models.Index(fields=["campaign", "sort_key"], condition=models.Q(queued=True), name="queue_item_order"),
             # The next undecided item (a seek), and the decision counts read from the index alone.
-            models.Index(fields=["campaign", "queued", "decided", "sort_key", "blocking"], name="queue_item_undecided"),
+            models.Index(fields=["campaign", "sort_key", "blocking"], condition=models.Q(queued=True, decided=False),
+                         name="queue_item_undecided"),
         ]
 
 

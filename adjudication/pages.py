@@ -33,7 +33,7 @@ def queue_page_view(campaign: Campaign, *, page: int = 0) -> dict:
     spec = protocols.get(campaign.protocol)
     # Reading the queue brings it up to date first (a write only when answers or votes changed).
     state = queue_sync(campaign=campaign)
-    counts = stored_queue.counts(campaign)
+    counts = stored_queue.counts(campaign, n_queued=state.n_queued)
     pages = max(1, math.ceil(state.n_queued / stored_queue.PAGE_SIZE))
     page = min(max(0, page), pages - 1)
     entries = stored_queue.page(campaign, page)

@@ -11,7 +11,7 @@ from adjudication.models import Decision, QueueItem
 from adjudication.selectors import QueueEntry
 from annotation.models import Campaign
 
-PAGE_SIZE = 100
+PAGE_SIZE = 50  # rows a page shows: the adjudicator works from the item page, this is the overview
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,12 @@ def _queued(campaign: Campaign):
     return QueueItem.objects.filter(campaign=campaign, queued=True)
 
 
-def counts(campaign: Campaign) -> QueueCounts:
-    """Both counts from the index alone (queue_item_undecided covers every column they read)."""
-    found = _queued(campaign).aggregate(
-        n_decided=Count("pk", filter=Q(decided=True)), n_undecided=Count("pk", filter=Q(decided=False, blocking=True))
+def counts(campaign: Campaign, *, n_queued: int) -> QueueCounts:
+    """Both counts from the index of the undecided entries alone (`n_queued`: QueueState.n_queued)."""
+    found = _queued(campaign).filter(decided=False).aggregate(
+        n_open=Count("pk"), n_blocking=Count("pk", filter=Q(blocking=True))
     )
-    return QueueCounts(found["n_decided"], found["n_undecided"])
+    return QueueCounts(n_queued - found["n_open"], found["n_blocking"])
 
 
 def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE) -> list[QueueEntry]:

@@ -42,6 +42,10 @@ def recomputed(campaign) -> list[tuple]:
     ]
 
 
+def counts(campaign) -> stored_queue.QueueCounts:
+    return stored_queue.counts(campaign, n_queued=QueueState.objects.get(campaign=campaign).n_queued)
+
+
 def many_items(n: int) -> dict:
     kinds = [AGREE, DISAGREE, NOT_SELF_CONTAINED]
     return {f"conv-1:v1b{i:04d}": kinds[i % 3] for i in range(n)}
@@ -125,21 +129,22 @@ def test_a_decision_written_by_any_path_marks_its_item_decided(small_campaign, a
     decision_save(campaign=small_campaign, item=Item.objects.get(pk=first), action="keep", user=author)
     assert QueueItem.objects.get(campaign=small_campaign, item_id=first).decided  # at commit, by the service
     Decision.objects.create(campaign=small_campaign, item_id=second, action="keep")  # not through the service
-    assert stored_queue.counts(small_campaign) == stored_queue.QueueCounts(decided=1, undecided=2)
+    assert counts(small_campaign) == stored_queue.QueueCounts(decided=1, undecided=2)
     queue_sync(campaign=small_campaign)
-    assert stored_queue.counts(small_campaign) == stored_queue.QueueCounts(decided=2, undecided=1)
+    assert counts(small_campaign) == stored_queue.QueueCounts(decided=2, undecided=1)
 
 
 def test_the_queue_page_shows_the_queue_a_page_at_a_time(client, author, annotator_a, annotator_b):
-    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(330), slug="paged")  # 220 queued
+    size = stored_queue.PAGE_SIZE
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(3 * size + 30), slug="paged")
     client.force_login(author)
     url = reverse("adjudication:queue", args=[campaign.slug])
     first, last = client.get(url).content.decode(), client.get(url + "?page=3").content.decode()
     order = [Item.objects.get(pk=row[0]).external_id for row in stored(campaign)]
-    assert len(order) == 220 and "page 1 of 3" in first and "page 3 of 3" in last
-    assert order[99] in first and order[100] not in first
-    assert order[200] in last and order[199] not in last and "<td>201</td>" in last
-    assert "0 of 220 queued items decided" in first
+    assert len(order) == 2 * size + 20 and "page 1 of 3" in first and "page 3 of 3" in last
+    assert order[size - 1] in first and order[size] not in first
+    assert order[2 * size] in last and order[2 * size - 1] not in last and f"<td>{2 * size + 1}</td>" in last
+    assert f"0 of {2 * size + 20} queued items decided" in first
 
 
 def test_the_queue_page_figures_are_cached_until_a_decision_changes(client, small_campaign, author, monkeypatch):
