@@ -88,7 +88,8 @@ class QueueState(models.Model):
     `votes_mark` / `answers_mark` / `decisions_mark`: every council vote / answer revision / decision with
     an id up to the mark is in the stored entries; `*_seen` the ids above it already applied (see
     `services.queue_sync` for why the mark lags). `version` changes with every change to the entries and
-    every decision: with the decision counts it is the state token of the cached `figures`."""
+    every decision (on the service path at once, on any other path at the next sync): it is the state
+    token of the cached counts and figures."""
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="queue_state")
     n_items = models.PositiveIntegerField(default=0)
@@ -102,8 +103,12 @@ class QueueState(models.Model):
     decisions_seen = models.JSONField(default=list)
     answers_final = models.BooleanField(default=False)  # the campaign was closed when the marks were last read
     version = models.PositiveBigIntegerField(default=0)
+    # The queue page's decision counts and protocol figures, as of `counts_version` / `figures_version`.
+    n_decided = models.PositiveIntegerField(default=0)
+    n_undecided = models.PositiveIntegerField(default=0)
+    counts_version = models.BigIntegerField(default=-1)
     figures = models.JSONField(default=dict, blank=True)
-    figures_token = models.CharField(max_length=100, blank=True)
+    figures_version = models.BigIntegerField(default=-1)
     built_at = models.DateTimeField(auto_now_add=True)
 
 

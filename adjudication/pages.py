@@ -11,8 +11,15 @@ import protocols
 from adjudication import queue as q
 from adjudication import stored_queue
 from adjudication.models import DecisionRevision, QueueState
-from adjudication.selectors import QueueEntry, campaign_data, campaign_is_frozen, full_answers
-from adjudication.services import queue_figures_store, queue_sync
+from adjudication.selectors import (
+    QueueEntry,
+    campaign_data,
+    campaign_decisions,
+    campaign_is_frozen,
+    council_ballots,
+    full_answers,
+)
+from adjudication.services import queue_page_cache_store, queue_sync
 from annotation.models import Campaign, Enrollment
 from goldkey.lib.statistics import json_safe
 from items.models import Item
@@ -33,7 +40,11 @@ def queue_page_view(campaign: Campaign, *, page: int = 0) -> dict:
     spec = protocols.get(campaign.protocol)
     # Reading the queue brings it up to date first (a write only when answers or votes changed).
     state = queue_sync(campaign=campaign)
-    counts = stored_queue.counts(campaign, n_queued=state.n_queued)
+    if state.counts_version == state.version:
+        counts = stored_queue.QueueCounts(state.n_decided, state.n_undecided)
+    else:
+        counts = stored_queue.counts(campaign, n_queued=state.n_queued)
+        queue_page_cache_store(state=state, counts=(counts.decided, counts.undecided))
     pages = max(1, math.ceil(state.n_queued / stored_queue.PAGE_SIZE))
     page = min(max(0, page), pages - 1)
     entries = stored_queue.page(campaign, page)
@@ -59,17 +70,16 @@ def queue_page_view(campaign: Campaign, *, page: int = 0) -> dict:
 
 def _queue_panels(campaign: Campaign, spec, state: QueueState, counts: stored_queue.QueueCounts) -> list[dict]:
     """The protocol's own sections (TWIST: the retained set against the bar), resolved by name, computed
-    once per campaign state: the state token changes with every change to the stored entries and every
-    decision (`QueueState.version`), and the decision counts catch a decision written by any path."""
+    once per campaign state: `QueueState.version` changes with every change to the stored entries and
+    every decision."""
     if not spec.queue_panels:
         return []
-    token = f"{state.version}:{counts.decided}:{counts.undecided}"
-    figures = state.figures if state.figures_token == token else None
+    figures = state.figures if state.figures_version == state.version else None
     if figures is None:
         figures = {
             p.data: json_safe(import_string(p.data)(campaign, undecided=counts.undecided)) for p in spec.queue_panels
         }
-        queue_figures_store(campaign=campaign, token=token, figures=figures)
+        queue_page_cache_store(state=state, figures=figures)
     return [{"template": p.template, "data": figures[p.data]} for p in spec.queue_panels]
 
 
@@ -78,20 +88,18 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
     stored = stored_queue.row(campaign, item_id)
     if stored is None:
         return None
-    # The item's own answers, council ballots and decision (its reasons and suggestion are stored).
-    data = campaign_data(campaign, item_ids={item_id}, council_members=state.council_members)
+    item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
     position = previous_id = next_id = None
-    if stored.queued:
+    if stored.queued:  # its reasons and suggestion are stored; its council ballots and decision are read
         entry = QueueEntry(
-            item=data.items[0], reasons=stored.reasons, suggestion=stored.suggestion,
-            suggestion_why=stored.suggestion_why, decision=data.decisions.get(item_id),
-            council=data.council.get(item_id, []),
+            item=item, reasons=stored.reasons, suggestion=stored.suggestion, suggestion_why=stored.suggestion_why,
+            decision=campaign_decisions(campaign, item_ids={item_id}).get(item_id),
+            council=council_ballots(campaign, item_ids={item_id}).get(item_id, []),
         )
         position = stored_queue.position(campaign, stored)
         previous_id, next_id = stored_queue.neighbours(campaign, stored)
-    else:
-        entry = _unqueued_entry(data, item_id)
-    item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
+    else:  # what the queue's rule suggests for an item it does not queue
+        entry = _unqueued_entry(campaign_data(campaign, item_ids={item_id}, council_members=state.council_members), item_id)
     entry.answers = full_answers(campaign, item_id).get(item_id, {})
     order = sides_for(campaign, item_id, list(entry.answers))
     identities = {}

@@ -286,29 +286,39 @@ def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, cou
         ),
         key=lambda item: item.external_id,
     )
-    council: dict[int, list[CouncilBallot]] = {}
-    if with_council:
-        latest: dict[tuple[int, int], CouncilBallot] = {}
-        votes = (
-            CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK, **only)
-            .order_by("created_at", "id")
-            .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
-        )
-        # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
-        # that are not plain hashable scalars get their own), so the queue's memo covers council items.
-        shared_votes: dict[tuple, AnswerValues] = {}
-        for item_id, member_id, name, is_generator, values in votes:
-            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
-        for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
-            council.setdefault(item_id, []).append(ballot)
-    decisions = {
-        d.item_id: d for d in Decision.objects.filter(campaign=campaign, **only).select_related("decided_by")
-    }
+    council = council_ballots(campaign, item_ids=item_ids) if with_council else {}
+    decisions = campaign_decisions(campaign, item_ids=item_ids)
     if council_members is not None:
         members = list(council_members) if with_council else []
     else:
         members = council_member_names(council)
     return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
+
+
+def council_ballots(campaign: Campaign, *, item_ids: set[int] | None = None) -> dict[int, list[CouncilBallot]]:
+    """item id -> the council's ballots (the latest prompt version per member, by member name), in one
+    query; for every item of the campaign, or for `item_ids`."""
+    only = {} if item_ids is None else {"item_id__in": item_ids}
+    latest: dict[tuple[int, int], CouncilBallot] = {}
+    votes = (
+        CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK, **only)
+        .order_by("created_at", "id")
+        .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
+    )
+    # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
+    # that are not plain hashable scalars get their own), so the queue's memo covers council items.
+    shared_votes: dict[tuple, AnswerValues] = {}
+    for item_id, member_id, name, is_generator, values in votes:
+        latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
+    council: dict[int, list[CouncilBallot]] = {}
+    for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
+        council.setdefault(item_id, []).append(ballot)
+    return council
+
+
+def campaign_decisions(campaign: Campaign, *, item_ids: set[int] | None = None) -> dict[int, Decision]:
+    only = {} if item_ids is None else {"item_id__in": item_ids}
+    return {d.item_id: d for d in Decision.objects.filter(campaign=campaign, **only).select_related("decided_by")}
 
 
 def council_member_names(council: dict[int, list[CouncilBallot]]) -> list[str]:

@@ -350,6 +350,12 @@ def queue_decision_recorded(*, campaign: Campaign, item: Item) -> None:
     QueueState.objects.filter(campaign=campaign).update(version=F("version") + 1)
 
 
-def queue_figures_store(*, campaign: Campaign, token: str, figures: dict) -> None:
-    """Cache the queue page's figures for the campaign state `token` (see pages.queue_page_view)."""
-    QueueState.objects.filter(campaign=campaign).update(figures=figures, figures_token=token)
+def queue_page_cache_store(*, state: QueueState, counts: tuple[int, int] | None = None, figures: dict | None = None) -> None:
+    """Cache the queue page's decision counts and/or figures for the state `state.version` (see
+    pages.queue_page_view); a change since (the row's version moved on) leaves the cache as it was."""
+    fields = {}
+    if counts is not None:
+        fields.update(n_decided=counts[0], n_undecided=counts[1], counts_version=state.version)
+    if figures is not None:
+        fields.update(figures=figures, figures_version=state.version)
+    QueueState.objects.filter(pk=state.pk, version=state.version).update(**fields)

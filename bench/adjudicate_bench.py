@@ -164,18 +164,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(kind: str, env: dict, port: int) -> subprocess.Popen:
+def start_server(kind: str, env: dict, port: int, log: Path) -> subprocess.Popen:
     python = sys.executable
     if kind == "runserver":
         command = [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
     else:
         command = [python, "-m", "gunicorn", "goldkey.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2", "--log-level", "warning"]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
+    # The server's log goes to a file: runserver logs every request, and a pipe nobody reads fills up
+    # and stops the server.
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{kind} exited: {process.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(f"{kind} exited: {log.read_text()[-2000:]}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return process
@@ -329,7 +332,7 @@ def main() -> None:
                     print("gunicorn is not installed: skipped")
                     continue
             port = free_port()
-            process = start_server(kind, env, port)
+            process = start_server(kind, env, port, Path(tmp) / f"{kind}.log")
             servers.append(process)
             print(f"{kind} on 127.0.0.1:{port}:")
             # Each server decides its own stretch of the queue (the first server's decisions are made).
