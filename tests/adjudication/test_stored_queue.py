@@ -94,6 +94,19 @@ def test_a_vote_of_a_counted_member_refreshes_only_its_item(annotator_a, annotat
     assert dict(QueueItem.objects.filter(campaign=campaign).values_list("item_id", "pk")) == pks
 
 
+def test_another_campaigns_votes_move_the_mark_without_touching_this_queue(annotator_a, annotator_b):
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(6), slug="mine")
+    other = make_twist_campaign([annotator_a, annotator_b], {"conv-2:v1b1": AGREE}, slug="theirs")
+    state = queue_sync(campaign=campaign)
+    member = CouncilMember.objects.create(name="judge")
+    vote = CouncilVote.objects.create(campaign=other, member=member, item_id=item_id("conv-2:v1b1"), prompt_version="v1",
+                                      values={"q1": "consistent"})
+    after = queue_sync(campaign=campaign)
+    assert after.council_members == [] and after.version == state.version  # nothing of this campaign changed
+    assert after.votes_mark == vote.id  # read once, not again at every sync
+    assert stored(campaign) == recomputed(campaign)
+
+
 def test_answers_saved_while_annotating_refresh_the_stored_queue_until_it_closes(annotator_a, annotator_b):
     campaign = make_twist_campaign([annotator_a, annotator_b], {"conv-1:v1b1": ({}, {}), "conv-1:v1b2": AGREE},
                                    slug="open", close=False)
