@@ -250,6 +250,8 @@ def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int,
         if response.status_code != 302:
             raise RuntimeError(f"POST {path}: {response.status_code} {response.text[:300]}")
         path = response.headers["Location"]
+        if "/items/" not in path:  # every queued item is decided: back to the queue page
+            break
         t1 = time.perf_counter()
         current = session.get(base + path)
         shown = time.perf_counter() - t1
