@@ -103,7 +103,8 @@ def test_another_campaigns_votes_move_the_mark_without_touching_this_queue(annot
                                       values={"q1": "consistent"})
     after = queue_sync(campaign=campaign)
     assert after.council_members == [] and after.version == state.version  # nothing of this campaign changed
-    assert after.votes_mark == vote.id  # read once, not again at every sync
+    # Read once: past the mark, or (PostgreSQL, within the commit grace) remembered as seen.
+    assert vote.id <= after.votes_mark or vote.id in after.votes_seen
     assert stored(campaign) == recomputed(campaign)
 
 
