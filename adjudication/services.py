@@ -346,8 +346,9 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
             return queue_build(campaign=campaign)
         if items:
             _queue_refresh(campaign, state, items)
-        if decisions:
-            QueueItem.objects.filter(campaign=campaign, item_id__in=[row[1] for row in decisions]).update(decided=True)
+        decided = sorted({row[1] for row in decisions})
+        for start in range(0, len(decided), REFRESH_LIMIT):  # an imported decisions file: thousands at once
+            QueueItem.objects.filter(campaign=campaign, item_id__in=decided[start:start + REFRESH_LIMIT]).update(decided=True)
         if items or decisions:
             state.version += 1
         changes.record(state, now)

@@ -148,6 +148,17 @@ def test_a_decision_written_by_any_path_marks_its_item_decided(small_campaign, a
     assert counts(small_campaign) == stored_queue.QueueCounts(decided=2, undecided=1)
 
 
+def test_thousands_of_decisions_written_at_once_are_all_marked_decided(annotator_a, annotator_b, monkeypatch):
+    from adjudication import services
+
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(30), slug="bulk")
+    queue_sync(campaign=campaign)
+    monkeypatch.setattr(services, "REFRESH_LIMIT", 3)  # several chunks of item ids
+    Decision.objects.bulk_create(Decision(campaign=campaign, item_id=row[0], action="keep") for row in stored(campaign))
+    queue_sync(campaign=campaign)
+    assert counts(campaign) == stored_queue.QueueCounts(decided=20, undecided=0)
+
+
 def test_the_queue_page_shows_the_queue_a_page_at_a_time(client, author, annotator_a, annotator_b):
     size = stored_queue.PAGE_SIZE
     campaign = make_twist_campaign([annotator_a, annotator_b], many_items(3 * size + 30), slug="paged")
