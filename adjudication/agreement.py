@@ -258,10 +258,14 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
     return st.json_safe(result)
 
 
-def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None, retained=None) -> dict:
+def twist_retained(
+    data: CampaignData | None, entries, *, q1_pairs: dict | None = None, retained=None, undecided: int | None = None
+) -> dict:
     """The retained-set figures of the gold-verdict figure set; `retained` when the caller has it (a
-    snapshot), else computed from `entries`."""
-    undecided = sum(1 for e in entries if e.needs_decision)
+    snapshot), else computed from `entries`. `undecided`: the count when the caller has it (the stored
+    queue's); while it is not zero nothing else is read."""
+    if undecided is None:
+        undecided = sum(1 for e in entries if e.needs_decision)
     bar = kappa_bar()
     result = {
         "complete": undecided == 0,
@@ -325,6 +329,16 @@ def twist_retained(data: CampaignData, entries, *, q1_pairs: dict | None = None,
         }
     )
     return result
+
+
+def queue_retained(campaign: Campaign, *, undecided: int) -> dict:
+    """The retained set on the queue page (TWIST's queue panel): waiting for `undecided` decisions, or
+    the figures of the complete set, from the campaign loaded once."""
+    if undecided:
+        return twist_retained(None, (), undecided=undecided)
+    snapshot = snapshot_from_data(campaign_data(campaign))
+    with collector_paused():
+        return twist_retained(snapshot.data, snapshot.queue, retained=snapshot.retained)
 
 
 def _label_pair_stats(spec, a: list, b: list, seed: int) -> dict:

@@ -1,4 +1,4 @@
-"""Adjudication decisions and their history. (Gold keys and errata join this app.)"""
+"""Adjudication decisions and their history, and the stored queue. (Gold keys live in the keys app.)"""
 
 from django.conf import settings
 from django.db import models
@@ -44,4 +44,72 @@ class DecisionRevision(models.Model):
         ordering = ["decision", "revision"]
 
 
-__all__ = ["Action", "Decision", "DecisionRevision", "GoldType"]
+class QueueItem(models.Model):
+    """One item of a campaign as the adjudication queue sees it: its queue reasons and suggestion,
+    computed by the queue's one rule (`selectors.queue_from_data`) and stored so that the queue pages
+    read a page of rows instead of recomputing the campaign. Kept current by `services.queue_sync`.
+
+    Every item of the campaign has a row (queued or not): `ordinal` is its place in external-id order,
+    fixed when the queue is built, and `sort_key` = the suggestion's rank · 2³² + ordinal, so that the
+    queue order (drop suggestions first, then by item id) is one indexed column: an item that becomes
+    queued later needs no renumbering, no database collation has to agree with Python's on the ids, and
+    an item's place, its neighbours and the next undecided item are each one index range or seek.
+    `decided`: the item has a decision (any path that writes one: see `services.queue_sync`)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="queue_items")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
+    ordinal = models.PositiveIntegerField()
+    sort_key = models.BigIntegerField()
+    queued = models.BooleanField(default=False)
+    reasons = models.JSONField(default=list)
+    suggestion = models.CharField(max_length=10, blank=True)
+    suggestion_why = models.TextField(blank=True)
+    blocking = models.BooleanField(default=False)  # queued for a human reason (holds a key back)
+    decided = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "item"], name="queue_item_unique_item"),
+            models.UniqueConstraint(fields=["campaign", "ordinal"], name="queue_item_unique_ordinal"),
+        ]
+        # Partial indexes: a boolean column in an index prefix is no help on SQLite, which reads
+        # `WHERE queued` as an expression, not an equality it can seek on.
+        indexes = [
+            models.Index(fields=["campaign", "sort_key"], condition=models.Q(queued=True), name="queue_item_order"),
+            # The next undecided item (a seek), and the decision counts read from the index alone.
+            models.Index(fields=["campaign", "sort_key", "blocking"], condition=models.Q(queued=True, decided=False),
+                         name="queue_item_undecided"),
+        ]
+
+
+class QueueState(models.Model):
+    """What the stored queue of one campaign was built from, and its figures cache.
+
+    `votes_mark` / `answers_mark` / `decisions_mark`: every council vote / answer revision / decision with
+    an id up to the mark is in the stored entries; `*_seen` the ids above it already applied (see
+    `services.queue_sync` for why the mark lags). `version` changes with every change to the entries and
+    every decision (on the service path at once, on any other path at the next sync): it is the state
+    token of the cached counts and figures."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, primary_key=True, related_name="queue_state")
+    n_items = models.PositiveIntegerField(default=0)
+    n_queued = models.PositiveIntegerField(default=0)
+    council_members = models.JSONField(default=list)  # every member with a counted vote, sorted
+    votes_mark = models.BigIntegerField(default=0)
+    votes_seen = models.JSONField(default=list)
+    answers_mark = models.BigIntegerField(default=0)
+    answers_seen = models.JSONField(default=list)
+    decisions_mark = models.BigIntegerField(default=0)
+    decisions_seen = models.JSONField(default=list)
+    answers_final = models.BooleanField(default=False)  # the campaign was closed when the marks were last read
+    version = models.PositiveBigIntegerField(default=0)
+    # The queue page's decision counts and protocol figures, as of `counts_version` / `figures_version`.
+    n_decided = models.PositiveIntegerField(default=0)
+    n_undecided = models.PositiveIntegerField(default=0)
+    counts_version = models.BigIntegerField(default=-1)
+    figures = models.JSONField(default=dict, blank=True)
+    figures_version = models.BigIntegerField(default=-1)
+    built_at = models.DateTimeField(auto_now_add=True)
+
+
+__all__ = ["Action", "Decision", "DecisionRevision", "GoldType", "QueueItem", "QueueState"]

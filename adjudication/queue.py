@@ -24,7 +24,7 @@ from protocols.twist_b import (
 __all__ = [
     "COUNCIL_MAJORITY_AGAINST", "DISCUSS", "DROP", "GOLD_VERDICT", "KEEP", "LABEL_DISAGREEMENT", "MISSING_ANSWERS",
     "Q1_AGREED_AGAINST_GOLD", "Q1_DISAGREEMENT", "Q2_NOT_SELF_CONTAINED", "Q2_QUOTE_WRONG", "Q3_UNCITED_CONFLICT",
-    "REASON_HELP", "blocks_finalizing", "council_band", "queue_reasons", "sort_key", "suggestion",
+    "REASON_HELP", "blocks_finalizing", "council_band", "queue_reasons", "sort_key", "suggestion", "suggestion_rank",
 ]
 
 # The council is triage, reviewed before the human pass (PROTOCOL §4): its flag is shown in the queue,
@@ -72,6 +72,10 @@ def suggestion(gold: str, answers: Sequence[dict | None], reasons: Sequence[str]
     return protocols.get(protocol).suggestion(gold, answers, reasons)
 
 
+def suggestion_rank(suggested: str) -> int:
+    return SUGGESTION_ORDER.get(suggested, 9)
+
+
 def sort_key(suggested: str, external_id: str) -> tuple:
     """Drop suggestions first, then discussions; within each, by item id."""
-    return (SUGGESTION_ORDER.get(suggested, 9), external_id)
+    return (suggestion_rank(suggested), external_id)

@@ -215,10 +215,18 @@ def collector_paused():
             gc.enable()
 
 
-def campaign_data(campaign: Campaign, *, with_council: bool = True) -> CampaignData:
-    """Load a campaign's items, answers, council ballots and decisions in six queries."""
+def campaign_data(
+    campaign: Campaign, *, with_council: bool = True, item_ids: set[int] | None = None,
+    council_members: list[str] | None = None,
+) -> CampaignData:
+    """Load a campaign's items, answers, council ballots and decisions in six queries.
+
+    `item_ids`: only these items (at most a few hundred: an IN list), for refreshing their stored queue
+    entries; `council_members` is then the campaign's whole council (every member with a counted vote,
+    as the stored queue recorded it), because the council band counts every member and the ballots of
+    a few items need not name them all."""
     with collector_paused():
-        return _campaign_data(campaign, with_council=with_council)
+        return _campaign_data(campaign, with_council=with_council, item_ids=item_ids, council_members=council_members)
 
 
 def campaign_snapshot(campaign: Campaign) -> CampaignSnapshot:
@@ -233,11 +241,12 @@ def snapshot_from_data(data: CampaignData) -> CampaignSnapshot:
     return CampaignSnapshot(data, queue, retained)
 
 
-def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
+def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, council_members=None) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
     keys = protocols.get(campaign.protocol).agreement_keys
     answers: dict[int, dict[str, dict]] = {}
-    assignments = Assignment.objects.filter(enrollment__campaign=campaign).order_by()
+    only = {} if item_ids is None else {"item_id__in": item_ids}
+    assignments = Assignment.objects.filter(enrollment__campaign=campaign, **only).order_by()
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
     slot_item: dict[int, dict] = {}  # assignment id -> its item's dict (no per-row tuple: fewer objects)
     slot_pseudonym: dict[int, str] = {}
@@ -252,7 +261,7 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     # ...then the answers, read from the answer table's side: a LEFT JOIN from the assignments visits
     # the answers in item order, a random walk through the table that cost SQLite twice this query.
     answer_rows = (
-        Answer.objects.filter(assignment__enrollment__campaign=campaign)
+        Answer.objects.filter(assignment__enrollment__campaign=campaign, **{f"assignment__{k}": v for k, v in only.items()})
         .order_by()
         .annotate(**{f"value_{key}": JsonKeyText("values", key) for key in keys})
         .values_list("assignment_id", *(f"value_{key}" for key in keys))
@@ -269,31 +278,52 @@ def _campaign_data(campaign: Campaign, *, with_council: bool) -> CampaignData:
     items = sorted(
         (
             ItemRow(*row[:-1], bool(row[-1]))  # SQLite hands booleans back as 0/1
-            for row in _raw_rows(Item.objects.filter(item_set_id=campaign.item_set_id).order_by().values_list(*ITEM_FIELDS))
+            for row in _raw_rows(
+                Item.objects.filter(item_set_id=campaign.item_set_id, **({} if item_ids is None else {"id__in": item_ids}))
+                .order_by().values_list(*ITEM_FIELDS)
+            )
             if row[0] in answers
         ),
         key=lambda item: item.external_id,
     )
-    council: dict[int, list[CouncilBallot]] = {}
-    if with_council:
-        latest: dict[tuple[int, int], CouncilBallot] = {}
-        votes = (
-            CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK)
-            .order_by("created_at", "id")
-            .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
-        )
-        # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
-        # that are not plain hashable scalars get their own), so the queue's memo covers council items.
-        shared_votes: dict[tuple, AnswerValues] = {}
-        for item_id, member_id, name, is_generator, values in votes:
-            latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
-        for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
-            council.setdefault(item_id, []).append(ballot)
-    decisions = {
-        d.item_id: d for d in Decision.objects.filter(campaign=campaign).select_related("decided_by")
-    }
-    members = sorted({ballot.member for ballots in council.values() for ballot in ballots})
+    council = council_ballots(campaign, item_ids=item_ids) if with_council else {}
+    decisions = campaign_decisions(campaign, item_ids=item_ids)
+    if council_members is not None:
+        members = list(council_members) if with_council else []
+    else:
+        members = council_member_names(council)
     return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
+
+
+def council_ballots(campaign: Campaign, *, item_ids: set[int] | None = None) -> dict[int, list[CouncilBallot]]:
+    """item id -> the council's ballots (the latest prompt version per member, by member name), in one
+    query; for every item of the campaign, or for `item_ids`."""
+    only = {} if item_ids is None else {"item_id__in": item_ids}
+    latest: dict[tuple[int, int], CouncilBallot] = {}
+    votes = (
+        CouncilVote.objects.filter(campaign=campaign, status=CouncilVote.Status.OK, **only)
+        .order_by("created_at", "id")
+        .values_list("item_id", "member_id", "member__name", "member__is_generator", "values")
+    )
+    # Votes repeat a few value combinations too: one read-only AnswerValues per combination (values
+    # that are not plain hashable scalars get their own), so the queue's memo covers council items.
+    shared_votes: dict[tuple, AnswerValues] = {}
+    for item_id, member_id, name, is_generator, values in votes:
+        latest[(item_id, member_id)] = CouncilBallot(name, is_generator, _shared_values(values or {}, shared_votes))
+    council: dict[int, list[CouncilBallot]] = {}
+    for (item_id, _), ballot in sorted(latest.items(), key=lambda kv: kv[1].member):
+        council.setdefault(item_id, []).append(ballot)
+    return council
+
+
+def campaign_decisions(campaign: Campaign, *, item_ids: set[int] | None = None) -> dict[int, Decision]:
+    only = {} if item_ids is None else {"item_id__in": item_ids}
+    return {d.item_id: d for d in Decision.objects.filter(campaign=campaign, **only).select_related("decided_by")}
+
+
+def council_member_names(council: dict[int, list[CouncilBallot]]) -> list[str]:
+    """Every member with a counted vote in the campaign, sorted: the council the band counts."""
+    return sorted({ballot.member for ballots in council.values() for ballot in ballots})
 
 
 def _shared_values(values: dict, shared: dict[tuple, AnswerValues]) -> AnswerValues:
@@ -460,14 +490,3 @@ def campaign_list() -> list[dict]:
 
 def campaign_item(campaign: Campaign, item_id: int) -> Item | None:
     return Item.objects.filter(pk=item_id, item_set_id=campaign.item_set_id).first()
-
-
-def next_undecided(campaign: Campaign, *, after: int) -> int | None:
-    """The next queued item without a decision, in queue order after item `after` (wrapping round)."""
-    entries = queue_from_data(campaign_data(campaign))
-    ids = [e.item.id for e in entries]
-    start = ids.index(after) + 1 if after in ids else 0
-    for entry in entries[start:] + entries[:start]:
-        if entry.decision is None and entry.item.id != after:
-            return entry.item.id
-    return None

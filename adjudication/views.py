@@ -101,7 +101,11 @@ def queue_csv(request, campaign):
 
 @campaign_page
 def queue_page(request, campaign):
-    view = pages.queue_page_view(campaign)
+    try:
+        page = max(0, int(request.GET.get("page", "1")) - 1)
+    except ValueError:
+        page = 0
+    view = pages.queue_page_view(campaign, page=page)
     return render(request, "adjudication/queue.html", {"campaign": campaign, **view})
 
 
@@ -127,7 +131,7 @@ def item_page(request, campaign, item_id: int):
             errors, status = exc.extra.get("errors") or [exc.message], 400
         else:
             messages.success(request, f"{item.external_id}: {request.POST.get('action')} recorded.")
-            next_id = selectors.next_undecided(campaign, after=item.id)
+            next_id = pages.next_undecided(campaign, after=item.id)
             if next_id is None:
                 return redirect(reverse("adjudication:queue", args=[campaign.slug]))
             suffix = "?reveal=1" if reveal else ""

@@ -251,7 +251,8 @@ class ProtocolSpec:
     agreement_template: the protocol's figures on the agreement page; agreement_main: the key of the
       agreement figures whose confusion matrix the page draws ("q1", "five_way").
     adjudication_template: the item (and its gold) on the adjudicator's side-by-side page.
-    queue_panels: extra sections of the queue page (e.g. TWIST's retained set against the bar).
+    queue_panels: extra sections of the queue page (e.g. TWIST's retained set against the bar); their data
+      is (campaign, *, undecided) -> JSON-ready figures, cached per campaign state.
     wording: how the adjudication pages name the protocol's things.
     council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
       member answers triage flags; generation_gates: its item sets pass the generation gates (§5).

@@ -282,7 +282,7 @@ SPEC = ProtocolSpec(
     agreement_template="adjudication/_agreement_twist.html",
     agreement_main="q1",
     adjudication_template="adjudication/_item_twist.html",
-    queue_panels=(Panel("adjudication.agreement.twist_retained", "adjudication/_retained.html"),),
+    queue_panels=(Panel("adjudication.agreement.queue_retained", "adjudication/_retained.html"),),
     wording=Wording(forest_caption=" per gold type and stratum", confusion_caption=" (q1, all items)"),
     council_prompt=COUNCIL_PROMPT,
     council_flags=(CouncilFlag("q2", "no", "q2_no"), CouncilFlag("q3", "conflict", "q3_conflict", turn_key="q3turn")),

@@ -1,4 +1,4 @@
-"""The adjudication commands: agreement, decisions_import/export, judge_import, lapse_gold_import."""
+"""The adjudication commands: agreement, decisions_import/export, judge_import, lapse_gold_import, queue_build."""
 
 import json
 
@@ -97,3 +97,16 @@ def test_a_decisions_file_error_names_the_line_of_the_item(small_campaign, tmp_p
                                                                "nope": {"action": "keep"}}}, indent=1))
     with pytest.raises(CommandError, match=f"d.json:8: nope: no item 'nope' in campaign '{small_campaign.slug}'"):
         run("decisions_import", small_campaign.slug, str(path), "--adjudicator-unknown")
+
+
+def test_queue_build_stores_the_queue_and_reports_its_size(small_campaign):
+    from adjudication.models import QueueItem
+
+    result = json.loads(run("queue_build", small_campaign.slug, "--json"))
+    assert (result["items"], result["queued"]) == (5, 3)
+    assert QueueItem.objects.filter(campaign=small_campaign, queued=True).count() == 3
+
+
+def test_queue_build_of_an_unknown_campaign_is_a_clear_error(db):
+    with pytest.raises(CommandError, match="nope"):
+        run("queue_build", "nope")

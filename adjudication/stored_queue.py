@@ -1,0 +1,77 @@
+"""Reads of the stored queue (`QueueItem`, kept by `services.queue_sync`): a page of entries, the decision
+counts, an item's place, its neighbours and the next undecided item. Each is one query on an index
+whatever the campaign size: the queue order (drop suggestions first, then by item id) is the indexed
+column `sort_key`."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from adjudication.models import Decision, QueueItem
+from adjudication.selectors import QueueEntry
+from annotation.models import Campaign
+
+PAGE_SIZE = 50  # rows a page shows: the adjudicator works from the item page, this is the overview
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    decided: int  # queued items with a decision
+    undecided: int  # queued for a human reason and without a decision (what finalizing waits for)
+
+
+def _queued(campaign: Campaign):
+    return QueueItem.objects.filter(campaign=campaign, queued=True)
+
+
+def counts(campaign: Campaign, *, n_queued: int) -> QueueCounts:
+    """Both counts from the index of the undecided entries alone (`n_queued`: QueueState.n_queued)."""
+    found = _queued(campaign).filter(decided=False).aggregate(
+        n_open=Count("pk"), n_blocking=Count("pk", filter=Q(blocking=True))
+    )
+    return QueueCounts(n_queued - found["n_open"], found["n_blocking"])
+
+
+def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE) -> list[QueueEntry]:
+    """Entries number·size … in queue order, with their items and current decisions (three queries:
+    the page's keys from the index, then only those rows and their decisions; an OFFSET over the
+    joined rows would join every row it skips)."""
+    keys = list(_queued(campaign).order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
+    rows = list(
+        QueueItem.objects.filter(pk__in=keys).order_by("sort_key").select_related("item")
+        .only("item_id", "reasons", "suggestion", "suggestion_why", "item__id", "item__external_id", "item__gold_type")
+    )
+    decisions = {
+        d.item_id: d
+        for d in Decision.objects.filter(campaign=campaign, item_id__in=[r.item_id for r in rows]).select_related("decided_by")
+    }
+    return [
+        QueueEntry(item=r.item, reasons=r.reasons, suggestion=r.suggestion, suggestion_why=r.suggestion_why,
+                   decision=decisions.get(r.item_id))
+        for r in rows
+    ]
+
+
+def row(campaign: Campaign, item_id: int) -> QueueItem | None:
+    """The item's stored entry (every item of the campaign has one; None: not in the campaign)."""
+    return QueueItem.objects.filter(campaign=campaign, item_id=item_id).first()
+
+
+def position(campaign: Campaign, entry: QueueItem) -> int:
+    """The queued entry's index in queue order."""
+    return _queued(campaign).filter(sort_key__lt=entry.sort_key).count()
+
+
+def neighbours(campaign: Campaign, entry: QueueItem) -> tuple[int | None, int | None]:
+    """The item ids before and after the queued entry in queue order."""
+    before = _queued(campaign).filter(sort_key__lt=entry.sort_key).order_by("-sort_key").values_list("item_id", flat=True)
+    after = _queued(campaign).filter(sort_key__gt=entry.sort_key).order_by("sort_key").values_list("item_id", flat=True)
+    return before.first(), after.first()
+
+
+def next_undecided(campaign: Campaign, *, after: int) -> int | None:
+    """The next queued item without a decision, in queue order after item `after` (wrapping round)."""
+    undecided = _queued(campaign).filter(decided=False).exclude(item_id=after).order_by("sort_key").values_list("item_id", flat=True)
+    current = row(campaign, after)
+    found = undecided.filter(sort_key__gt=current.sort_key).first() if current is not None and current.queued else None
+    return found if found is not None else undecided.first()

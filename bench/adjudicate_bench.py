@@ -1,0 +1,357 @@
+"""The adjudicator's pages over HTTP on a 100,000-item double-annotated campaign: prints p50/p95/max.
+
+    .venv/bin/python bench/adjudicate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey .venv/bin/python bench/adjudicate_bench.py
+
+Builds a throw-away test database (a SQLite file in a temporary folder by default; with DATABASE_URL
+set, Django's `test_<name>` database, created and dropped: never the project's own), fills it with N
+synthetic TWIST items in one 600-turn conversation (an evidence turn each), a two-annotator campaign
+with both annotators' answers on every item (some disagree, some say the claim is not self-contained),
+three council members' votes on a tenth of the items, and closes it. It builds the stored queue once
+(timed: what the first adjudication page after the close pays), then starts a real server on
+127.0.0.1 (`manage.py runserver`, and gunicorn with 2 workers when it is installed) on that database,
+logs in through the login form and times, over HTTP with keep-alive:
+  - the queue page (a random page of 50 entries, with the counts and the retained-set panel)
+  - the side-by-side item page of a random queued item
+  - a decision: POST keep on the current item (302 to the next undecided), then GET that item page,
+    working through the queue in order as an adjudicator does
+Target: p95 < 50 ms each. Every figure is printed with the load average it was measured at, and with
+the server's CPU time per request (read from /proc), which a busy machine moves much less.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
+
+PASSWORD = "bench-author-pass"
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds used so far by the server process and its children (gunicorn's workers)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return total
+
+
+def summary(name: str, seconds: list[float], cpu: float | None = None) -> dict:
+    """Wall-time percentiles over HTTP, and the server's mean CPU per request (which a busy machine
+    moves much less than the wall time)."""
+    ms = [s * 1000 for s in seconds]
+    figures = {"n": len(ms), "p50_ms": round(statistics.median(ms), 2), "p95_ms": round(percentile(ms, 95), 2),
+               "max_ms": round(max(ms), 2), "load_average": load()}
+    if cpu is not None:
+        figures["server_cpu_ms_per_request"] = round(cpu * 1000 / len(ms), 2)
+    extra = f" server CPU {figures['server_cpu_ms_per_request']:6.2f} ms/req" if cpu is not None else ""
+    print(f"  {name:<44} n={figures['n']:<4} p50={figures['p50_ms']:7.2f} p95={figures['p95_ms']:7.2f} "
+          f"max={figures['max_ms']:8.2f} ms{extra}   (load average {figures['load_average']})")
+    return figures
+
+
+def build(n_items: int, seed: int = 1):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from annotation.models import Answer, Assignment
+    from annotation.services import campaign_close, campaign_create
+    from council.models import CouncilMember, CouncilVote
+    from goldkey import roles
+    from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+    from items.services import item_set_get_or_create
+
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    annotator = Group.objects.get_or_create(name=roles.ANNOTATOR)[0]
+    users = []
+    for name in ("bench_a", "bench_b"):
+        user = get_user_model().objects.create_user(name, password="x")
+        user.groups.add(annotator)
+        users.append(user)
+    author = get_user_model().objects.create_user("bench_author", password=PASSWORD, is_staff=True)
+    author.groups.add(Group.objects.get_or_create(name=roles.AUTHOR)[0])
+    item_set = item_set_get_or_create(name="bench twist", kind=ItemKind.TWIST)
+    conversation = Conversation.objects.create(external_id="conv-bench", speaker_a="Caroline", speaker_b="Melanie")
+    sessions = Session.objects.bulk_create(
+        Session(conversation=conversation, number=s + 1, date_time_raw=f"1:{s:02d} pm on {s % 28 + 1} May, 2023")
+        for s in range(30)
+    )
+    turns = Turn.objects.bulk_create(
+        Turn(conversation=conversation, session=sessions[i // 20], dia_id=f"D{i // 20 + 1}:{i % 20 + 1}",
+             speaker="Caroline" if i % 2 == 0 else "Melanie", text=f"turn text {i} " * 8, order=i)
+        for i in range(600)
+    )
+    types = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+    items = Item.objects.bulk_create(
+        (
+            Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench:v1b{i:06d}", conversation=conversation,
+                 recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
+                 gold_type=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
+                 contradicted_quote="turn text" if i % 3 == 0 else "", history_turns=rng.randint(369, 689),
+                 batch="v1b")
+            for i in range(n_items)
+        ),
+        batch_size=5000,
+    )
+    Evidence.objects.bulk_create(
+        (Evidence(item=item, turn=turns[(2 * i) % 600], position=0) for i, item in enumerate(items)), batch_size=5000
+    )
+    print(f"  items, conversation, evidence: {time.perf_counter() - started:.1f} s")
+    step = time.perf_counter()
+    campaign = campaign_create(slug="bench", item_set=item_set, annotators=users, per_item=2, seed=seed)
+    print(f"  campaign_create ({2 * n_items:,} assignments): {time.perf_counter() - step:.1f} s")
+    step = time.perf_counter()
+    verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
+    gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_type"))
+    answers = []
+    for assignment_id, item_id in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item_id"):
+        gold = gold_of[item_id]
+        q1 = verdict[gold] if rng.random() < 0.85 else rng.choice(["contradicts", "consistent", "cannot-tell"])
+        values = {"q1": q1, "q1note": "a note on the verdict"}
+        if gold == "contradicting":
+            values |= {"q2": "yes" if rng.random() < 0.9 else "no", "q2quote": "yes" if rng.random() < 0.92 else "no"}
+        else:
+            values |= {"q3": "clean" if rng.random() < 0.97 else "conflict"}
+        answers.append(Answer(assignment_id=assignment_id, values=values, revision=1, phase1_done=True, phase2_done=True))
+    Answer.objects.bulk_create(answers, batch_size=5000)
+    members = [CouncilMember.objects.create(name=f"bench-{m}") for m in ("gpt", "claude", "gemini")]
+    ids = list(gold_of)
+    CouncilVote.objects.bulk_create(
+        (CouncilVote(campaign=campaign, member=m, item_id=i, prompt_version="v1",
+                     values={"q1": verdict[gold_of[i]] if rng.random() < 0.8 else "cannot-tell"})
+         for m in members for i in ids[: n_items // 10]),
+        batch_size=5000,
+    )
+    campaign_close(campaign=campaign, user=author, end_open=True)
+    print(f"  answers ({len(answers):,}), council votes, close: {time.perf_counter() - step:.1f} s")
+    return campaign
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(kind: str, env: dict, port: int, log: Path) -> subprocess.Popen:
+    python = sys.executable
+    if kind == "runserver":
+        command = [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    else:
+        command = [python, "-m", "gunicorn", "goldkey.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2", "--log-level", "warning"]
+    # The server's log goes to a file: runserver logs every request, and a pipe nobody reads fills up
+    # and stops the server.
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{kind} exited: {log.read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    stop_server(process)
+    raise RuntimeError(f"{kind} did not listen on port {port} within 60 s")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def login(base: str):
+    import requests
+
+    session = requests.Session()
+    session.get(f"{base}/accounts/login/").raise_for_status()
+    response = session.post(f"{base}/accounts/login/", data={
+        "username": "bench_author", "password": PASSWORD, "csrfmiddlewaretoken": session.cookies["csrftoken"],
+    }, allow_redirects=False)
+    if response.status_code != 302:
+        raise RuntimeError(f"login failed: {response.status_code}")
+    return session
+
+
+def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int, rng: random.Random) -> dict:
+    session = login(base)
+
+    def timed(name: str, run) -> dict:
+        cpu = server_cpu(pid)
+        seconds = run()
+        return summary(name, seconds, server_cpu(pid) - cpu)
+
+    def get(path: str) -> float:
+        t0 = time.perf_counter()
+        response = session.get(base + path)
+        elapsed = time.perf_counter() - t0
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {path}: {response.status_code}")
+        return elapsed
+
+    for _ in range(10):  # warm up: connections, templates, the first figures of this state
+        get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}")
+        get(f"/adjudicate/bench/items/{rng.choice(queued)}/")
+    figures = {
+        "queue_page": timed("queue page (a page of entries, counts, panel)",
+                            lambda: [get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}") for _ in range(requests_n)]),
+        "item_page": timed("side-by-side item page",
+                           lambda: [get(f"/adjudicate/bench/items/{rng.choice(queued)}/") for _ in range(requests_n)]),
+    }
+    # Work through the queue in order, as an adjudicator does: decide the current item, follow the
+    # redirect to the next undecided one.
+    current = session.get(f"{base}/adjudicate/bench/items/{queued[0]}/")
+    path = f"/adjudicate/bench/items/{queued[0]}/"
+    saves, nexts, both = [], [], []
+    cpu = server_cpu(pid)
+    for _ in range(requests_n):
+        token = session.cookies["csrftoken"]
+        t0 = time.perf_counter()
+        response = session.post(base + path, data={"action": "keep", "note": "", "csrfmiddlewaretoken": token},
+                                allow_redirects=False)
+        saved = time.perf_counter() - t0
+        if response.status_code != 302:
+            raise RuntimeError(f"POST {path}: {response.status_code} {response.text[:300]}")
+        path = response.headers["Location"]
+        if "/items/" not in path:  # every queued item is decided: back to the queue page
+            break
+        t1 = time.perf_counter()
+        current = session.get(base + path)
+        shown = time.perf_counter() - t1
+        if current.status_code != 200:
+            raise RuntimeError(f"GET {path}: {current.status_code}")
+        saves.append(saved)
+        nexts.append(shown)
+        both.append(saved + shown)
+    cpu = server_cpu(pid) - cpu
+    figures["decision_save"] = summary("decision save (POST keep -> 302 next)", saves)
+    figures["next_item_page"] = summary("next undecided item page (after the 302)", nexts)
+    figures["decision_save_and_next"] = summary("decision save + next item page", both, cpu)
+    figures["queue_page_after_decisions"] = timed(
+        "queue page after those decisions",
+        lambda: [get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}") for _ in range(max(20, requests_n // 4))],
+    )
+    return figures
+
+
+def database_url(settings_dict: dict) -> str:
+    if settings_dict["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{settings_dict['NAME']}"
+    user = settings_dict.get("USER") or ""
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    at = f"{user}{password}@" if user else ""
+    port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+    return f"postgres://{at}{settings_dict.get('HOST') or '127.0.0.1'}{port}/{settings_dict['NAME']}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=200, help="timed requests per page")
+    parser.add_argument("--servers", default="runserver,gunicorn", help="comma-separated: runserver, gunicorn")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object at the end")
+    args = parser.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="goldkey-adjudicate-bench-")
+    # The project's own var/ folder (and its database) stays untouched: everything lives in `tmp`.
+    os.environ["GOLDKEY_VAR_DIR"] = tmp
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        connection.settings_dict["TEST"]["NAME"] = str(Path(tmp) / "bench.sqlite3")
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    servers = []
+    try:
+        from adjudication import stored_queue
+        from adjudication.models import QueueItem
+        from adjudication.services import queue_build
+
+        result = {"items": args.items, "database": connection.vendor, "cpus": os.cpu_count(), "python": sys.version.split()[0]}
+        print(f"database: {connection.vendor}; items: {args.items:,}; load average {load()} on {os.cpu_count()} CPUs")
+        started = time.perf_counter()
+        campaign = build(args.items)
+        result["build_s"] = round(time.perf_counter() - started, 1)
+        print(f"built in {result['build_s']} s")
+        t0 = time.perf_counter()
+        state = queue_build(campaign=campaign)
+        result["queue_build_s"] = round(time.perf_counter() - t0, 2)
+        result["queued"] = state.n_queued
+        print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
+              f"{result['queue_build_s']} s (load average {load()})")
+        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
+                      .values_list("item_id", flat=True))
+        pages = -(-len(queued) // stored_queue.PAGE_SIZE)
+        env = {**os.environ, "DATABASE_URL": database_url(connection.settings_dict), "GOLDKEY_VAR_DIR": tmp,
+               "DJANGO_DEBUG": "0"}
+        connection.close()
+        kinds = [k.strip() for k in args.servers.split(",") if k.strip()]
+        result["servers"] = {}
+        for n, kind in enumerate(kinds):
+            if kind == "gunicorn":
+                try:
+                    import gunicorn  # noqa: F401  (optional: measured when installed)
+                except ImportError:
+                    print("gunicorn is not installed: skipped")
+                    continue
+            port = free_port()
+            process = start_server(kind, env, port, Path(tmp) / f"{kind}.log")
+            servers.append(process)
+            print(f"{kind} on 127.0.0.1:{port}:")
+            # Each server decides its own stretch of the queue (the first server's decisions are made).
+            stretch = queued[n * (args.requests + 1):]
+            result["servers"][kind] = measure(f"http://127.0.0.1:{port}", process.pid, stretch, pages, args.requests,
+                                              random.Random(7))
+            stop_server(process)
+            servers.remove(process)
+        print(f"load average at the end {load()} ({os.cpu_count()} CPUs)")
+        if args.json:
+            print(json.dumps(result))
+    finally:
+        for process in servers:
+            stop_server(process)
+        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""The stored queue: the same entries as the queue computed from the whole campaign (on the released
+TWIST trail too), kept current as answers and council votes change, and pages that read it in the same
+number of queries whatever the campaign size."""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from adjudication import stored_queue
+from adjudication.models import Decision, QueueItem, QueueState
+from adjudication.pages import next_undecided
+from adjudication.selectors import campaign_data, queue_from_data
+from adjudication.services import decision_save, queue_sync
+from annotation.models import Assignment
+from annotation.services import answer_save
+from council.models import CouncilMember, CouncilVote
+from items.models import Item
+from tests.adjudication.conftest import (
+    AGREE,
+    DISAGREE,
+    NOT_SELF_CONTAINED,
+    _council_import,
+    make_twist_campaign,
+)
+from tests.conftest import close_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def stored(campaign) -> list[tuple]:
+    rows = QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
+    return [(r.item_id, r.reasons, r.suggestion, r.suggestion_why, r.blocking) for r in rows]
+
+
+def recomputed(campaign) -> list[tuple]:
+    return [
+        (e.item.id, e.reasons, e.suggestion, e.suggestion_why, e.blocking)
+        for e in queue_from_data(campaign_data(campaign))
+    ]
+
+
+def counts(campaign) -> stored_queue.QueueCounts:
+    return stored_queue.counts(campaign, n_queued=QueueState.objects.get(campaign=campaign).n_queued)
+
+
+def many_items(n: int) -> dict:
+    kinds = [AGREE, DISAGREE, NOT_SELF_CONTAINED]
+    return {f"conv-1:v1b{i:04d}": kinds[i % 3] for i in range(n)}
+
+
+def item_id(external_id: str) -> int:
+    return Item.objects.get(external_id=external_id).id
+
+
+def test_stored_queue_is_the_recomputed_queue_on_the_released_twist_trail(twist_trail, shared_data, author):
+    queue_sync(campaign=twist_trail)
+    released = json.loads(shared_data("twist-v1", "annotation", "adjudication_decisions.json").read_text())["decisions"]
+    assert stored(twist_trail) == recomputed(twist_trail)
+    assert {Item.objects.get(pk=row[0]).external_id for row in stored(twist_trail)} == set(released)
+    # The council's votes arrive after the queue was built: each new member changes every item's band.
+    _council_import(twist_trail, shared_data("twist-v1", "annotation") / "council")
+    queue_sync(campaign=twist_trail)
+    with_council = stored(twist_trail)
+    assert with_council == recomputed(twist_trail)
+    assert len(with_council) > 39 and any("council_majority_against" in reasons for _, reasons, *_ in with_council)
+    state = QueueState.objects.get(campaign=twist_trail)
+    assert (state.n_items, state.n_queued) == (200, len(with_council))
+
+
+def test_the_queue_page_shows_the_published_retained_set_of_the_released_trail(client, twist_decided, author):
+    client.force_login(author)
+    page = client.get(reverse("adjudication:queue", args=[twist_decided.slug])).content.decode()
+    assert stored(twist_decided) == recomputed(twist_decided)
+    assert 'data-testid="retained-n">161<' in page and 'data-testid="retained-kappa">0.851<' in page
+
+
+def test_a_vote_of_a_counted_member_refreshes_only_its_item(annotator_a, annotator_b):
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(9), slug="votes")
+    member = CouncilMember.objects.create(name="judge")
+    agreed = item_id("conv-1:v1b0000")
+    CouncilVote.objects.create(campaign=campaign, member=member, item_id=item_id("conv-1:v1b0003"), prompt_version="v1",
+                               values={"q1": "contradicts"})
+    queue_sync(campaign=campaign)
+    pks = dict(QueueItem.objects.filter(campaign=campaign).values_list("item_id", "pk"))
+    assert agreed not in [row[0] for row in stored(campaign)]
+    CouncilVote.objects.create(campaign=campaign, member=member, item_id=agreed, prompt_version="v1", values={"q1": "consistent"})
+    queue_sync(campaign=campaign)
+    assert stored(campaign) == recomputed(campaign)
+    assert agreed in [row[0] for row in stored(campaign)]
+    # Refreshed in place, not rebuilt: every row is the one the build wrote.
+    assert dict(QueueItem.objects.filter(campaign=campaign).values_list("item_id", "pk")) == pks
+
+
+def test_another_campaigns_votes_move_the_mark_without_touching_this_queue(annotator_a, annotator_b):
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(6), slug="mine")
+    other = make_twist_campaign([annotator_a, annotator_b], {"conv-2:v1b1": AGREE}, slug="theirs")
+    state = queue_sync(campaign=campaign)
+    member = CouncilMember.objects.create(name="judge")
+    vote = CouncilVote.objects.create(campaign=other, member=member, item_id=item_id("conv-2:v1b1"), prompt_version="v1",
+                                      values={"q1": "consistent"})
+    after = queue_sync(campaign=campaign)
+    assert after.council_members == [] and after.version == state.version  # nothing of this campaign changed
+    # Read once: past the mark, or (PostgreSQL, within the commit grace) remembered as seen.
+    assert vote.id <= after.votes_mark or vote.id in after.votes_seen
+    assert stored(campaign) == recomputed(campaign)
+
+
+def test_answers_saved_while_annotating_refresh_the_stored_queue_until_it_closes(annotator_a, annotator_b):
+    campaign = make_twist_campaign([annotator_a, annotator_b], {"conv-1:v1b1": ({}, {}), "conv-1:v1b2": AGREE},
+                                   slug="open", close=False)
+    queue_sync(campaign=campaign)
+    assert [row[1] for row in stored(campaign)] == [["missing_answers"]]
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign, item__external_id="conv-1:v1b1").select_related(
+        "item", "enrollment__campaign"
+    ):
+        q1 = "contradicts" if assignment.enrollment.pseudonym == "A" else "consistent"
+        answer_save(assignment=assignment, values={"q1": q1}, source="import")
+    queue_sync(campaign=campaign)
+    assert stored(campaign) == recomputed(campaign)
+    assert [row[1] for row in stored(campaign)] == [["q1_disagreement"]]
+    close_campaign(campaign)
+    assert queue_sync(campaign=campaign).answers_final
+
+
+def test_next_undecided_follows_the_queue_order_and_wraps_round(small_campaign, author):
+    queue_sync(campaign=small_campaign)
+    order = [row[0] for row in stored(small_campaign)]
+    assert len(order) == 3
+    assert next_undecided(small_campaign, after=order[0]) == order[1]
+    decision_save(campaign=small_campaign, item=Item.objects.get(pk=order[1]), action="keep", user=author)
+    assert next_undecided(small_campaign, after=order[0]) == order[2]
+    assert next_undecided(small_campaign, after=order[2]) == order[0]
+    decision_save(campaign=small_campaign, item=Item.objects.get(pk=order[0]), action="keep", user=author)
+    assert next_undecided(small_campaign, after=order[2]) is None
+
+
+def test_a_decision_written_by_any_path_marks_its_item_decided(small_campaign, author):
+    queue_sync(campaign=small_campaign)
+    first, second, _ = [row[0] for row in stored(small_campaign)]
+    decision_save(campaign=small_campaign, item=Item.objects.get(pk=first), action="keep", user=author)
+    assert QueueItem.objects.get(campaign=small_campaign, item_id=first).decided  # at commit, by the service
+    Decision.objects.create(campaign=small_campaign, item_id=second, action="keep")  # not through the service
+    assert counts(small_campaign) == stored_queue.QueueCounts(decided=1, undecided=2)
+    queue_sync(campaign=small_campaign)
+    assert counts(small_campaign) == stored_queue.QueueCounts(decided=2, undecided=1)
+
+
+def test_thousands_of_decisions_written_at_once_are_all_marked_decided(annotator_a, annotator_b, monkeypatch):
+    from adjudication import services
+
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(30), slug="bulk")
+    queue_sync(campaign=campaign)
+    monkeypatch.setattr(services, "REFRESH_LIMIT", 3)  # several chunks of item ids
+    Decision.objects.bulk_create(Decision(campaign=campaign, item_id=row[0], action="keep") for row in stored(campaign))
+    queue_sync(campaign=campaign)
+    assert counts(campaign) == stored_queue.QueueCounts(decided=20, undecided=0)
+
+
+def test_the_queue_page_shows_the_queue_a_page_at_a_time(client, author, annotator_a, annotator_b):
+    size = stored_queue.PAGE_SIZE
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(3 * size + 30), slug="paged")
+    client.force_login(author)
+    url = reverse("adjudication:queue", args=[campaign.slug])
+    first, last = client.get(url).content.decode(), client.get(url + "?page=3").content.decode()
+    order = [Item.objects.get(pk=row[0]).external_id for row in stored(campaign)]
+    assert len(order) == 2 * size + 20 and "page 1 of 3" in first and "page 3 of 3" in last
+    assert order[size - 1] in first and order[size] not in first
+    assert order[2 * size] in last and order[2 * size - 1] not in last and f"<td>{2 * size + 1}</td>" in last
+    assert f"0 of {2 * size + 20} queued items decided" in first
+
+
+def test_the_queue_page_figures_are_cached_until_a_decision_changes(client, small_campaign, author, monkeypatch):
+    from adjudication import agreement
+
+    client.force_login(author)
+    queue_sync(campaign=small_campaign)
+    for row in stored(small_campaign):
+        decision_save(campaign=small_campaign, item=Item.objects.get(pk=row[0]), action="keep", user=author)
+    url = reverse("adjudication:queue", args=[small_campaign.slug])
+    assert 'data-testid="retained-n">5<' in client.get(url).content.decode()
+    calls = []
+    monkeypatch.setattr(agreement, "queue_retained", lambda *a, **k: calls.append(1) or {})
+    assert 'data-testid="retained-n">5<' in client.get(url).content.decode() and not calls  # the cached figures
+    dropped = Decision.objects.filter(campaign=small_campaign).first().item
+    decision_save(campaign=small_campaign, item=dropped, action="drop", note="not stated", user=author)
+    client.get(url)
+    assert calls == [1]  # a decision changed the state: computed again
+
+
+def _counts(client, small: str, large: str, method: str = "get", data=None) -> list[int]:
+    counts = []
+    for url in (small, large):
+        with CaptureQueriesContext(connection) as queries:
+            response = getattr(client, method)(url, data or {})
+        assert response.status_code in (200, 302), response.status_code
+        counts.append(len(queries))
+    return counts
+
+
+@pytest.fixture
+def small_and_large(client, author, annotator_a, annotator_b):
+    """Two closed campaigns of 20 and 200 items (two in three queued), their queues built."""
+    client.force_login(author)
+    campaigns = []
+    for slug, n in (("c-20", 20), ("c-200", 200)):
+        campaign = make_twist_campaign([annotator_a, annotator_b], {f"{k}-{slug}": v for k, v in many_items(n).items()}, slug=slug)
+        queue_sync(campaign=campaign)
+        campaigns.append(campaign)
+    return campaigns
+
+
+def test_the_queue_page_runs_the_same_queries_for_20_and_200_items(client, small_and_large):
+    small, large = (reverse("adjudication:queue", args=[c.slug]) for c in small_and_large)
+    _counts(client, small, large)  # the figures cached for this state
+    counts = _counts(client, small, large)
+    assert counts[0] == counts[1], counts
+
+
+def test_the_item_page_runs_the_same_queries_for_20_and_200_items(client, small_and_large):
+    urls = [reverse("adjudication:item", args=[c.slug, stored(c)[1][0]]) for c in small_and_large]
+    counts = _counts(client, *urls)
+    assert counts[0] == counts[1], counts
+
+
+def test_a_decision_and_the_next_undecided_run_the_same_queries_for_20_and_200_items(client, small_and_large):
+    urls = [reverse("adjudication:item", args=[c.slug, stored(c)[1][0]]) for c in small_and_large]
+    counts = _counts(client, *urls, method="post", data={"action": "keep"})
+    assert counts[0] == counts[1], counts
+    assert Decision.objects.count() == 2
+    nexts = [stored_queue.next_undecided(c, after=stored(c)[1][0]) for c in small_and_large]
+    assert nexts == [stored(c)[2][0] for c in small_and_large]
