@@ -76,6 +76,18 @@ class Enrollment(models.Model):
     # The annotator's own order seed when the campaign's order comes from its explicit seed; null when
     # it comes from the campaign's order secret (a small integer per annotator could be searched).
     order_seed = models.BigIntegerField(null=True, blank=True)
+
+    class OrderSource(models.TextChoices):
+        DRAWN = "drawn", "drawn by Goldkey from the campaign's seed or secret"
+        IMPORTED = "imported", "answers imported from a file: the order the annotator saw is not known"
+        GIVEN = "given", "answers imported, with the seed of the tool that ordered them"
+
+    # Where the order the annotator worked in came from, for the datasheet: an imported answer file says
+    # nothing about the order its annotator saw, so the campaign's own seed must not be credited with it.
+    order_source = models.CharField(
+        max_length=10, choices=OrderSource.choices, default=OrderSource.DRAWN, db_default=OrderSource.DRAWN
+    )
+    imported_order_seed = models.BigIntegerField(null=True, blank=True)  # with order_source "given"
     phase1_completed_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)

@@ -102,10 +102,13 @@ def _parse_records(path: Path, log: ErrorLog, fmt: AnswerFile) -> dict[str, tupl
 
 
 def answers_import(
-    *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False
+    *, campaign: Campaign, path: Path, annotator: str, user=None, submit: bool = True, dry_run: bool = False,
+    order_seed: int | None = None,
 ) -> dict:
     """Load one annotator's released answer file into the campaign, as that annotator's answers
-    (in the protocol's answer-file format). See `answers_load` for the rules."""
+    (in the protocol's answer-file format). See `answers_load` for the rules. The enrollment records
+    that its order is not known (the file does not say what order its annotator saw), or `order_seed`,
+    the seed of the tool that ordered the items, when the authors give it."""
     path = Path(path)
     enrollment = _enrollment(campaign, annotator)
     log = ErrorLog()
@@ -114,7 +117,7 @@ def answers_import(
         raw = {item_id: (line, values, {}) for item_id, (line, values) in _parse_document(path, log).items()}
     else:
         raw = _parse_records(path, log, fmt)
-    return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run)
+    return _load(enrollment, raw, log, path.name, user=user, submit=submit, dry_run=dry_run, order_seed=order_seed)
 
 
 def answers_load(
@@ -135,7 +138,7 @@ def answers_load(
 
 
 def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *, user, submit: bool,
-          dry_run: bool) -> dict:
+          dry_run: bool, order_seed: int | None = None) -> dict:
     campaign = enrollment.campaign
     assignments = {
         a.item.external_id: a
@@ -173,6 +176,11 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
             # A file that answers every verdict is a finished Phase 1: it ends as the annotator's own
             # "Finish Phase 1" would end it.
             enrollment = phase1_finish(enrollment=enrollment)
+        if raw:
+            Enrollment.objects.filter(pk=enrollment.pk).update(
+                order_source=Enrollment.OrderSource.GIVEN if order_seed is not None else Enrollment.OrderSource.IMPORTED,
+                imported_order_seed=order_seed,
+            )
         submitted = False
         if submit and not enrollment.submitted_at and raw:
             # An exported answer file is finished work, handed in as it is: missing answers stay missing

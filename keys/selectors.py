@@ -262,7 +262,10 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
     adjudicators = set(Decision.objects.filter(campaign=campaign, decided_by__isnull=False).values_list("decided_by", flat=True))
     # Decisions imported with --adjudicator-unknown: nobody can say whether their adjudicator annotated.
     unknown = Decision.objects.filter(campaign=campaign, decided_by__isnull=True).count()
-    enrollments = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", "annotator_id"))
+    enrollments = list(
+        Enrollment.objects.filter(campaign=campaign).order_by("pseudonym")
+        .values_list("pseudonym", "annotator_id", "order_source", "imported_order_seed")
+    )
     return {
         "campaign": campaign.slug,
         "campaign_seed": campaign.seed,
@@ -274,8 +277,10 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         "dropped": candidates - len(kept_item_ids),
         "counts_by_gold": counts,
         "decisions": dict(sorted(decisions.items())),
-        "annotators": [p for p, _ in enrollments],
-        "adjudicator_also_annotator": sorted(p for p, user_id in enrollments if user_id in adjudicators),
+        "annotators": [p for p, *_ in enrollments],
+        # Where each annotator's order came from: drawn by Goldkey, or imported (not known, or the seed given).
+        "annotation_order": {p: {"source": source, "seed": seed} for p, _, source, seed in enrollments},
+        "adjudicator_also_annotator": sorted(p for p, user_id, *_ in enrollments if user_id in adjudicators),
         "decisions_adjudicator_unknown": unknown,
         "council_members": council_members(campaign),
         "gate_summary": gate_summary(item_set),

@@ -33,6 +33,11 @@ class KeyAgreementSerializer(serializers.Serializer):
     full = AgreementField(help_text="the campaign's agreement figures when the key was built")
 
 
+class AnnotationOrderSerializer(serializers.Serializer):
+    source = serializers.ChoiceField(choices=["drawn", "imported", "given"])
+    seed = serializers.IntegerField(allow_null=True, help_text="the seed given at import (source 'given')")
+
+
 class CouncilMemberRecordSerializer(serializers.Serializer):
     name = serializers.CharField()
     model = serializers.CharField(allow_blank=True, help_text="the model the member is configured to ask for")
@@ -81,6 +86,9 @@ class ManifestSerializer(serializers.Serializer):
     decisions = serializers.DictField(child=serializers.IntegerField(), help_text="decisions per action")
     annotators = serializers.ListField(child=serializers.CharField(), help_text="pseudonyms")
     adjudicator_also_annotator = serializers.ListField(child=serializers.CharField())
+    annotation_order = serializers.DictField(
+        child=AnnotationOrderSerializer(), required=False, help_text="per pseudonym: where the annotation order came from"
+    )
     decisions_adjudicator_unknown = serializers.IntegerField(
         required=False, help_text="decisions whose adjudicator was not recorded (imported with --adjudicator-unknown)"
     )

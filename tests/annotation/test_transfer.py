@@ -149,3 +149,20 @@ def test_an_answer_file_error_names_the_line_of_the_item(twist_campaign, annotat
     with pytest.raises(ImportFailed) as excinfo:
         answers_import(campaign=twist_campaign, path=path, annotator="A")
     assert excinfo.value.errors == ["answers.json:5: item 'nope:1' is not assigned to A in campaign 'tw'"]
+
+
+@pytest.mark.django_db
+def test_an_import_records_that_the_order_its_annotator_saw_is_unknown_or_the_seed_given(tmp_path, annotator_a, annotator_b):
+    from tests.annotation.conftest import make_twist_items
+
+    item_set = make_twist_items(2, name="order set", conversation_id="conv-order")
+    campaign = campaign_create(slug="order", item_set=item_set, annotators=[annotator_a, annotator_b], seed=5)
+    assert set(Enrollment.objects.filter(campaign=campaign).values_list("order_source", flat=True)) == {"drawn"}
+    first = item_set.items.order_by("external_id").first().external_id
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"annotator": "A", "exported": "t", "answers": {first: {"q1": "consistent"}}}))
+    answers_import(campaign=campaign, path=path, annotator="A", submit=False)
+    answers_import(campaign=campaign, path=path, annotator="B", submit=False, order_seed=20260919)
+    orders = dict(Enrollment.objects.filter(campaign=campaign).values_list("pseudonym", "order_source"))
+    assert orders == {"A": "imported", "B": "given"}
+    assert Enrollment.objects.get(campaign=campaign, pseudonym="B").imported_order_seed == 20260919

@@ -87,6 +87,9 @@ def test_the_bundle_carries_the_released_trail_unchanged(v1, shared_data, tmp_pa
     assert all(r["reasons"] == ["council_majority_against"] for r in queue if not r["decision"])
     datasheet = files["datasheet.md"].decode()
     assert "The adjudicator was also an annotator** (annotator A)" in datasheet
+    # The answers came from the authors' files: no order seed is credited with the order they saw.
+    assert v1.manifest["annotation_order"] == {p: {"source": "imported", "seed": None} for p in ("A", "B")}
+    assert "A in an order that is not recorded (the answers were imported from a file" in datasheet
     assert "openai-gpt-4o also generated the items" in datasheet
     assert "161 items" in datasheet and "39 of 200 candidates dropped" in datasheet
 

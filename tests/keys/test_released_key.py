@@ -23,15 +23,16 @@ CLOCK = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 BUNDLE_SHA256 = {
     "CHANGELOG.md": "cc467b238aff8285632459ed43041d952e930f14fb64be948c24b307b698d618",
     # stats.json gained "parent_sha256" (the hash chain over the key line; null for a first version), then
-    # the council members' reported models and the count of decisions whose adjudicator is unknown; the
-    # datasheet says the imported council votes do not record the answering model.
+    # the council members' reported models, the count of decisions whose adjudicator is unknown and where
+    # each annotator's order came from; the datasheet says the imported council votes do not record the
+    # answering model and that the imported answers' order is not recorded.
     # hf/README.md's YAML header is now built as data (licences of the items and of LoCoMo, languages,
     # creators, source datasets, tags) with a licence and citation section; croissant.json, CITATION.cff
     # and the trail's tables are new. MANIFEST.sha256 lists them all: those changed on purpose, no other
     # file did (croissant.json lists the datasheet's and stats.json's hashes, so it follows them).
-    "MANIFEST.sha256": "9c1b862f47f5c146051170042a2379b423c9c78b330d6fe738e6ac3201e53384",
+    "MANIFEST.sha256": "24fb2068f96142223c001f54ebeebe24f1e69d5afe804f25c65f0d3505867d83",
     "CITATION.cff": "43b47ec72b49b840a7af407c1ef4874162b39ed85d75fee3809dd1da5875cfbd",
-    "croissant.json": "be2711f0adf014efd95eb45c3494777b358286571c6d134396dcd3e164b8caeb",
+    "croissant.json": "35f680d70b0605c62857d1fe43fca1ed43aedad00bec4c5ae0dc3a6332756d44",
     "annotation/tables/answers.jsonl": "c688454cb58b2ca7a30b3f9e3a7ef582b8cfa1183c4d6a96ccf5c08b84ad70fd",
     "annotation/tables/council_votes.jsonl": "cf551fae51e28e232972fa4d8cf7de5935af5b9633c8308aa9d43a8420e89cf1",
     "annotation/tables/decisions.jsonl": "a315aa514d1822eaecd39105ccc97574e446592b08d662943c45fc511f28ed7d",
@@ -43,13 +44,13 @@ BUNDLE_SHA256 = {
     "annotation/council/gemini-gemini-3.5-flash.json": "7b14b86f5be84b9d3f8e288e6251e9d09952084cab32728970ca241f7f97569c",
     "annotation/council/openai-gpt-4o.json": "994cecc2cadc22d5c7ab28ad1ab46f1fba77c5d4d07813082c3ec301fbaa0bee",
     "candidates.jsonl": "c9c37dace794710eaa251acf0e5780ef7a25b7d5996d114f0694c9160c140554",
-    "datasheet.md": "dec3e94a22477d900f9b3bcf44e2556d27a7b1b21e15c13cf3dce13c58eb6307",
+    "datasheet.md": "9767c801a41ca5bd32b02124db51ef9e475c788403ed44dcabc233611330a389",
     "errata.jsonl": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     "generation_rejects.jsonl": "2816e34dd4132a08c0af21c66e5a25e9636bf58f7c8fd9eb7ba2aca7625e25b5",
     "hf/README.md": "d2a74fed290e6e1c054fe245473f4d894da68b9dbeb6cd208e656dcf85480bc8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
-    "stats.json": "01d7106f6800f3eab9183f91c3bc2f46f151dace8df10c9d3a4ca889131ae145",
+    "stats.json": "6c68dbe53c14ab6b37503325c1fca5cf9cb6558f1114fff3aef370b86b2905ca",
 }
 
 

@@ -18,10 +18,16 @@ class Command(GoldkeyCommand):
             help="hand the enrollment in as the file leaves it (how a released trail is loaded); "
             "without it the annotator can go on working",
         )
+        parser.add_argument(
+            "--order-seed", type=int, default=None,
+            help="the seed the authors' tool ordered this annotator's items with, if known (recorded for the "
+            "datasheet; without it the datasheet says the order is not known)",
+        )
 
-    def run(self, *, campaign, path, annotator, submit=False, dry_run=False, **_):
+    def run(self, *, campaign, path, annotator, submit=False, dry_run=False, order_seed=None, **_):
         obj = get_campaign(campaign)
-        return answers_import(campaign=obj, path=path, annotator=annotator, submit=submit, dry_run=dry_run)
+        return answers_import(campaign=obj, path=path, annotator=annotator, submit=submit, dry_run=dry_run,
+                              order_seed=order_seed)
 
     def summary(self, r):
         return ("(dry run, nothing written) " if r["dry_run"] else "") + (
