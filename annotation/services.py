@@ -56,9 +56,11 @@ def campaign_create(
     crisis_block: bool = False,
     created_by=None,
     pseudonyms: list[str] | None = None,
+    item_ids: set[int] | None = None,
 ) -> Campaign:
-    """A campaign over every item of `item_set`: each item goes to exactly `per_item` distinct annotators,
-    and each annotator's order is a seeded permutation stored as positions."""
+    """A campaign over every item of `item_set` (or only `item_ids` of it: a reliability pass over a
+    frozen key's items): each item goes to exactly `per_item` distinct annotators, and each annotator's
+    order is a seeded permutation stored as positions."""
     if Campaign.objects.filter(slug=slug).exists():
         raise ApplicationError(f"campaign '{slug}' already exists")
     if len(set(a.pk for a in annotators)) != len(annotators):
@@ -92,9 +94,12 @@ def campaign_create(
     )
     # Candidates a blocking gate rejected are never annotated (PROTOCOL §5); an item set whose gates have
     # not run is taken whole (the campaign overview says so).
+    only = item_ids
     item_ids = list(
         Item.objects.filter(item_set=item_set, gate_rejected=False).order_by("external_id").values_list("id", flat=True)
     )
+    if only is not None:
+        item_ids = [i for i in item_ids if i in only]
     if not item_ids:
         rejected = Item.objects.filter(item_set=item_set, gate_rejected=True).count()
         raise ApplicationError(

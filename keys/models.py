@@ -174,6 +174,20 @@ def run_name(system: str, configuration: str, ingest: int) -> str:
     return base if ingest == 1 else f"{base}@ingest{ingest}"
 
 
+class ReliabilityPass(models.Model):
+    """A campaign over a frozen key's items by annotators who were not in the key's campaign: its kappa
+    against the key and against each original annotator is the independent reliability estimate for
+    that key version (the kept-set kappa is conditioned on the adjudicated selection; this is not)."""
+
+    key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="reliability_passes")
+    campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="reliability_pass")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"reliability pass {self.campaign_id} over {self.key_id}"
+
+
 class SystemRun(models.Model):
     """One system configuration's predictions on every item of the key version it cites."""
 

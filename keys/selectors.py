@@ -21,7 +21,7 @@ from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_joins
 from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
 from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry
+from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
 # ---------------------------------------------------------------------------------------------
 # Visibility: frozen keys are public; drafts (and their gold) are for authors only.
@@ -529,3 +529,48 @@ def _decision_record(decision: Decision) -> dict:
 
 def open_errata_count() -> int:
     return Erratum.objects.filter(Q(status=Erratum.Status.FILED)).count()
+
+
+def _primary_answers(campaign: Campaign, key: str, item_ids) -> dict[str, dict[int, str | None]]:
+    """{pseudonym: {item id: the primary answer}} of a campaign over the given items (one query)."""
+    found: dict[str, dict[int, str | None]] = defaultdict(dict)
+    for pseudonym, item_id, values in Answer.objects.filter(
+        assignment__enrollment__campaign=campaign, assignment__item_id__in=list(item_ids)
+    ).values_list("assignment__enrollment__pseudonym", "assignment__item_id", "values"):
+        found[pseudonym][item_id] = (values or {}).get(key) or None
+    return found
+
+
+def reliability_report(key: GoldKey) -> list[dict]:
+    """Each reliability pass over `key`: every new annotator's kappa on the primary question against the
+    key's gold verdicts and against each original annotator, over the key's items — labelled as the
+    independent reliability estimate for this key version. Figures from goldkey.lib.statistics."""
+    passes = list(ReliabilityPass.objects.filter(key=key).select_related("campaign").order_by("campaign__slug"))
+    if not passes:
+        return []
+    spec = protocols.for_kind(key.kind)
+    gold = {item_id: spec.verdict_of(g) for item_id, g in KeyEntry.objects.filter(key=key).values_list("item_id", "gold")}
+    ids = sorted(gold)
+    root = key_lineage(key)[0]
+    original = _primary_answers(root.campaign, spec.primary_key, ids) if root.campaign_id else {}
+    report = []
+    for reliability in passes:
+        answers = _primary_answers(reliability.campaign, spec.primary_key, ids)
+        for pseudonym in sorted(answers):
+            mine = [answers[pseudonym].get(i) for i in ids]
+
+            def summary(other, mine=mine):
+                figures = statistics.kappa_summary(mine, other, categories=spec.primary_choices, seed=root.campaign.seed if root.campaign_id else 0)
+                return _pick({k: _nan_none(v) for k, v in figures.items()})
+
+            report.append({
+                "label": f"independent reliability estimate for {key.version}",
+                "campaign": reliability.campaign.slug,
+                "annotator": pseudonym,
+                "items": len(ids),
+                "answered": sum(1 for a in mine if a),
+                "question": spec.primary_key,
+                "vs_key": summary([gold[i] for i in ids]),
+                "vs_annotators": {p: summary([original[p].get(i) for i in ids]) for p in sorted(original)},
+            })
+    return report

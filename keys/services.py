@@ -14,17 +14,17 @@ from django.utils import timezone
 
 import protocols
 from adjudication.selectors import CampaignSnapshot, campaign_snapshot
-from annotation.models import Campaign
-from annotation.services import campaign_lock, campaign_mark_frozen
+from annotation.models import Campaign, Enrollment
+from annotation.services import campaign_create, campaign_lock, campaign_mark_frozen
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.bulk import bulk_insert
 from items.models import Evidence, Item, Turn
 from keys.canonical import entry_content, key_bytes, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release
+from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
 from keys.releases import release_drift, release_seal
-from keys.selectors import agreement_figures, campaign_manifest, key_canonical_bytes, key_get
+from keys.selectors import agreement_figures, campaign_manifest, key_canonical_bytes, key_get, key_lineage
 
 HOW = {p.value: p.value for p in Provenance}
 # Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
@@ -140,6 +140,8 @@ def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
     if existing is not None and existing.is_frozen:
         raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
     campaign_lock(campaign=campaign, status=Campaign.Status.CLOSED, doing="build a key")
+    if ReliabilityPass.objects.filter(campaign=campaign).exists():
+        raise ApplicationError(f"campaign '{campaign.slug}' is a reliability pass over a frozen key: it measures that key, it makes none")
     # One key line per campaign: its first version is built from it; later versions derive from that.
     other = GoldKey.objects.filter(campaign=campaign, parent__isnull=True).exclude(version=version).first()
     if other is not None:
@@ -556,3 +558,30 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
     if current.provenance != Provenance.ADDED_BY_ERRATUM:
         current.provenance = Provenance.CHANGED_BY_ERRATUM
     return current
+
+
+@transaction.atomic
+def reliability_pass_create(*, key: GoldKey, annotators: list, slug: str, user, seed: int | None = None) -> ReliabilityPass:
+    """A third-annotator pass (PROTOCOL §2, the papers' planned upgrade): a campaign over the frozen key's
+    items, each labelled blind by every annotator named, none of whom annotated the key's campaign."""
+    _require_author(user)
+    if not key.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is a draft; a reliability pass measures a frozen key")
+    root = key_lineage(key)[0]
+    if root.campaign_id is None:
+        raise ApplicationError(f"key '{key.version}' has no campaign: there are no original annotators to compare with")
+    if not annotators:
+        raise ApplicationError("name at least one annotator")
+    original = set(Enrollment.objects.filter(campaign=root.campaign).values_list("annotator_id", flat=True))
+    clash = sorted(a.get_username() for a in annotators if a.pk in original)
+    if clash:
+        raise ApplicationError(
+            f"{', '.join(clash)} annotated '{root.campaign.slug}': an independent estimate needs annotators who did not"
+        )
+    campaign = campaign_create(
+        slug=slug, item_set=root.campaign.item_set, annotators=annotators, per_item=len(annotators), seed=seed,
+        name=f"Reliability pass over {key.version}", created_by=user,
+        pseudonyms=[f"R{n}" for n in range(1, len(annotators) + 1)],
+        item_ids=set(KeyEntry.objects.filter(key=key).values_list("item_id", flat=True)),
+    )
+    return ReliabilityPass.objects.create(key=key, campaign=campaign, created_by=user)

@@ -44,6 +44,7 @@ def key_detail(request, version: str):
             "waiting_errata": waiting,
             "next_version": _next_version(key) if waiting else "",
             "review": key_selectors.freeze_review(key),
+            "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
             "kinds": Erratum.Kind.choices,
         },

@@ -1,0 +1,60 @@
+"""A third-annotator pass over a frozen key: a campaign over its items for someone who was not in its
+campaign, reported as the independent reliability estimate (kappa against the key and each annotator)."""
+
+import json
+
+import pytest
+from django.urls import reverse
+from sklearn.metrics import cohen_kappa_score
+
+from annotation.models import Assignment
+from annotation.transfer import answers_load
+from goldkey.errors import ApplicationError
+from keys.models import KeyEntry
+from keys.selectors import reliability_report
+from keys.services import key_freeze, reliability_pass_create
+from protocols import twist_b
+
+pytestmark = pytest.mark.realdata
+
+
+@pytest.fixture
+def v1(twist_decided, author):
+    return key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+
+
+def test_a_third_annotator_over_twist_v1_reports_kappa_against_the_key_and_each_annotator(v1, author, outsider, shared_data, client):
+    reliability = reliability_pass_create(key=v1, annotators=[outsider], slug="twist-v1-r", seed=3, user=author)
+    held = set(Assignment.objects.filter(enrollment__campaign=reliability.campaign).values_list("item_id", flat=True))
+    entries = {e.item_id: e for e in KeyEntry.objects.filter(key=v1)}
+    assert held == set(entries) and len(held) == 161
+    # The fixture: the third annotator answers as the released annotator B did, on the key's items.
+    released_b = json.loads(shared_data("twist-v1", "annotation", "twist_v1_answers_B.json").read_text())["answers"]
+    kept = {e.external_id: e for e in entries.values()}
+    answers_load(campaign=reliability.campaign, annotator="R1", submit=False,
+                 answers={i: {"q1": released_b[i]["q1"]} for i in kept if released_b.get(i, {}).get("q1")})
+    [row] = reliability_report(v1)
+    assert row["label"] == "independent reliability estimate for TWIST-v1.0"
+    assert row["vs_annotators"]["B"]["kappa"] == pytest.approx(1.0)
+    pairs = [(released_b[i]["q1"], twist_b.SPEC.verdict_of(e.gold)) for i, e in sorted(kept.items())
+             if released_b.get(i, {}).get("q1")]
+    expected = cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs])
+    assert row["vs_key"]["kappa"] == pytest.approx(expected, abs=1e-12)
+    assert row["answered"] == len(pairs)
+    page = client.get(reverse("keys:detail", args=["TWIST-v1.0"])).content.decode()
+    assert 'data-testid="reliability"' in page and f"{expected:.3f}" in page
+
+
+def test_an_original_annotator_cannot_be_the_independent_one(v1, author, annotator_a):
+    with pytest.raises(ApplicationError, match="an independent estimate needs annotators who did not"):
+        reliability_pass_create(key=v1, annotators=[annotator_a], slug="r", user=author)
+
+
+def test_a_reliability_pass_makes_no_key_of_its_own(v1, author, outsider):
+    from annotation.services import campaign_close
+    from keys.services import key_build
+
+    reliability = reliability_pass_create(key=v1, annotators=[outsider], slug="r2", user=author)
+    campaign_close(campaign=reliability.campaign, user=author, end_open=True)
+    with pytest.raises(ApplicationError, match="reliability pass over a frozen key"):
+        key_build(campaign=reliability.campaign, version="R-v1.0", user=author)
