@@ -39,6 +39,14 @@ def council_votes(campaign: Campaign, prompt_version: str | None = None):
     ).order_by("created_at", "id")
 
 
+def triage_sealed(campaign: Campaign) -> bool:
+    """The triage page shows detector votes (e.g. a Lapse judge's labels) only once they may be seen: a
+    protocol that seals them until every disagreement is decided keeps them off this page until the
+    campaign is frozen (the council cannot see the adjudication queue; the adjudication pages unseal them
+    as soon as the last disagreement is decided)."""
+    return protocols.get(campaign.protocol).detectors_sealed_until_decided and campaign.status != Campaign.Status.FROZEN
+
+
 def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
     """Every item of the campaign with its gold, each member's vote, band and flags; members in
     name order with their circularity; pairwise kappa on q1. Two queries whatever the size."""

@@ -93,6 +93,8 @@ def run_cancel(request, run_id: int):
 @require_GET
 def triage(request, slug: str):
     campaign = get_unblinded_campaign(request.user, slug)
+    if selectors.triage_sealed(campaign):
+        return render(request, "council/triage_sealed.html", {"campaign": campaign})
     band = request.GET.get("band", "")
     gold_type = request.GET.get("type", "")
     data = selectors.triage(campaign)

@@ -170,3 +170,10 @@ def test_the_agreement_command_says_the_judge_is_sealed(undecided_trail, capsys)
     assert "judge vs gold: sealed until every disagreement is decided (25 undecided)" in out
     assert "seed-oss" not in out
 
+
+
+def test_the_council_triage_page_keeps_the_judges_labels_sealed_until_the_key_is_frozen(client, author, undecided_trail):
+    client.force_login(author)
+    html = client.get(reverse("council:triage", args=[undecided_trail.slug])).content.decode()
+    assert 'data-testid="triage-sealed"' in html
+    assert JUDGE_MEMBER not in html and "seed-oss" not in html
