@@ -174,6 +174,13 @@ def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
         files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     for member, answers in data["council"].items():
         files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
+    for slug, trail in data.get("added", {}).items():
+        # Items an erratum added from another frozen key, with the trail they were kept on.
+        folder = f"annotation/added/{_safe(slug)}"
+        files[f"{folder}/candidates.jsonl"] = _jsonl(trail["candidates"])
+        files[f"{folder}/adjudication_decisions.json"] = _json_of_tables({"source_key": trail["source_key"], **trail["decisions"]})
+        for pseudonym, answers in trail["answers"].items():
+            files[f"{folder}/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     if fmt >= 2:
         tables = metadata.trail_tables(data)
         for path, rows in tables.items():

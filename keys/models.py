@@ -95,6 +95,8 @@ class Erratum(models.Model):
         RELABEL = "relabel", "relabel the gold"
         FIX_EVIDENCE = "fix-evidence", "fix the evidence"
         FIX_QUOTE = "fix-quote", "fix the quote"
+        # value: the frozen key version (of another campaign) whose kept item is added, with its trail
+        ADD = "add", "add an item from another frozen key"
 
     class Status(models.TextChoices):
         FILED = "filed", "filed"

@@ -515,7 +515,53 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
         for m, a in sorted(council.items())
     }
     data["generator_members"] = [m["name"] for m in root.manifest.get("council_members", []) if m.get("is_generator")]
+    data["added"] = _added_trails(spec, lineage)
+    for trail in data["added"].values():
+        by_external.update({r["id"]: r for r in trail["candidates"]})
+    if data["added"]:  # the HF split carries the added items' candidate fields too
+        data["test_records"] = [
+            {**by_external.get(e["id"], {}), **{k: e[k] for k in gold_fields}, "key_version": key.version}
+            for e in data["entries"]
+        ]
     return data
+
+
+def _added_trails(spec, lineage: list[GoldKey]) -> dict[str, dict]:
+    """For items an erratum added from another frozen key: per source campaign, their candidate records,
+    the annotators' answers and the decisions on them (released under annotation/added/<campaign>/)."""
+    added: dict[str, list[str]] = defaultdict(list)
+    for version, external_id in Erratum.objects.filter(applied_in__in=lineage, kind=Erratum.Kind.ADD).values_list(
+        "value", "item_external_id"
+    ):
+        added[version].append(external_id)
+    trails: dict[str, dict] = {}
+    paths = _candidate_paths(spec)
+    for version, external_ids in sorted(added.items()):
+        source = key_lineage(GoldKey.objects.get(version=version))[0]
+        campaign = source.campaign
+        items = Item.objects.filter(item_set_id=campaign.item_set_id, external_id__in=external_ids)
+        rows = list(items.values_list("id", *paths))
+        evidence: dict[int, list[str]] = defaultdict(list)
+        for item_id, dia_id in Evidence.objects.filter(item__in=items).order_by("item_id", "position").values_list(
+            "item_id", "turn__dia_id"
+        ):
+            evidence[item_id].append(dia_id)
+        names = {row[0]: row[paths.index("external_id") + 1] for row in rows}
+        answers: dict[str, dict] = defaultdict(dict)
+        for pseudonym, item_id, values in Answer.objects.filter(
+            assignment__enrollment__campaign=campaign, assignment__item_id__in=list(names)
+        ).values_list("assignment__enrollment__pseudonym", "assignment__item_id", "values"):
+            if values:
+                answers[pseudonym][names[item_id]] = values
+        decisions = Decision.objects.filter(campaign=campaign, item_id__in=list(names)).select_related("item")
+        trails[campaign.slug] = {
+            "source_key": version,
+            "candidates": sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"]),
+            "answers": {p: {"annotator": p, "answers": dict(sorted(a.items()))} for p, a in sorted(answers.items())},
+            "decisions": {"decisions": {d.item.external_id: _decision_record(d)
+                                        for d in sorted(decisions, key=lambda d: d.item.external_id)}},
+        }
+    return trails
 
 
 def _decision_record(decision: Decision) -> dict:

@@ -305,7 +305,11 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
                 status_code=429,
             )
     in_key = KeyEntry.objects.filter(key=key, external_id=item_external_id).select_related("item").first()
-    if kind == Erratum.Kind.RELABEL:
+    if kind == Erratum.Kind.ADD:
+        _added_entry(key, item_external_id, value)  # refuses what cannot be added, naming why
+        if in_key is not None:
+            raise ApplicationError(f"'{item_external_id}' is already in {key.version}")
+    elif kind == Erratum.Kind.RELABEL:
         valid = _valid_gold(key.kind)
         if value not in valid:
             raise ApplicationError(f"relabel needs --value, one of {', '.join(valid)}")
@@ -528,8 +532,35 @@ def key_derive_preview(*, parent: GoldKey, version: str, user) -> dict:
                 "problems": (exc.extra or {}).get("errors") or [exc.message]}
 
 
+def _added_entry(key: GoldKey, external_id: str, source_version: str) -> KeyEntry:
+    """The entry an `add` erratum takes: an item kept in another campaign's frozen key of the same
+    benchmark and protocol (PROTOCOL §7: a later version may add items annotated in a later campaign)."""
+    source = GoldKey.objects.filter(version=source_version).first()
+    if source is None or not source.is_frozen:
+        raise ApplicationError(f"add needs --value: a frozen key version to take '{external_id}' from ('{source_version}' is none)")
+    if (source.kind, source.benchmark_id) != (key.kind, key.benchmark_id):
+        raise ApplicationError(f"{source.version} is a key of another benchmark or protocol than {key.version}")
+    if key_lineage(source)[0].campaign_id == key_lineage(key)[0].campaign_id:
+        raise ApplicationError(f"{source.version} comes from {key.version}'s own campaign: relabel a candidate instead")
+    entry = KeyEntry.objects.filter(key=source, external_id=external_id).first()
+    if entry is None:
+        raise ApplicationError(f"'{external_id}' is not an item of {source.version}")
+    return entry
+
+
 def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyEntry | None:
     current = entries.get(erratum.item_external_id)
+    if erratum.kind == Erratum.Kind.ADD:
+        if current is not None:
+            raise ApplicationError(f"erratum {erratum.pk}: '{erratum.item_external_id}' is already in the key")
+        source = _added_entry(key, erratum.item_external_id, erratum.value)
+        added = KeyEntry(
+            key=key, item_id=source.item_id, external_id=source.external_id, gold=source.gold,
+            evidence=list(source.evidence), quote=source.quote, family=source.family,
+            history_turns=source.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+        )
+        entries[added.external_id] = added
+        return added
     if erratum.kind == Erratum.Kind.DROP:
         entries.pop(erratum.item_external_id, None)
         return None
