@@ -1,6 +1,7 @@
 """Reads for scores against a key: the key as scoring records, the stored runs and their predictions, and
-the reports computed from them. Nothing here reads a stored score: every figure is recomputed by
-keys.scoring.metrics from the key's entries and the predictions, each time a report is asked for.
+the reports computed from them. Every figure of a run is recomputed by keys.scoring.metrics from the
+key's entries and the predictions, each time a report is asked for; the only stored figures read are
+score-level-only ingests, a system's own numbers, which the report shows as given.
 
 A report costs a constant number of queries whatever the number of runs or items: the key, its
 entries, their conversations, the runs, their predictions (two queries: see run_columns), the
