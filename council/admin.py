@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from annotation import access
 from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, PromptVersion, ResponseCache
+from council.selectors import detector_sealed_campaigns
 
 
 @admin.register(CouncilMember)
@@ -38,7 +39,11 @@ class CouncilVoteAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         # Council votes are hidden from annotators (PROTOCOL §4), superusers who annotate included.
-        return super().get_queryset(request).exclude(campaign__in=access.blind_campaigns(request.user))
+        # A sealing protocol's detector votes (Lapse: the judge's labels) stay hidden until its key is frozen.
+        return (
+            super().get_queryset(request).exclude(campaign__in=access.blind_campaigns(request.user))
+            .exclude(campaign__in=detector_sealed_campaigns())
+        )
 
     def has_add_permission(self, request):
         return False  # votes come from runs and imports, which know their campaign

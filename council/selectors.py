@@ -47,6 +47,13 @@ def triage_sealed(campaign: Campaign) -> bool:
     return protocols.get(campaign.protocol).detectors_sealed_until_decided and campaign.status != Campaign.Status.FROZEN
 
 
+def detector_sealed_campaigns():
+    """The campaigns whose detector labels no page outside adjudication may show yet (as `triage_sealed`),
+    as a subquery of ids for the admin's lists."""
+    sealing = [p.name for p in protocols.specs() if p.detectors_sealed_until_decided]
+    return Campaign.objects.filter(protocol__in=sealing).exclude(status=Campaign.Status.FROZEN).values("pk")
+
+
 def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
     """Every item of the campaign with its gold, each member's vote, band and flags; members in
     name order with their circularity; pairwise kappa on q1. Two queries whatever the size."""

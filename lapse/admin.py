@@ -3,6 +3,8 @@ admin — an annotator who has not submitted never sees the labels of their camp
 
 from django.contrib import admin
 
+from annotation.models import Campaign
+from council.selectors import detector_sealed_campaigns
 from items.admin import RoleAdminMixin, item_sets_blind_for
 from lapse.models import ScorerLabel
 
@@ -16,4 +18,9 @@ class ScorerLabelAdmin(RoleAdminMixin, admin.ModelAdmin):
     readonly_fields = [f.name for f in ScorerLabel._meta.fields]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).exclude(item__item_set__in=item_sets_blind_for(request.user))
+        # Labels of items in a campaign whose detector labels are still sealed (PROTOCOL §11) stay hidden.
+        sealed_sets = Campaign.objects.filter(pk__in=detector_sealed_campaigns()).values("item_set_id")
+        return (
+            super().get_queryset(request).exclude(item__item_set__in=item_sets_blind_for(request.user))
+            .exclude(item__item_set__in=sealed_sets)
+        )

@@ -177,3 +177,11 @@ def test_the_council_triage_page_keeps_the_judges_labels_sealed_until_the_key_is
     html = client.get(reverse("council:triage", args=[undecided_trail.slug])).content.decode()
     assert 'data-testid="triage-sealed"' in html
     assert JUDGE_MEMBER not in html and "seed-oss" not in html
+
+
+def test_the_admin_lists_no_judge_vote_of_a_sealed_campaign(admin_client, undecided_trail):
+    from council.models import CouncilVote
+
+    assert CouncilVote.objects.filter(campaign=undecided_trail).exists()
+    html = admin_client.get(reverse("admin:council_councilvote_changelist")).content.decode()
+    assert JUDGE_MEMBER not in html and "0 council votes" in html
