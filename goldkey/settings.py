@@ -270,3 +270,14 @@ try:
     GOLDKEY_KAPPA_BAR = float(env_str("GOLDKEY_KAPPA_BAR", "0.8"))
 except ValueError as exc:
     raise ImproperlyConfigured(f"GOLDKEY_KAPPA_BAR must be a number, got {env_str('GOLDKEY_KAPPA_BAR')!r}") from exc
+
+# Password reset mails: printed to the console unless an SMTP host is configured (the demo has no mail).
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = int(env_str("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "goldkey@localhost")

@@ -2,7 +2,7 @@ from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from items import views as item_views
@@ -17,6 +17,17 @@ urlpatterns = [
     path("", item_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's own password views, with Goldkey's templates (templates/registration/) and kebab-case names.
+    path("accounts/password/change/", auth_views.PasswordChangeView.as_view(success_url=reverse_lazy("password-change-done")),
+         name="password-change"),
+    path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password-change-done"),
+    path("accounts/password/reset/", auth_views.PasswordResetView.as_view(success_url=reverse_lazy("password-reset-done")),
+         name="password-reset"),
+    path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password-reset-done"),
+    path("accounts/password/reset/<uidb64>/<token>/",
+         auth_views.PasswordResetConfirmView.as_view(success_url=reverse_lazy("password-reset-complete")),
+         name="password-reset-confirm"),
+    path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password-reset-complete"),
     path("admin/", admin.site.urls),
     path("items/", include("items.urls")),
     path("annotate/", include("annotation.urls")),
