@@ -14,7 +14,7 @@ from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from keys import bundle, releases
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import Erratum
+from keys.models import Erratum, GoldKey
 
 
 def _key_or_404(version: str, user):
@@ -44,6 +44,7 @@ def key_detail(request, version: str):
             "waiting_errata": waiting,
             "next_version": _next_version(key) if waiting else "",
             "review": key_selectors.freeze_review(key),
+            "superseded_by": list(GoldKey.objects.filter(parent=key, status=GoldKey.Status.FROZEN).order_by("version")),
             "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
             "kinds": Erratum.Kind.choices,

@@ -62,3 +62,5 @@ def test_a_derive_is_previewed_with_its_changelog_then_made(client, frozen_key, 
     assert response.status_code == 302
     derived = GoldKey.objects.get(version="TWIST-test-v1.1")
     assert derived.is_frozen and not derived.entries.filter(external_id="s-0002").exists()
+    parent_page = client.get(reverse("keys:detail", args=[frozen_key.version])).content.decode()
+    assert 'data-testid="superseded"' in parent_page and reverse("keys:detail", args=["TWIST-test-v1.1"]) in parent_page
