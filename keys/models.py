@@ -190,7 +190,19 @@ class ReliabilityPass(models.Model):
         return f"reliability pass {self.campaign_id} over {self.key_id}"
 
 
-class SystemRun(models.Model):
+class _RunNames:
+    """The names a run of a system is reported under (SystemRun and ScoreLevelIngest alike)."""
+
+    @property
+    def base_name(self) -> str:
+        return run_base_name(self.system, self.configuration)
+
+    @property
+    def name(self) -> str:
+        return run_name(self.system, self.configuration, self.ingest)
+
+
+class SystemRun(_RunNames, models.Model):
     """One system configuration's predictions on every item of the key version it cites."""
 
     key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="system_runs")
@@ -214,14 +226,6 @@ class SystemRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} on {self.key_id}"
-
-    @property
-    def base_name(self) -> str:
-        return run_base_name(self.system, self.configuration)
-
-    @property
-    def name(self) -> str:
-        return run_name(self.system, self.configuration, self.ingest)
 
 
 class RunPrediction(models.Model):
@@ -254,7 +258,7 @@ class RunPrediction(models.Model):
         return f"{self.run_id}:{self.item_external_id}"
 
 
-class ScoreLevelIngest(models.Model):
+class ScoreLevelIngest(_RunNames, models.Model):
     """The figures a system reported for one ingest whose per-item outputs were lost (the released
     `track_b_results_v1.0_ingest2_scores.json`): points of the report's multi-ingest section, never a
     run. They are the system's own numbers against the key version they cite, shown as given: there is no
@@ -283,11 +287,3 @@ class ScoreLevelIngest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (scores only) on {self.key_id}"
-
-    @property
-    def base_name(self) -> str:
-        return run_base_name(self.system, self.configuration)
-
-    @property
-    def name(self) -> str:
-        return run_name(self.system, self.configuration, self.ingest)

@@ -52,6 +52,18 @@ def key_detail(request, version: str):
     )
 
 
+def _attempt(request, call):
+    """Run a service call for a page: its result, or None with the refusal shown as a message. A 404 or
+    403 (NotFound, NotAllowed) goes on to the one HTML error path."""
+    try:
+        return call()
+    except (NotFound, NotAllowed):
+        raise
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return None
+
+
 def _next_version(key) -> str:
     try:
         return key_services.next_version(key.version)
@@ -68,16 +80,11 @@ def key_build(request, slug: str):
         raise NotFound(f"no campaign '{slug}'")  # an author annotating here is blind to its gold
     if request.method == "POST":
         version = request.POST.get("version", "").strip()
-        try:
-            if not version:
-                raise ApplicationError("give the key a version, e.g. TWIST-v1.0")
-            key = key_services.key_build(campaign=campaign, version=version, user=request.user,
-                                         notes=request.POST.get("notes", "").strip())
-        except (NotFound, NotAllowed):
-            raise
-        except ApplicationError as exc:
-            messages.error(request, exc.message)
-        else:
+        if not version:
+            messages.error(request, "Give the key a version, e.g. TWIST-v1.0.")
+        elif (key := _attempt(request, lambda: key_services.key_build(
+            campaign=campaign, version=version, user=request.user, notes=request.POST.get("notes", "").strip()
+        ))) is not None:
             messages.success(request, f"Draft {key.version} built: review it, then freeze it.")
             return redirect("keys:detail", version=key.version)
     return render(request, "keys/build.html", {"campaign": campaign, "suggested": f"{campaign.item_set.track.benchmark.name}-v1.0"})
@@ -95,15 +102,8 @@ def key_freeze(request, version: str):
     elif review["below_bar"] and request.POST.get("below_bar") != "yes":
         messages.error(request, f"The kept-set kappa {review['kept_kappa']:.3f} is below the pre-registered bar "
                                 f"{review['bar']}: tick the second box to freeze it anyway (the datasheet reports both).")
-    else:
-        try:
-            key = key_services.key_freeze_draft(key=key, user=request.user)
-        except (NotFound, NotAllowed):
-            raise
-        except ApplicationError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, f"{key.version} is frozen and its release sealed.")
+    elif (frozen := _attempt(request, lambda: key_services.key_freeze_draft(key=key, user=request.user))) is not None:
+        messages.success(request, f"{frozen.version} is frozen and its release sealed.")
     return redirect("keys:detail", version=key.version)
 
 
@@ -114,14 +114,10 @@ def key_derive(request, version: str):
     parent = _key_or_404(version, request.user)
     target = (request.POST.get("version") or request.GET.get("version") or _next_version(parent)).strip()
     if request.method == "POST":
-        try:
-            derived = key_services.key_derive(parent=parent, version=target, user=request.user,
-                                              notes=request.POST.get("notes", "").strip())
-        except (NotFound, NotAllowed):
-            raise
-        except ApplicationError as exc:
-            messages.error(request, exc.message)
-        else:
+        derived = _attempt(request, lambda: key_services.key_derive(
+            parent=parent, version=target, user=request.user, notes=request.POST.get("notes", "").strip()
+        ))
+        if derived is not None:
             messages.success(request, f"{derived.version} derived from {parent.version}, frozen and sealed.")
             return redirect("keys:detail", version=derived.version)
     preview = key_services.key_derive_preview(parent=parent, version=target, user=request.user) if target else None
@@ -175,18 +171,15 @@ def key_errata_feed(request, version: str):
 @require_POST
 def erratum_create(request, version: str):
     key = _key_or_404(version, request.user)
-    try:
-        erratum = key_services.erratum_file(
-            key=key,
-            item_external_id=request.POST.get("item", "").strip(),
-            kind=request.POST.get("kind", ""),
-            value=request.POST.get("value", ""),
-            description=request.POST.get("description", ""),
-            user=request.user,
-        )
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-    else:
+    erratum = _attempt(request, lambda: key_services.erratum_file(
+        key=key,
+        item_external_id=request.POST.get("item", "").strip(),
+        kind=request.POST.get("kind", ""),
+        value=request.POST.get("value", ""),
+        description=request.POST.get("description", ""),
+        user=request.user,
+    ))
+    if erratum is not None:
         messages.success(request, f"Erratum {erratum.pk} filed against {key.version}.")
     return redirect("keys:detail", version=key.version)
 
@@ -194,16 +187,11 @@ def erratum_create(request, version: str):
 @login_required
 @require_POST
 def erratum_decide(request, pk: int):
-    try:
-        erratum = key_services.erratum_get(pk)
-        erratum = key_services.erratum_decide(
-            erratum=erratum, accept=request.POST.get("decision") == "accept", note=request.POST.get("note", ""),
-            user=request.user,
-        )
-    except (NotFound, NotAllowed):
-        raise  # 404 / 403 pages through the one HTML error path
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
+    erratum = _attempt(request, lambda: key_services.erratum_decide(
+        erratum=key_services.erratum_get(pk), accept=request.POST.get("decision") == "accept",
+        note=request.POST.get("note", ""), user=request.user,
+    ))
+    if erratum is None:
         return redirect("keys:list")
     messages.success(request, f"Erratum {erratum.pk} {erratum.status}.")
     return redirect("keys:detail", version=erratum.key.version)
