@@ -11,6 +11,7 @@ from annotation.access import blind_campaigns
 from annotation.models import Campaign
 from goldkey.errors import ApplicationError
 from items.admin import RoleAdminMixin
+from keys import selectors as key_selectors
 from keys import services as key_services
 from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
 
@@ -41,7 +42,9 @@ class GoldKeyAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         # A draft is built from a campaign's decisions: not for an author who is still blind to it.
         qs = super().get_queryset(request)
-        return qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=blind_campaigns(request.user))
+        return qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=blind_campaigns(request.user)).exclude(
+            campaign__in=key_selectors.key_lines_hidden_from(request.user)
+        )
 
     def get_inlines(self, request, obj):
         return self.inlines if obj is not None else []  # entries come from the campaign, not a form

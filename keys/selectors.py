@@ -27,13 +27,19 @@ from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 # Visibility: frozen keys are public; drafts (and their gold) are for authors only.
 
 
+def key_lines_hidden_from(user):
+    """The campaigns whose key lines `user` may not read, public or not: they annotate, not yet handed
+    in, in a reliability pass over one of those keys (its gold is what they are measured against)."""
+    return ReliabilityPass.objects.filter(campaign__in=access.blind_campaigns(user)).values("key__campaign_id")
+
+
 def keys_for_user(user):
     qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
     if not roles.is_author(user):
         qs = qs.filter(status=GoldKey.Status.FROZEN)
     else:
         qs = qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=access.blind_campaigns(user))
-    return qs.order_by("benchmark__name", "version")
+    return qs.exclude(campaign__in=key_lines_hidden_from(user)).order_by("benchmark__name", "version")
 
 
 def get_key_for_user(version: str, user) -> GoldKey:
@@ -42,6 +48,8 @@ def get_key_for_user(version: str, user) -> GoldKey:
     if key is None or (not key.is_frozen and not roles.is_author(user)):
         raise NotFound(f"no gold key '{version}'")
     if not key.is_frozen and key.campaign_id and access.blind_campaigns(user).filter(pk=key.campaign_id).exists():
+        raise NotFound(f"no gold key '{version}'")
+    if key.campaign_id and key_lines_hidden_from(user).filter(key__campaign_id=key.campaign_id).exists():
         raise NotFound(f"no gold key '{version}'")
     return key
 

@@ -58,3 +58,20 @@ def test_a_reliability_pass_makes_no_key_of_its_own(v1, author, outsider):
     campaign_close(campaign=reliability.campaign, user=author, end_open=True)
     with pytest.raises(ApplicationError, match="reliability pass over a frozen key"):
         key_build(campaign=reliability.campaign, version="R-v1.0", user=author)
+
+
+def test_the_key_line_is_closed_to_the_third_annotator_until_they_hand_in(v1, author, outsider, client):
+    from annotation.models import Enrollment
+    from annotation.services import enrollment_submit
+
+    reliability = reliability_pass_create(key=v1, annotators=[outsider], slug="twist-v1-blind", user=author)
+    client.force_login(outsider)
+    for url in (reverse("keys:detail", args=["TWIST-v1.0"]), reverse("keys:jsonl", args=["TWIST-v1.0"]),
+                reverse("keys:download", args=["TWIST-v1.0"]), "/api/keys/TWIST-v1.0/"):
+        assert client.get(url).status_code == 404, url
+    assert "TWIST-v1.0" not in client.get(reverse("keys:list")).content.decode()
+    client.logout()
+    assert client.get(reverse("keys:detail", args=["TWIST-v1.0"])).status_code == 200  # public to everyone else
+    client.force_login(outsider)
+    enrollment_submit(enrollment=Enrollment.objects.get(campaign=reliability.campaign), as_imported=True)
+    assert client.get(reverse("keys:detail", args=["TWIST-v1.0"])).status_code == 200
