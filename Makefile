@@ -24,8 +24,11 @@ $(VENV)/.installed: $(LOCK)
 
 venv: $(VENV)/.installed
 
+# The suite runs in one process per core (pytest-xdist), a test file to a process so that a file's shared
+# fixtures are built once; TEST_PROCESSES=0 runs it in this process alone.
+TEST_PROCESSES ?= auto
 test: venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # Web server + a separate Celery worker on SQLite and the file-system broker; Ctrl-C stops both.
 demo: venv
