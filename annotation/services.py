@@ -556,6 +556,11 @@ def answer_undo(*, enrollment: Enrollment, user) -> tuple[Assignment, SaveResult
     back to its previous revision through `answer_save` — so the Phase 1 lock, the submission and the
     campaign lifecycle refuse it exactly as they refuse any change — and the undo is itself a revision
     (source "undo"): the history keeps both. One step: an undo is not undone by the next one."""
+    # Said first, in words about the campaign; answer_save below refuses it again under its row lock.
+    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        raise AnnotatorNotAllowed("this campaign is closed to annotation: nothing can be undone")
+    if enrollment.submitted_at:
+        raise AnnotatorNotAllowed("this annotation was submitted; it is final")
     last = (
         AnswerRevision.objects.filter(answer__assignment__enrollment=enrollment, saved_by=user)
         .exclude(source="import").order_by("-pk").values_list("answer_id", "revision", "source").first()
