@@ -125,6 +125,8 @@
     if (moved) {
       const note = document.getElementById("phase-moved");
       if (note) note.hidden = false;
+      const banner = document.getElementById("phase-ready");
+      if (banner) banner.hidden = true;  // that phase has ended: its "ready" no longer applies
     } else if (data.phase_ready) {
       const banner = document.getElementById("phase-ready");
       if (banner) banner.hidden = false;
