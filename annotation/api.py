@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 import protocols
 from annotation import access, selectors
+from annotation.api_campaigns import PhaseProgressSerializer
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
@@ -131,12 +132,6 @@ class AnswerInSerializer(serializers.Serializer):
                                    help_text="an id of the page or client sending the change")
     seq = serializers.IntegerField(min_value=0, required=False, default=None, allow_null=True,
                                    help_text="the writer's running number of this request")
-
-
-class PhaseProgressSerializer(serializers.Serializer):
-    done = serializers.IntegerField()
-    total = serializers.IntegerField()
-    percent = serializers.IntegerField()
 
 
 class AnswerOutSerializer(serializers.Serializer):

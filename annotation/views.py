@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonRespo
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import access, preferences, selectors, services
 from annotation.transfer import answers_export_text
@@ -182,6 +182,7 @@ def answer_undo(request, slug):
     return redirect("annotation:item", slug=slug, position=assignment.position + 1)
 
 
+@require_http_methods(["GET", "POST"])
 @annotator_view
 def guidelines(request, slug):
     """The campaign's guidelines and the protocol's conventions: shown on the first visit (and after the
@@ -195,14 +196,11 @@ def guidelines(request, slug):
     if request.method == "POST":
         services.guidelines_mark_read(enrollment=enrollment)
         return redirect(following)
-    if request.method != "GET":
-        return HttpResponseBadRequest("GET or POST")
-    spec_conventions = selectors.campaign_conventions(enrollment)
     return render(request, "annotation/guidelines.html", {
         "enrollment": enrollment,
         "campaign": enrollment.campaign,
         "guidelines": selectors.guidelines_html(enrollment.campaign),
-        "conventions": spec_conventions,
+        "conventions": selectors.campaign_conventions(enrollment),
         "next": following,
         "due": selectors.guidelines_due(enrollment),
     })

@@ -15,6 +15,7 @@
   const locked = root.dataset.locked === "1";
   const pagePhase = parseInt(root.dataset.phase || "1", 10);
   let autoAdvance = root.dataset.autoAdvance === "1";
+  let itemDone = false;  // the last save's word on whether this item is answered in the page's phase
   const status = document.getElementById("save-status");
   const conflict = document.getElementById("conflict");
   const csrf = (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "";
@@ -114,6 +115,7 @@
     if (data.values) show(data.values, false);
     // The bar and the count are this page's phase: when the phase moved on elsewhere (Phase 1 finished
     // in another tab) the page says so rather than showing the next phase's progress under this header.
+    if (typeof data.phase1_done === "boolean") itemDone = pagePhase === 2 ? data.phase2_done : data.phase1_done;
     const mine = data.phases && data.phases[pagePhase];
     if (mine) {
       const bar = document.getElementById("phase-progress");
@@ -213,15 +215,10 @@
     flushFields();
     const values = {};
     values[key] = button.dataset.value;
-    const saving = save(values);
-    // Auto-advance (a preference): once every choice question of the item has its answer, the next item.
-    if (autoAdvance && allChosen()) go(root.dataset.next);
-    return saving;
-  }
-
-  function allChosen() {
-    return Array.from(root.querySelectorAll("fieldset.question")).every(function (q) {
-      return !q.querySelector("button.choice") || q.querySelector("button.choice.selected");
+    // Auto-advance (a preference): once the server says the item is answered for this page's phase (every
+    // question it asks, a conflicting turn included), the next item.
+    return save(values).then(function () {
+      if (autoAdvance && itemDone && !leaving) go(root.dataset.next);
     });
   }
 
