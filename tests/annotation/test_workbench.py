@@ -2,12 +2,16 @@
 and the phase and progress labels of the item page, the review and My work."""
 
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from adjudication.services import decision_save
 from annotation.models import AnswerRevision, Campaign, Preferences, Skip
 from annotation.preferences import SESSION_KEY
 from annotation.services import (
@@ -20,6 +24,8 @@ from annotation.services import (
 )
 from goldkey.errors import AnnotatorError, NotAllowed
 from items.models import Item
+from keys.services import key_freeze
+from tests.adjudication.conftest import make_campaign
 from tests.annotation.conftest import answer_all_phase1, enrollment_of, make_twist_items
 
 pytestmark = pytest.mark.django_db
@@ -226,10 +232,6 @@ def test_undo_and_skip_after_submitting_are_refused_without_a_change(client, lap
 @pytest.fixture
 def frozen_with_web_answers(author, annotator_b):
     """A frozen campaign whose annotator B answered on the pages (so there is a change an undo could take)."""
-    from adjudication.services import decision_save
-    from keys.services import key_freeze
-    from tests.adjudication.conftest import make_campaign
-
     campaign = make_campaign(slug="sealed", n=6, annotators=[author, annotator_b], disagree=(1,))
     AnswerRevision.objects.filter(answer__assignment__enrollment__annotator=annotator_b).update(
         source="web", saved_by=annotator_b)
@@ -433,3 +435,32 @@ def test_undo_service_refuses_a_user_with_no_change_of_their_own(twist_campaign,
     _answer(twist_campaign, annotator_b, 1, {"q1": "consistent"})
     with pytest.raises(AnnotatorError, match="nothing to undo yet"):
         answer_undo(enrollment=enrollment_of(twist_campaign, annotator_a), user=annotator_a)
+
+
+# ----- the command --------------------------------------------------------------------------------------
+
+def test_campaign_guidelines_command_writes_them_and_a_dry_run_writes_nothing(tmp_path, twist_campaign, author):
+    path = tmp_path / "guidelines.md"
+    path.write_text("# Rules\n\nOne rule.\n", encoding="utf-8")
+    out = StringIO()
+    call_command("campaign_guidelines", "tw", str(path), "--by", author.username, "--dry-run", stdout=out)
+    assert out.getvalue() == "Would give tw 18 characters of guidelines.\n"
+    twist_campaign.refresh_from_db()
+    assert twist_campaign.guidelines is None
+    call_command("campaign_guidelines", "tw", str(path), "--by", author.username, stdout=StringIO())
+    twist_campaign.refresh_from_db()
+    assert twist_campaign.guidelines == "# Rules\n\nOne rule."
+
+
+def test_campaign_guidelines_command_names_a_missing_or_undecodable_file_and_refuses_non_authors(
+        tmp_path, twist_campaign, author, annotator_a):
+    with pytest.raises(CommandError, match="nope.md: no such file"):
+        call_command("campaign_guidelines", "tw", str(tmp_path / "nope.md"), "--by", author.username)
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"ok \xff")
+    with pytest.raises(CommandError, match=r"bad.md: not UTF-8 text \(byte 3\)"):
+        call_command("campaign_guidelines", "tw", str(bad), "--by", author.username)
+    good = tmp_path / "good.md"
+    good.write_text("x", encoding="utf-8")
+    with pytest.raises(CommandError, match="only authors"):
+        call_command("campaign_guidelines", "tw", str(good), "--by", annotator_a.username)
