@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 import protocols
 from annotation import access, selectors
+from annotation.api_campaigns import PhaseProgressSerializer
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save
@@ -145,7 +146,12 @@ class AnswerOutSerializer(serializers.Serializer):
     phase_ready = serializers.BooleanField(
         help_text="every item of the current phase is answered: the review screen can end the phase"
     )
-    progress_percent = serializers.IntegerField()
+    progress_percent = serializers.IntegerField(help_text="the current phase's progress")
+    phase = serializers.IntegerField(help_text="the annotator's current phase (1 until Phase 1 is finished)")
+    phases = serializers.DictField(
+        child=PhaseProgressSerializer(),
+        help_text="progress of each phase, by phase number: a page shows the phase it was drawn for",
+    )
 
 
 class AssignmentPagination(LimitOffsetPagination):
@@ -242,4 +248,9 @@ class AnswerView(AnnotatorAPIView):
             "phase1_ready": result.phase1_ready,
             "phase_ready": bar.complete and not enrollment.submitted_at,
             "progress_percent": bar.percent,
+            "phase": progress["phase"],
+            "phases": {
+                str(number): {"done": p.done, "total": p.total, "percent": p.percent}
+                for number, p in ((1, progress["phase1"]), (2, progress["phase2"])) if p is not None
+            },
         })

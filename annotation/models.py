@@ -48,6 +48,11 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     frozen_at = models.DateTimeField(null=True, blank=True)
+    # What the authors tell the annotators of this campaign, in Markdown (rendered without raw HTML:
+    # annotation.selectors.guidelines_html), shown on an annotator's first visit and from the item page's
+    # help. Changing them shows them again to everyone (guidelines_updated_at). Nullable: see order_secret.
+    guidelines = models.TextField(null=True, blank=True)
+    guidelines_updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -92,6 +97,8 @@ class Enrollment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     crisis_declined_at = models.DateTimeField(null=True, blank=True)
     crisis_notice_seen_at = models.DateTimeField(null=True, blank=True)
+    # When the annotator last read the campaign's guidelines through to "Start" (first visit, or after a change).
+    guidelines_seen_at = models.DateTimeField(null=True, blank=True)
     # Set when an author closed the campaign with this enrollment still open: the work was ended, not
     # handed in, and the release says so.
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -183,3 +190,30 @@ class AnswerRevision(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["answer", "revision"], name="answer_revision_unique"),
         ]
+
+
+class Skip(models.Model):
+    """The annotator explicitly skipped this item in this phase (annotation.services.assignment_skip): it
+    stays unanswered, and Resume and the next skip pass over it until the rest of the phase is answered.
+    Its own table: assignments are written in bulk by campaign_create, and a skip is rare."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="skips")
+    phase = models.PositiveSmallIntegerField()
+    skipped_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "phase"], name="skip_unique_phase")]
+
+
+class Preferences(models.Model):
+    """How one user wants the keyboard to behave on the annotation and adjudication pages. Kept per user
+    (every device, every session); copied into the session at login and on change, so that a page reads
+    it without a query (annotation.selectors.session_preferences)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="goldkey_preferences")
+    # Off: no letter, digit or symbol key does anything by itself (WCAG 2.1.4); buttons, links and Tab
+    # still reach everything.
+    single_key_shortcuts = models.BooleanField(default=True)
+    # On: the item page moves to the next item once every choice question of the phase is answered.
+    auto_advance = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)

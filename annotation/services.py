@@ -10,8 +10,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import protocols
-from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment
-from annotation.selectors import required_count
+from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment, Preferences, Skip
+from annotation.selectors import current_phase, required_count
 from goldkey import roles
 from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
 from goldkey.lib.bulk import bulk_insert
@@ -517,3 +517,104 @@ def crisis_notice_accept(*, enrollment: Enrollment) -> Enrollment:
     if enrollment.crisis_declined_at:
         raise AnnotatorNotAllowed("you declined the crisis block")
     return enrollment_mark(enrollment=enrollment, milestone="crisis_notice_seen_at")
+
+
+# ---------------------------------------------------------------------------------------------
+# The annotator's workbench: skip, undo, guidelines, keyboard preferences.
+
+# The source of a revision written by an undo: an undo takes back a change, never another undo.
+UNDO_SOURCE = "undo"
+
+
+def _open_for_work(enrollment: Enrollment, assignment: Assignment, doing: str) -> None:
+    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        raise _refusal(assignment, enrollment, f"this campaign is closed to annotation: cannot {doing}",
+                       status_code=403)
+    if enrollment.submitted_at:
+        raise _refusal(assignment, enrollment, "this annotation was submitted; it is final", status_code=403)
+
+
+@transaction.atomic
+def assignment_skip(*, assignment: Assignment) -> Assignment:
+    """Skip an item for now: it stays unanswered (the review and the item list say so), and Resume and
+    the next skip pass over it until every other open item of the phase is answered. Skipping an item
+    already answered in this phase records nothing. Refused once the work is handed in or closed."""
+    # Lock the enrollment, as answer_save does: the phase cannot change under the skip.
+    enrollment = Enrollment.objects.select_for_update(of=("self",)).select_related("campaign").get(
+        pk=assignment.enrollment_id
+    )
+    _open_for_work(enrollment, assignment, "skip an item")
+    phase = current_phase(enrollment)
+    done = assignment.phase2_done if phase == 2 else assignment.phase1_done
+    if not done:
+        Skip.objects.get_or_create(assignment=assignment, phase=phase)
+    return assignment
+
+
+def answer_undo(*, enrollment: Enrollment, user) -> tuple[Assignment, SaveResult]:
+    """Take back the annotator's last change in this campaign (on whichever item it was): the answer goes
+    back to its previous revision through `answer_save` — so the Phase 1 lock, the submission and the
+    campaign lifecycle refuse it exactly as they refuse any change — and the undo is itself a revision
+    (source "undo"): the history keeps both. One step: an undo is not undone by the next one."""
+    # Said first, in words about the campaign; answer_save below refuses it again under its row lock.
+    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        raise AnnotatorNotAllowed("this campaign is closed to annotation: nothing can be undone")
+    if enrollment.submitted_at:
+        raise AnnotatorNotAllowed("this annotation was submitted; it is final")
+    last = (
+        AnswerRevision.objects.filter(answer__assignment__enrollment=enrollment, saved_by=user)
+        .exclude(source="import").order_by("-pk").values_list("answer_id", "revision", "source").first()
+    )
+    if last is None or last[2] == UNDO_SOURCE:
+        raise AnnotatorError("nothing to undo: your last change was already taken back" if last else
+                             "nothing to undo yet")
+    answer_id, revision, _ = last
+    assignment = Assignment.objects.select_related("enrollment__campaign", "item", "answer").get(answer__pk=answer_id)
+    previous = (
+        AnswerRevision.objects.filter(answer_id=answer_id, revision__lt=revision)
+        .order_by("-revision").values_list("values", flat=True).first()
+    ) or {}
+    result = answer_save(
+        assignment=assignment, values=dict(previous), user=user, source=UNDO_SOURCE, replace=True,
+        base_revision=assignment.answer.revision,
+    )
+    return assignment, result
+
+
+@transaction.atomic
+def campaign_guidelines_set(*, campaign: Campaign, guidelines: str, user) -> Campaign:
+    """An author writes the campaign's guidelines (Markdown). Every annotator sees them again on their next
+    visit. Refused once the campaign is frozen: what its annotators were told is part of the sealed record."""
+    roles.require_author(user, message="only authors may write a campaign's guidelines")
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.status == Campaign.Status.FROZEN:
+        raise NotAllowed(f"campaign '{locked.slug}' is {STATUS_WORDS[locked.status]}: its guidelines cannot change")
+    text = guidelines.replace("\r\n", "\n").strip()
+    if len(text) > 100_000:
+        raise ApplicationError(f"guidelines: {len(text):,} characters; at most 100,000")
+    if text == (locked.guidelines or ""):
+        return locked
+    now = timezone.now()
+    Campaign.objects.filter(pk=locked.pk).update(guidelines=text or None, guidelines_updated_at=now)
+    campaign.guidelines, campaign.guidelines_updated_at = text or None, now
+    return campaign
+
+
+def guidelines_mark_read(*, enrollment: Enrollment) -> Enrollment:
+    """The annotator has read the campaign's guidelines (the "Start" button after them)."""
+    now = timezone.now()
+    Enrollment.objects.filter(pk=enrollment.pk).update(guidelines_seen_at=now)
+    enrollment.guidelines_seen_at = now
+    return enrollment
+
+
+def preferences_update(*, user, single_key_shortcuts: bool | None = None, auto_advance: bool | None = None) -> Preferences:
+    """Change a user's keyboard preferences (None: leave as it is)."""
+    preferences, _ = Preferences.objects.get_or_create(user=user)
+    changes = {name: value for name, value in (("single_key_shortcuts", single_key_shortcuts),
+                                               ("auto_advance", auto_advance)) if value is not None}
+    if changes:
+        for name, value in changes.items():
+            setattr(preferences, name, value)
+        preferences.save()
+    return preferences

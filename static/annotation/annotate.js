@@ -1,4 +1,6 @@
-// Goldkey item page: autosave every answer the moment it is given, keyboard shortcuts, time on item.
+// Goldkey item page: autosave every answer the moment it is given, keyboard shortcuts (j/p next and
+// previous as on the adjudication pages, s skip, z undo, q the item list; all off when the user turned
+// single-key shortcuts off), the guidelines dialog, time on item.
 // No framework: one small file, served locally.
 //
 // Nothing is lost: saves go out one after another (a queue, never two requests of this page at once);
@@ -11,6 +13,9 @@
   if (!root) return;
   const saveUrl = root.dataset.saveUrl;
   const locked = root.dataset.locked === "1";
+  const pagePhase = parseInt(root.dataset.phase || "1", 10);
+  let autoAdvance = root.dataset.autoAdvance === "1";
+  let itemDone = false;  // the last save's word on whether this item is answered in the page's phase
   const status = document.getElementById("save-status");
   const conflict = document.getElementById("conflict");
   const csrf = (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "";
@@ -108,13 +113,25 @@
     forget(r.seq, r.writer);
     if (typeof data.revision === "number" && data.revision >= revision) revision = data.revision;
     if (data.values) show(data.values, false);
-    if (data.phase_ready) {
+    // The bar and the count are this page's phase: when the phase moved on elsewhere (Phase 1 finished
+    // in another tab) the page says so rather than showing the next phase's progress under this header.
+    if (typeof data.phase1_done === "boolean") itemDone = pagePhase === 2 ? data.phase2_done : data.phase1_done;
+    const mine = data.phases && data.phases[pagePhase];
+    if (mine) {
+      const bar = document.getElementById("phase-progress");
+      if (bar) { bar.style.width = mine.percent + "%"; bar.parentNode.setAttribute("aria-valuenow", mine.percent); }
+      const done = document.getElementById("progress-done");
+      if (done) done.textContent = mine.done;
+    }
+    const moved = typeof data.phase === "number" && data.phase !== pagePhase;
+    if (moved) {
+      const note = document.getElementById("phase-moved");
+      if (note) note.hidden = false;
+      const banner = document.getElementById("phase-ready");
+      if (banner) banner.hidden = true;  // that phase has ended: its "ready" no longer applies
+    } else if (data.phase_ready) {
       const banner = document.getElementById("phase-ready");
       if (banner) banner.hidden = false;
-    }
-    if (typeof data.progress_percent === "number") {
-      const bar = document.getElementById("phase-progress");
-      if (bar) bar.style.width = data.progress_percent + "%";
     }
   }
 
@@ -198,7 +215,11 @@
     flushFields();
     const values = {};
     values[key] = button.dataset.value;
-    return save(values);
+    // Auto-advance (a preference): once the server says the item is answered for this page's phase (every
+    // question it asks, a conflicting turn included), the next item.
+    return save(values).then(function () {
+      if (autoAdvance && itemDone && !leaving) go(root.dataset.next);
+    });
   }
 
   root.querySelectorAll("button.choice").forEach(function (b) {
@@ -260,19 +281,87 @@
     });
   });
 
+  // The guidelines and keys dialog: modal (aria-modal), focus moves into it, Tab stays inside it, and
+  // closing gives focus back to whatever opened it.
   const overlay = document.getElementById("conventions");
-  function toggleHelp(show) { if (overlay) overlay.hidden = !show; }
+  const dialog = overlay && overlay.querySelector("[role=dialog]");
+  let opener = null;
+  function focusables() {
+    return Array.from(dialog.querySelectorAll("a[href], button, input:not([type=hidden]), textarea, select, [tabindex='0']"))
+      .filter(function (el) { return !el.disabled && el.offsetParent !== null; });
+  }
+  function toggleHelp(show) {
+    if (!overlay || overlay.hidden === !show) return;
+    if (show) {
+      opener = document.activeElement;
+      overlay.hidden = false;
+      dialog.focus();
+    } else {
+      overlay.hidden = true;
+      const back = opener && document.contains(opener) ? opener : document.querySelector("[data-help]");
+      if (back && back.focus) back.focus();
+      opener = null;
+    }
+  }
   document.querySelectorAll("[data-help]").forEach(function (b) { b.addEventListener("click", function () { toggleHelp(true); }); });
-  if (overlay) overlay.querySelector("[data-close]").addEventListener("click", function () { toggleHelp(false); });
+  if (overlay) {
+    overlay.querySelector("[data-close]").addEventListener("click", function () { toggleHelp(false); });
+    overlay.addEventListener("keydown", function (e) {
+      if (e.key !== "Tab") return;
+      const items = focusables();
+      if (!items.length) return;
+      const first = items[0], last = items[items.length - 1];
+      if (e.shiftKey && (document.activeElement === first || document.activeElement === dialog)) { last.focus(); e.preventDefault(); }
+      else if (!e.shiftKey && document.activeElement === last) { first.focus(); e.preventDefault(); }
+    });
+    if (!overlay.hidden) { opener = document.querySelector("[data-help]"); dialog.focus(); }
+  }
+
+  // Keyboard preferences: saved for the user as soon as a box changes (the form's button does the same
+  // without a script).
+  const prefs = document.getElementById("keyboard-prefs");
+  if (prefs) {
+    prefs.addEventListener("change", function () {
+      const body = new URLSearchParams(new FormData(prefs));
+      fetch(prefs.action, {
+        method: "POST", credentials: "same-origin", body: body,
+        headers: { "Accept": "application/json", "X-CSRFToken": decodeURIComponent(csrf) },
+      }).then(function (r) { if (!r.ok) throw new Error(r.statusText); return r.json(); }).then(function (p) {
+        if (p.single_key_shortcuts) delete document.body.dataset.singleKeyShortcuts;
+        else document.body.dataset.singleKeyShortcuts = "off";
+        autoAdvance = !!p.auto_advance;
+        document.getElementById("pref-status").textContent = "saved";
+      }, function (err) { document.getElementById("pref-status").textContent = "not saved: " + err.message; });
+    });
+  }
+
+  // Skip and undo are forms (they work without a script); with one, what is being typed is saved first.
+  ["skip-form", "undo-form"].forEach(function (id) {
+    const form = document.getElementById(id);
+    if (!form) return;
+    form.addEventListener("submit", function (e) {
+      if (form._ready) return;
+      e.preventDefault();
+      leaveBy(function () { form._ready = true; form.submit(); });
+    });
+  });
 
   let leaving = false;
-  function go(url) {
-    if (!url || leaving) return;
+  function leaveBy(then) {
+    if (leaving) return;
     leaving = true;
     // Flush any note being typed and record the time spent here, then leave once every save is done.
     flushFields();
     const recordTime = locked ? Promise.resolve() : save({});
-    Promise.resolve(recordTime).then(idle).then(function () { window.location.href = url; });
+    Promise.resolve(recordTime).then(idle).then(then);
+  }
+  function go(url) {
+    if (!url) return;
+    leaveBy(function () { window.location.href = url; });
+  }
+  function submit(id) {
+    const form = document.getElementById(id);
+    if (form) form.requestSubmit();
   }
 
   document.addEventListener("visibilitychange", function () {
@@ -290,15 +379,23 @@
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
-    const typing = t && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type !== "button"));
+    const typing = t && (t.tagName === "TEXTAREA" ||
+      (t.tagName === "INPUT" && ["button", "submit", "checkbox", "radio"].indexOf(t.type) === -1));
     if (typing) {
       if (e.key === "Escape") { t.blur(); e.preventDefault(); }
       return;
     }
-    if (e.key === "?") { toggleHelp(overlay && overlay.hidden); e.preventDefault(); return; }
     if (e.key === "Escape") { toggleHelp(false); return; }
+    // Single-key shortcuts off (WCAG 2.1.4): no key acts by itself; buttons, links and Tab reach everything.
+    if (document.body.dataset.singleKeyShortcuts === "off") return;
+    if (e.key === "?") { toggleHelp(overlay && overlay.hidden); e.preventDefault(); return; }
+    if (overlay && !overlay.hidden) return;  // the dialog is modal: keys act on it alone
     if (e.key === "j" || e.key === "ArrowRight") { go(root.dataset.next); e.preventDefault(); return; }
-    if (e.key === "k" || e.key === "ArrowLeft") { go(root.dataset.prev); e.preventDefault(); return; }
+    if (e.key === "p" || e.key === "ArrowLeft") { go(root.dataset.prev); e.preventDefault(); return; }
+    if (e.key === "q") { go(root.dataset.list); e.preventDefault(); return; }
+    if (e.key === "u") { go(root.dataset.first); e.preventDefault(); return; }
+    if (e.key === "s") { submit("skip-form"); e.preventDefault(); return; }
+    if (e.key === "z") { submit("undo-form"); e.preventDefault(); return; }
     if (e.key === "n") {
       const note = root.querySelector("textarea[data-key]");
       if (note) { note.focus(); e.preventDefault(); }

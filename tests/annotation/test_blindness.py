@@ -20,7 +20,7 @@ from django.urls.exceptions import Resolver404
 from django.utils.regex_helper import normalize
 
 from annotation.models import Answer, Assignment, Campaign, Enrollment
-from annotation.services import answer_save, campaign_create, enrollment_submit
+from annotation.services import answer_save, campaign_create, campaign_guidelines_set, enrollment_submit
 from items.models import GenerationReject, Item, ItemSet
 from tests.annotation.conftest import (
     answer_all_phase1,
@@ -126,6 +126,9 @@ def world(db, annotator_a, annotator_b, author):
         Decision.objects.create(campaign=twist, item=item, action="drop", note="SECRET-DECISION-NOTE")
     except ImportError:  # pragma: no cover - the adjudication app always exists here
         pass
+    # Guidelines are for the annotators (so no secret in them); read already, so the item pages are walked.
+    campaign_guidelines_set(campaign=twist, guidelines="# Guidelines\n\nRead the *whole* draft.", user=author)
+    Enrollment.objects.filter(campaign=twist).update(guidelines_seen_at=twist.guidelines_updated_at)
     GenerationReject.objects.create(
         item_set=twist.item_set, external_id="conv-x:rej1", conversation_external_id="conv-x",
         record={"rationale": "SECRET-REJECT-RATIONALE"}, evidence_text=["SECRET-REJECT-EXCERPT"],
@@ -182,6 +185,15 @@ def test_walk_finds_the_annotation_pages():
     paths = {fmt for fmt, _ in url_templates()}
     assert "/annotate/%(slug)s/item/%(position)s/" in paths
     assert "/api/annotation/assignments/%(pk)s/" in paths
+    # the workbench: item list, skip, undo, guidelines, keyboard preferences
+    assert {"/annotate/%(slug)s/items/", "/annotate/%(slug)s/item/%(position)s/skip/", "/annotate/%(slug)s/undo/",
+            "/annotate/%(slug)s/guidelines/", "/annotate/preferences/"} <= paths
+
+
+def test_the_workbench_pages_are_walked_with_real_campaigns_and_positions(world):
+    walked = set(candidate_urls(_pools()))
+    assert {"/annotate/tw/items/", "/annotate/lp/items/", "/annotate/tw/item/1/skip/", "/annotate/tw/undo/",
+            "/annotate/tw/guidelines/"} <= walked
 
 
 def test_annotator_in_phase1_reaches_no_hidden_value_at_any_url(world, annotator_a):

@@ -40,7 +40,7 @@ def test_annotator_answers_by_keyboard_resumes_after_reload_finishes_phase1_and_
     # reload from the campaign entry: resume at the first unanswered item
     page.goto("/annotate/small/")
     assert page.url.endswith("/annotate/small/item/4/")
-    page.keyboard.press("k")
+    page.keyboard.press("p")  # previous: p, as on the adjudication pages
     page.wait_for_url("**/annotate/small/item/3/")
     expect(page.locator('button.choice[data-value="cannot-tell"]')).to_have_class("choice selected")
     page.keyboard.press("j")
