@@ -83,6 +83,51 @@ def _item_ratings(data: CampaignData, key: str) -> list[list]:
     return [[answer.get(key) for answer in data.answers.get(item.id, empty).values()] for item in data.items]
 
 
+def _many_raters(data: CampaignData) -> bool:
+    """More than two annotators: the item's two raters differ from item to item, so no single Cohen's
+    kappa describes the campaign (its two "raters" would be a mixture of people). The campaign's kappa
+    is then Fleiss' (raters exchangeable per item), and Cohen's kappa is reported per actual pair."""
+    return len(data.pseudonyms) > 2
+
+
+UNPOOLED = {"se": float("nan"), "ci95": [float("nan"), float("nan")]}
+
+
+def _fleiss_in_place(section: dict, ratings: list[list], *, seed: int) -> None:
+    """Put Fleiss' kappa (with its bootstrap interval) where a two-annotator campaign has Cohen's; the
+    analytic interval is Cohen's own and is left undefined."""
+    fleiss = st.fleiss_summary(ratings, seed=seed)
+    section.update(UNPOOLED, kappa=fleiss["kappa"], ci95_bootstrap=fleiss["ci95_bootstrap"], statistic="fleiss",
+                   kappa_n=fleiss["n"])
+
+
+def _unpooled(section: dict) -> dict:
+    """A subset's folded-pair Cohen's kappa is not reported for more than two annotators."""
+    section.update(UNPOOLED, kappa=float("nan"), ci95_bootstrap=[float("nan"), float("nan")])
+    return section
+
+
+def rater_figures(data: CampaignData, key: str, gold: dict[int, str], *, gold_complete: bool) -> dict:
+    """Per annotator and per pair, from the answers and the adjudicated gold (item id -> the label an
+    answer agrees with): Fleiss' kappa and Krippendorff's alpha over every annotator, Cohen's kappa per
+    pair on the items the two share, and each annotator against the gold (kappa and % agreement)."""
+    seed = data.campaign.seed
+    columns = _raters(data, key)
+    raters = dict(zip(data.pseudonyms, columns, strict=True))
+    return {
+        "annotators": len(data.pseudonyms),
+        "statistic": "fleiss" if _many_raters(data) else "cohen",
+        "fleiss": st.fleiss_summary(_item_ratings(data, key), seed=seed),
+        "krippendorff_alpha": st.krippendorff_alpha_summary(columns),
+        "pairs": st.pairwise_kappa(raters, seed=seed),
+        "gold": {
+            "complete": gold_complete,
+            "n": len(gold),
+            "by_annotator": st.agreement_with_reference(raters, [gold.get(item.id) for item in data.items], seed=seed),
+        },
+    }
+
+
 def _many_rater_stats(data: CampaignData, key: str, a: list, b: list) -> dict:
     """Krippendorff's alpha and Fleiss' kappa over every annotator (with two, the pair lists are the
     raters already)."""
@@ -181,6 +226,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
         q1.update(krippendorff_alpha=st.krippendorff_alpha_from_pairs(everything), fleiss_kappa=fleiss, fleiss_n=fleiss_n)
     else:
         q1.update(_many_rater_stats(data, spec.primary_key, [pairs[i.id][0] for i in items], [pairs[i.id][1] for i in items]))
+        _fleiss_in_place(q1, _item_ratings(data, spec.primary_key), seed=seed)
+    many = _many_raters(data)
 
     by_type = {}
     for gold_type in spec.gold_values:
@@ -198,6 +245,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
             "ci95": stats["ci95"],
             "ci95_bootstrap": stats["ci95_bootstrap"],
         }
+        if many:
+            _unpooled(by_type[gold_type])
     q1["by_gold_type"] = by_type
 
     contradicting = {key: n for key, n in cells.items() if key[GOLD] == "contradicting"}
@@ -207,7 +256,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
         for cell, n in contradicting.items():
             table[cell[position]] += n
         stats = summary(table)
-        evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": stats["kappa"], "both_no": table.get(("no", "no"), 0)}
+        evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": float("nan") if many else stats["kappa"],
+                         "both_no": table.get(("no", "no"), 0)}
 
     batch_items: dict[str, Counter] = defaultdict(Counter)
     for key, n in cells.items():
@@ -227,7 +277,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
 
     def stratum(position: int, value) -> dict:
         sub = _marginal(cells, position, value)
-        return summary(sub) | {"items": sum(sub.values())}
+        result = summary(sub) | {"items": sum(sub.values())}
+        return _unpooled(result) if many else result
 
     histories = [h for h in (f"<{HISTORY_SPLIT}", f">={HISTORY_SPLIT}") if any(k[HISTORY] == h for k in cells)]
     families = sorted({key[FAMILY] for key in cells})
@@ -255,6 +306,9 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
         "queue": _queue_summary(entries),
         "retained": twist_retained(data, entries, q1_pairs=pairs, retained=snapshot.retained),
     }
+    undecided = result["queue"]["undecided"]
+    gold = {item.id: spec.verdict_of(final) for item, final, _ in snapshot.retained} if not undecided else {}
+    result["raters"] = rater_figures(data, spec.primary_key, gold, gold_complete=not undecided)
     return st.json_safe(result)
 
 
@@ -325,10 +379,16 @@ def twist_retained(
             "gold_agreement_detail": {
                 p: {"agree": v[0], "n": v[1], "rate": v[0] / v[1] if v[1] else None} for p, v in gold_agree.items()
             },
-            "passes": summary["kappa"] >= bar if not math.isnan(summary["kappa"]) else False,
         }
     )
+    if _many_raters(data):
+        kept_ids = {item.id for item, _, _ in retained}
+        ratings = [r for item, r in zip(data.items, _item_ratings(data, spec.primary_key), strict=True) if item.id in kept_ids]
+        _fleiss_in_place(result, ratings, seed=data.campaign.seed)
+    kappa = result["kappa"]
+    result["passes"] = kappa >= bar if not math.isnan(kappa) else False
     return result
+
 
 
 def queue_retained(campaign: Campaign, *, undecided: int) -> dict:
@@ -362,6 +422,11 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
     a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
     human = _label_pair_stats(spec, a, b, seed)
     human["five_way"].update(_many_rater_stats(data, key, a, b))
+    if _many_raters(data):
+        ratings = _item_ratings(data, key)
+        _fleiss_in_place(human["five_way"], ratings, seed=seed)
+        # A label outside the binary collapse leaves its item out, as in the two-annotator figure.
+        _fleiss_in_place(human["binary"], [[spec.binary.get(x) for x in r] for r in ratings], seed=seed)
     entries = snapshot.queue
     retained = snapshot.retained
     gold = {item.id: label for item, label, _ in retained}
@@ -397,6 +462,7 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
         "detectors_sealed": sealed,
         "judge_gold": next(iter(by_judge.values()), None),
         "judge_gold_by_judge": by_judge,
+        "raters": rater_figures(data, key, gold if not undecided else {}, gold_complete=not undecided),
     }
     return st.json_safe(result)
 

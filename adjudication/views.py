@@ -58,6 +58,9 @@ def agreement_page(request, campaign):
     main = agreement[spec.agreement_main]
     retained = agreement.get("retained")  # a protocol whose gold is the item's own reports its kept set
     annotators = agreement["annotators"] + ["?", "?"]
+    raters = agreement.get("raters")
+    if raters and raters["statistic"] == "fleiss":  # no two people rated every item: name the axes by role
+        annotators = ["each item's first annotator", "its second annotator"]
     pictures = {
         "forest": charts.kappa_forest(_forest_rows(spec, agreement), bar=retained["bar"] if retained else None),
         "confusion": charts.confusion_svg(
@@ -69,6 +72,10 @@ def agreement_page(request, campaign):
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
+    if raters:
+        pictures["pairs"] = charts.pair_matrix(agreement["annotators"], raters["pairs"])
+        if raters["gold"]["complete"]:
+            pictures["gold_bars"] = charts.gold_bars(raters["gold"]["by_annotator"])
     panels = [{"template": panel.template, "data": data} for panel, data in _agreement_panels(spec, campaign)]
     return render(
         request,
