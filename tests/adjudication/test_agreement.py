@@ -2,7 +2,6 @@
 Cohen's kappa per pair of annotators, and each annotator against the adjudicated gold — computed here
 again from the stored answers and decisions with statsmodels, krippendorff and scikit-learn."""
 
-import random
 from itertools import combinations
 
 import krippendorff
@@ -16,51 +15,13 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from adjudication import selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
-from annotation.models import Answer, Assignment
-from annotation.services import campaign_create
+from annotation.models import Answer
 from goldkey import roles
-from items.models import Item, ItemKind
-from items.services import item_set_get_or_create
-from tests.adjudication.conftest import AGREE, DISAGREE, decide, make_twist_campaign
-from tests.conftest import _user, close_campaign
+from items.models import Item
+from tests.adjudication.conftest import AGREE, DISAGREE, VERDICT, make_twist_campaign, rated_campaign
+from tests.conftest import _user
 
 pytestmark = pytest.mark.django_db
-
-VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
-TYPES = list(VERDICT)
-SKILL = {"A": 0.9, "B": 0.75, "C": 0.55, "D": 0.8}  # how often each annotator gives the gold verdict
-
-
-@pytest.fixture
-def annotator_c(db):
-    return _user("ann_c", roles.ANNOTATOR)
-
-
-def rated_campaign(annotators, *, per_item: int, n: int = 36, slug: str = "three", close: bool = True):
-    """A TWIST campaign whose answers follow each annotator's SKILL (seeded per annotator and item), its
-    queue decided: every queued item kept, except the first, dropped."""
-    item_set = item_set_get_or_create(name=f"raters {slug}", kind=ItemKind.TWIST)
-    Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-7:v1b{i:02d}", gold_type=TYPES[i % 3],
-             recipient="Ana", draft=f"Draft {i}", history_turns=500, family="F")
-        for i in range(n)
-    )
-    campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, per_item=per_item, seed=11)
-    answers = []
-    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment"):
-        pseudonym = assignment.enrollment.pseudonym
-        draw = random.Random(f"{pseudonym}:{assignment.item.external_id}")
-        gold = VERDICT[assignment.item.gold_type]
-        q1 = gold if draw.random() < SKILL[pseudonym] else draw.choice(["contradicts", "consistent", "cannot-tell"])
-        answers.append(Answer(assignment=assignment, values={"q1": q1}, revision=1))
-    Answer.objects.bulk_create(answers)
-    if close:
-        close_campaign(campaign)
-        undecided = [e.item.external_id for e in selectors.campaign_queue(campaign) if e.needs_decision]
-        for n_, external_id in enumerate(sorted(undecided)):
-            decide(campaign, external_id, "drop" if n_ == 0 else "keep", None)
-    return campaign
-
 
 def expected_figures(campaign):
     """The figures from first principles: the stored answers and decisions, the reference libraries."""
