@@ -111,20 +111,16 @@ def rater_figures(data: CampaignData, key: str, gold: dict[int, str], *, gold_co
     """Per annotator and per pair, from the answers and the adjudicated gold (item id -> the label an
     answer agrees with): Fleiss' kappa and Krippendorff's alpha over every annotator, Cohen's kappa per
     pair on the items the two share, and each annotator against the gold (kappa and % agreement)."""
-    seed = data.campaign.seed
-    columns = _raters(data, key)
-    raters = dict(zip(data.pseudonyms, columns, strict=True))
+    reference = [gold.get(item.id) for item in data.items]
+    profiles = st.rater_profiles(_raters(data, key), reference)
+    figures = st.many_rater_summary(profiles, data.pseudonyms, reference=True, seed=data.campaign.seed)
     return {
         "annotators": len(data.pseudonyms),
         "statistic": "fleiss" if _many_raters(data) else "cohen",
-        "fleiss": st.fleiss_summary(_item_ratings(data, key), seed=seed),
-        "krippendorff_alpha": st.krippendorff_alpha_summary(columns),
-        "pairs": st.pairwise_kappa(raters, seed=seed),
-        "gold": {
-            "complete": gold_complete,
-            "n": len(gold),
-            "by_annotator": st.agreement_with_reference(raters, [gold.get(item.id) for item in data.items], seed=seed),
-        },
+        "fleiss": figures["fleiss"],
+        "krippendorff_alpha": figures["krippendorff_alpha"],
+        "pairs": figures["pairs"],
+        "gold": {"complete": gold_complete, "n": len(gold), "by_annotator": figures["reference"]},
     }
 
 
@@ -389,6 +385,22 @@ def twist_retained(
     result["passes"] = kappa >= bar if not math.isnan(kappa) else False
     return result
 
+
+
+def kept_set_kappa(data: CampaignData, item_ids: set[int]) -> dict:
+    """The primary answer's kappa over exactly `item_ids` (a derived key's kept items): Cohen's between
+    the two annotators (kappa_summary), or with more than two Fleiss' kappa over each item's raters
+    (`statistic` "fleiss", bootstrap interval only)."""
+    spec, key, seed = data.spec, data.spec.primary_key, data.campaign.seed
+    ids = [item.id for item in data.items if item.id in item_ids]
+    empty: dict = {}
+    if _many_raters(data):
+        fleiss = st.fleiss_summary([[a.get(key) for a in data.answers.get(i, empty).values()] for i in ids], seed=seed)
+        return {"kappa": fleiss["kappa"], "ci95": UNPOOLED["ci95"], "ci95_bootstrap": fleiss["ci95_bootstrap"],
+                "n": fleiss["n"], "observed": fleiss["observed"], "statistic": "fleiss"}
+    a = [((data.answers.get(i, empty).get(p) or empty).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
+    b = [((data.answers.get(i, empty).get(p) or empty).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
+    return st.kappa_summary(a, b, categories=spec.primary_choices, seed=seed)
 
 
 def queue_retained(campaign: Campaign, *, undecided: int) -> dict:

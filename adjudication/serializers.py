@@ -11,6 +11,10 @@ from rest_framework import serializers
 from adjudication.models import Action
 
 
+# Which kappa a figure is: Cohen's (two annotators) or Fleiss' (more: no one pair rated every item).
+STATISTICS = ["cohen", "fleiss"]
+
+
 def _number(**kwargs):
     return serializers.FloatField(allow_null=True, **kwargs)
 
@@ -61,7 +65,7 @@ class ManyRaterMixin(serializers.Serializer):
     fleiss_kappa = _number()
     fleiss_n = serializers.IntegerField()
     statistic = serializers.ChoiceField(
-        choices=["fleiss"], required=False,
+        choices=STATISTICS, required=False,
         help_text="present with more than two annotators: `kappa` is Fleiss' kappa over every item's raters "
                   "(`ci95_bootstrap` its interval, `kappa_n` its items; no analytic interval), since no one "
                   "pair of people rated every item; Cohen's kappa is then reported per pair under `raters`",
@@ -108,7 +112,7 @@ class RatersSerializer(serializers.Serializer):
     """Agreement per annotator and per pair (any number of annotators)."""
 
     annotators = serializers.IntegerField()
-    statistic = serializers.ChoiceField(choices=["cohen", "fleiss"], help_text="what the headline kappa is")
+    statistic = serializers.ChoiceField(choices=STATISTICS, help_text="what the headline kappa is")
     fleiss = FleissSerializer()
     krippendorff_alpha = AlphaSerializer()
     pairs = RaterPairSerializer(many=True, help_text="Cohen's kappa per annotator pair on the items they share")
@@ -200,7 +204,7 @@ class RetainedSerializer(serializers.Serializer):
     confusion = ConfusionSerializer(required=False)
     gold_agreement = _counts()
     gold_agreement_detail = serializers.DictField(child=GoldAgreementDetailSerializer())
-    statistic = serializers.ChoiceField(choices=["fleiss"], required=False,
+    statistic = serializers.ChoiceField(choices=STATISTICS, required=False,
                                         help_text="more than two annotators: kappa is Fleiss' kappa")
     bar = serializers.FloatField(help_text="the pre-registered kappa bar")
     passes = serializers.BooleanField(allow_null=True)
@@ -226,7 +230,7 @@ class TwistAgreementSerializer(serializers.Serializer):
 
 
 class LapseBinarySerializer(KappaFullSerializer):
-    statistic = serializers.ChoiceField(choices=["fleiss"], required=False)
+    statistic = serializers.ChoiceField(choices=STATISTICS, required=False)
     kappa_n = serializers.IntegerField(required=False)
     excluded = serializers.IntegerField()
     missing = serializers.IntegerField()

@@ -39,8 +39,13 @@ def campaign_list(request):
 
 
 def _forest_rows(spec, agreement: dict) -> list[dict]:
+    def interval(section: dict):
+        # Fleiss' kappa (more than two annotators) has a bootstrap interval only.
+        analytic = section.get("ci95")
+        return analytic if analytic and analytic[0] is not None else section.get("ci95_bootstrap")
+
     return [
-        {"label": label, "kappa": section.get("kappa"), "ci95": section.get("ci95"), "n": section.get("n", 0)}
+        {"label": label, "kappa": section.get("kappa"), "ci95": interval(section), "n": section.get("kappa_n", section.get("n", 0))}
         for label, section in spec.forest_rows(agreement)
     ]
 

@@ -512,6 +512,73 @@ def kappa_summary_from_pairs(
     }
 
 
+def rater_profiles(raters: Sequence[Sequence], reference: Sequence | None = None) -> Counter:
+    """{(rater 1's label, …, rater k's label[, the reference label]): items}: the many-rater figures
+    below are functions of this table, so a large campaign is counted once (Counter over zip, in C) and
+    each figure then costs O(distinct profiles)."""
+    columns = [*raters, *([reference] if reference is not None else [])]
+    lengths = {len(c) for c in columns}
+    if len(lengths) > 1:
+        raise ValueError(f"label lists differ in length ({', '.join(map(str, sorted(lengths)))})")
+    return Counter(zip(*columns, strict=True))
+
+
+def many_rater_summary(
+    profiles: Counter, names: Sequence[str], *, reference: bool = False, categories: Sequence | None = None, seed: int = 0
+) -> dict:
+    """From a rater_profiles table (with the reference last when `reference`): Fleiss' kappa (fleiss_summary)
+    over the items with the most ratings any item has (the others are `left_out`: an assigned rater gave
+    no label), Krippendorff's alpha (krippendorff_alpha_summary), Cohen's kappa per pair (pairwise_kappa)
+    and, with a reference, each rater against it (agreement_with_reference)."""
+    k = len(names)
+    labelled: Counter = Counter()
+    for profile, n in profiles.items():
+        labelled[tuple(sorted(str(x) for x in profile[:k] if x is not None))] += n
+    full = max((len(c) for c in labelled), default=0)
+    complete = Counter({c: n for c, n in labelled.items() if len(c) == full and full >= 2})
+    kappa, used = _fleiss_from_compositions(complete)
+    observed = float("nan")
+    if used:
+        rows, weights = _fleiss_rows(complete)
+        observed = float((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) @ weights / used)
+    pairable = {c: n for c, n in labelled.items() if len(c) >= 2}
+    total = sum(n for c, n in labelled.items() if c)
+    result = {
+        "fleiss": {
+            "kappa": kappa,
+            "n": used,
+            "left_out": total - used,
+            "raters_per_item": full if used else None,
+            "observed": observed,
+            "ci95_bootstrap": list(_fleiss_ci_bootstrap(complete, 2000, seed, 0.95)),
+        },
+        "krippendorff_alpha": {
+            "alpha": _alpha_from_compositions(pairable),
+            "n": sum(pairable.values()),
+            "values": sum(len(c) * n for c, n in pairable.items()),
+        },
+        "pairs": [],
+    }
+    for i in range(k):
+        for j in range(i + 1, k):
+            table: Counter = Counter()
+            for profile, n in profiles.items():
+                if profile[i] is not None or profile[j] is not None:
+                    table[(profile[i], profile[j])] += n
+            summary = kappa_summary_from_pairs(table, categories=categories, seed=seed)
+            result["pairs"].append({"raters": [names[i], names[j]], **{key: summary[key] for key in BRIEF_KEYS}})
+    if reference:
+        result["reference"] = []
+        for i in range(k):
+            table = Counter()
+            for profile, n in profiles.items():
+                if profile[i] is not None and profile[-1] is not None:
+                    table[(profile[i], profile[-1])] += n
+            summary = kappa_summary_from_pairs(table, categories=categories, seed=seed)
+            result["reference"].append({"rater": names[i], **{key: summary[key] for key in BRIEF_KEYS if key != "left_out"}})
+    return result
+
+
 def json_safe(value):
     """JSON has no NaN: an undefined figure (kappa with no variation, an empty set) becomes None."""
     if isinstance(value, float) and math.isnan(value):

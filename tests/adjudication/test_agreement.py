@@ -2,6 +2,7 @@
 Cohen's kappa per pair of annotators, and each annotator against the adjudicated gold — computed here
 again from the stored answers and decisions with statsmodels, krippendorff and scikit-learn."""
 
+import random
 from itertools import combinations
 
 import krippendorff
@@ -15,11 +16,13 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from adjudication import selectors
 from adjudication.agreement import campaign_agreement
 from adjudication.models import Decision
-from annotation.models import Answer
+from annotation.models import Answer, Assignment
+from annotation.services import campaign_create
 from goldkey import roles
-from items.models import Item
-from tests.adjudication.conftest import AGREE, DISAGREE, VERDICT, make_twist_campaign, rated_campaign
-from tests.conftest import _user
+from items.models import Item, ItemKind
+from items.services import item_set_get_or_create
+from tests.adjudication.conftest import AGREE, DISAGREE, SKILL, VERDICT, make_twist_campaign, rated_campaign
+from tests.conftest import _user, close_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -181,3 +184,81 @@ def test_the_page_of_a_two_annotator_campaign_keeps_cohens_kappa(client, author,
     client.force_login(author)
     page = client.get(reverse("adjudication:agreement", args=[campaign.slug])).content.decode()
     assert "Cohen's kappa <strong" in page and "different pairs of people" not in page
+
+
+def test_three_annotator_lapse_campaign_reports_fleiss_for_both_figures_and_each_annotator_against_gold(
+    annotator_a, annotator_b, annotator_c
+):
+    labels = ["PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT"]
+    item_set = item_set_get_or_create(name="lapse raters", kind=ItemKind.LAPSE)
+    items = Item.objects.bulk_create(
+        Item(item_set=item_set, kind=ItemKind.LAPSE, external_id=f"b{i:02d}") for i in range(30)
+    )
+    truth = {item.id: labels[i % 4 if i % 5 else 0] for i, item in enumerate(items)}
+    campaign = campaign_create(slug="lapse3", item_set=item_set, annotators=[annotator_a, annotator_b, annotator_c],
+                               per_item=2, seed=5)
+    given: dict[str, dict[int, str]] = {}
+    answers = []
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("enrollment"):
+        p = assignment.enrollment.pseudonym
+        draw = random.Random(f"{p}:{assignment.item_id}")
+        label = truth[assignment.item_id] if draw.random() < SKILL[p] else draw.choice(labels)
+        given.setdefault(p, {})[assignment.item_id] = label
+        answers.append(Answer(assignment=assignment, values={"label": label}, revision=1))
+    Answer.objects.bulk_create(answers)
+    close_campaign(campaign)
+    for entry in selectors.campaign_queue(campaign):
+        if entry.needs_decision:
+            Decision.objects.create(campaign=campaign, item=entry.item, action="relabel",
+                                    new_gold=truth[entry.item.id], note="adjudicated")
+    result = campaign_agreement(campaign)
+    raters = result["raters"]
+
+    ids = [item.id for item in items]
+    per_item = [[given[p][i] for p in "ABC" if i in given[p]] for i in ids]
+    table, _ = aggregate_raters(np.array(per_item, dtype=object))
+    assert raters["fleiss"]["kappa"] == pytest.approx(sm_fleiss(table, method="fleiss"), abs=1e-12)
+    assert result["five_way"]["statistic"] == "fleiss" and result["five_way"]["kappa"] == raters["fleiss"]["kappa"]
+    binary = [[{"PROCEED": "P", "HEDGE": "W", "TEMPLATE": "W"}.get(x) for x in r] for r in per_item]
+    binary = [r for r in binary if None not in r]
+    binary_table, _ = aggregate_raters(np.array(binary, dtype=object))
+    assert result["binary"]["kappa"] == pytest.approx(sm_fleiss(binary_table, method="fleiss"), abs=1e-12)
+    assert result["binary"]["kappa_n"] == len(binary)
+    cats = sorted({x for r in per_item for x in r})
+    data = np.array([[cats.index(given[p][i]) if i in given[p] else np.nan for i in ids] for p in "ABC"])
+    assert raters["krippendorff_alpha"]["alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-12
+    )
+    # Gold: the label both annotators gave, else the adjudicated one (here: the truth).
+    gold = {i: (r[0] if len(set(r)) == 1 else truth[i]) for i, r in zip(ids, per_item, strict=True)}
+    assert raters["gold"]["complete"] and raters["gold"]["n"] == len(gold)
+    for row in raters["gold"]["by_annotator"]:
+        mine = [given[row["rater"]][i] for i in ids if i in given[row["rater"]]]
+        theirs = [gold[i] for i in ids if i in given[row["rater"]]]
+        assert row["n"] == len(mine) and row["agree"] == sum(x == y for x, y in zip(mine, theirs, strict=True))
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(mine, theirs), abs=1e-12)
+
+
+def test_a_derived_keys_kept_set_kappa_is_fleiss_over_its_items_with_three_annotators(annotator_a, annotator_b, annotator_c):
+    from adjudication.agreement import kept_set_kappa
+
+    campaign = rated_campaign([annotator_a, annotator_b, annotator_c], per_item=3)
+    data = selectors.campaign_data(campaign)
+    kept = {item.id for item in data.items[::2]}
+    result = kept_set_kappa(data, kept)
+    per_item = [[a.values["q1"] for a in Answer.objects.filter(assignment__item_id=i)] for i in sorted(kept)]
+    table, _ = aggregate_raters(np.array(per_item, dtype=object))
+    assert result["statistic"] == "fleiss" and result["n"] == len(kept)
+    assert result["kappa"] == pytest.approx(sm_fleiss(table, method="fleiss"), abs=1e-12)
+
+
+def test_a_derived_keys_kept_set_kappa_is_cohens_with_two_annotators(small_campaign):
+    from adjudication.agreement import kept_set_kappa
+
+    data = selectors.campaign_data(small_campaign)
+    first_three = data.items[:3]  # v1b1, v1b2 agreed; v1b3 A contradicts, B consistent
+    result = kept_set_kappa(data, {item.id for item in first_three})
+    a = [data.answers[item.id]["A"]["q1"] for item in first_three]
+    b = [data.answers[item.id]["B"]["q1"] for item in first_three]
+    assert "statistic" not in result and result["n"] == 3 and result["agree"] == 2
+    assert result["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)

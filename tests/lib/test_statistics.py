@@ -383,6 +383,26 @@ def test_agreement_with_reference_equals_scikit_learn_and_counts_percent_agreeme
     assert rows["B"]["kappa"] == pytest.approx(cohen_kappa_score(raters["B"][:6], reference[:6]))
 
 
+def test_many_rater_summary_from_profiles_equals_the_label_list_functions():
+    rng = random.Random(43)
+    for raters_n, missing in ((2, 0.0), (3, 0.0), (3, 0.2), (5, 0.4)):
+        raters = random_raters(rng, raters=raters_n, items=200, missing=missing)
+        reference = random_raters(rng, raters=1, items=200, missing=0.1)[0]
+        names = [f"R{i}" for i in range(raters_n)]
+        figures = st.many_rater_summary(st.rater_profiles(raters, reference), names, reference=True, seed=6)
+        by_name = dict(zip(names, raters, strict=True))
+        assert figures["pairs"] == st.pairwise_kappa(by_name, seed=6)
+        assert figures["reference"] == st.agreement_with_reference(by_name, reference, seed=6)
+        assert figures["krippendorff_alpha"] == pytest.approx(st.krippendorff_alpha_summary(raters))
+        labels = [[x for x in item if x is not None] for item in zip(*raters, strict=True)]
+        most = max(len(r) for r in labels)
+        fleiss = st.fleiss_summary([r for r in labels if len(r) == most], seed=6)
+        assert figures["fleiss"]["kappa"] == pytest.approx(fleiss["kappa"], abs=1e-12)
+        assert figures["fleiss"]["n"] == fleiss["n"] and figures["fleiss"]["raters_per_item"] == most
+        assert figures["fleiss"]["ci95_bootstrap"] == pytest.approx(fleiss["ci95_bootstrap"])
+        assert figures["fleiss"]["left_out"] == sum(1 for r in labels if r and len(r) < most)
+
+
 def test_a_rater_who_always_matches_a_one_category_reference_has_kappa_one_not_nan():
     rows = st.agreement_with_reference({"A": ["x"] * 4}, ["x"] * 4)
     assert rows[0]["kappa"] == 1.0 and rows[0]["observed"] == 1.0
