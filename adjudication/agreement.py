@@ -302,9 +302,10 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
         "queue": _queue_summary(entries),
         "retained": twist_retained(data, entries, q1_pairs=pairs, retained=snapshot.retained),
     }
-    undecided = result["queue"]["undecided"]
-    gold = {item.id: spec.verdict_of(final) for item, final, _ in snapshot.retained} if not undecided else {}
-    result["raters"] = rater_figures(data, spec.primary_key, gold, gold_complete=not undecided)
+    if many:  # a two-annotator campaign's figures stay exactly as published (its release bundle holds them)
+        undecided = result["queue"]["undecided"]
+        gold = {item.id: spec.verdict_of(final) for item, final, _ in snapshot.retained} if not undecided else {}
+        result["raters"] = rater_figures(data, spec.primary_key, gold, gold_complete=not undecided)
     return st.json_safe(result)
 
 
@@ -474,8 +475,9 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
         "detectors_sealed": sealed,
         "judge_gold": next(iter(by_judge.values()), None),
         "judge_gold_by_judge": by_judge,
-        "raters": rater_figures(data, key, gold if not undecided else {}, gold_complete=not undecided),
     }
+    if _many_raters(data):  # as in gold_verdict_agreement: two-annotator figures unchanged
+        result["raters"] = rater_figures(data, key, gold if not undecided else {}, gold_complete=not undecided)
     return st.json_safe(result)
 
 

@@ -10,7 +10,6 @@ from rest_framework import serializers
 
 from adjudication.models import Action
 
-
 # Which kappa a figure is: Cohen's (two annotators) or Fleiss' (more: no one pair rated every item).
 STATISTICS = ["cohen", "fleiss"]
 
