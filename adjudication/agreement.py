@@ -387,7 +387,6 @@ def twist_retained(
     return result
 
 
-
 def kept_set_kappa(data: CampaignData, item_ids: set[int]) -> dict:
     """The primary answer's kappa over exactly `item_ids` (a derived key's kept items): Cohen's between
     the two annotators (kappa_summary), or with more than two Fleiss' kappa over each item's raters
