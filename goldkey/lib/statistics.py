@@ -523,6 +523,37 @@ def rater_profiles(raters: Sequence[Sequence], reference: Sequence | None = None
     return Counter(zip(*columns, strict=True))
 
 
+def _labelled(profiles: Counter, k: int) -> Counter:
+    """{the sorted labels of the first k raters: items} from a rater_profiles table."""
+    labelled: Counter = Counter()
+    for profile, n in profiles.items():
+        labelled[tuple(sorted(str(x) for x in profile[:k] if x is not None))] += n
+    return labelled
+
+
+def _fleiss_of_labelled(labelled: Counter, seed: int) -> dict:
+    full = max((len(c) for c in labelled), default=0)
+    complete = Counter({c: n for c, n in labelled.items() if len(c) == full and full >= 2})
+    kappa, used = _fleiss_from_compositions(complete)
+    observed = float("nan")
+    if used:
+        rows, weights = _fleiss_rows(complete)
+        observed = float((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) @ weights / used)
+    return {
+        "kappa": kappa,
+        "n": used,
+        "left_out": sum(n for c, n in labelled.items() if c) - used,
+        "raters_per_item": full if used else None,
+        "observed": observed,
+        "ci95_bootstrap": list(_fleiss_ci_bootstrap(complete, 2000, seed, 0.95)),
+    }
+
+
+def fleiss_summary_from_profiles(profiles: Counter, k: int, *, seed: int = 0) -> dict:
+    """The `fleiss` figure of many_rater_summary alone (the first k positions of each profile are raters)."""
+    return _fleiss_of_labelled(_labelled(profiles, k), seed)
+
+
 def many_rater_summary(
     profiles: Counter, names: Sequence[str], *, reference: bool = False, categories: Sequence | None = None, seed: int = 0
 ) -> dict:
@@ -531,27 +562,10 @@ def many_rater_summary(
     no label), Krippendorff's alpha (krippendorff_alpha_summary), Cohen's kappa per pair (pairwise_kappa)
     and, with a reference, each rater against it (agreement_with_reference)."""
     k = len(names)
-    labelled: Counter = Counter()
-    for profile, n in profiles.items():
-        labelled[tuple(sorted(str(x) for x in profile[:k] if x is not None))] += n
-    full = max((len(c) for c in labelled), default=0)
-    complete = Counter({c: n for c, n in labelled.items() if len(c) == full and full >= 2})
-    kappa, used = _fleiss_from_compositions(complete)
-    observed = float("nan")
-    if used:
-        rows, weights = _fleiss_rows(complete)
-        observed = float((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) @ weights / used)
+    labelled = _labelled(profiles, k)
     pairable = {c: n for c, n in labelled.items() if len(c) >= 2}
-    total = sum(n for c, n in labelled.items() if c)
     result = {
-        "fleiss": {
-            "kappa": kappa,
-            "n": used,
-            "left_out": total - used,
-            "raters_per_item": full if used else None,
-            "observed": observed,
-            "ci95_bootstrap": list(_fleiss_ci_bootstrap(complete, 2000, seed, 0.95)),
-        },
+        "fleiss": _fleiss_of_labelled(labelled, seed),
         "krippendorff_alpha": {
             "alpha": _alpha_from_compositions(pairable),
             "n": sum(pairable.values()),
