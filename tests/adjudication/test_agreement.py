@@ -26,6 +26,7 @@ from tests.conftest import _user, close_campaign
 
 pytestmark = pytest.mark.django_db
 
+
 def expected_figures(campaign):
     """The figures from first principles: the stored answers and decisions, the reference libraries."""
     items = list(Item.objects.filter(item_set=campaign.item_set).order_by("external_id"))
@@ -109,8 +110,8 @@ def test_four_annotators_two_per_item_pair_only_the_items_each_pair_shares(annot
 
 def test_each_annotator_against_gold_waits_for_every_queued_decision(annotator_a, annotator_b, annotator_c):
     campaign = rated_campaign([annotator_a, annotator_b, annotator_c], per_item=2, slug="open")
-    selectors_queue = [e for e in selectors.campaign_queue(campaign) if e.decision is not None]
-    selectors_queue[-1].decision.delete()
+    decided = [e for e in selectors.campaign_queue(campaign) if e.decision is not None]
+    decided[-1].decision.delete()
     gold = campaign_agreement(campaign)["raters"]["gold"]
     assert gold == {"complete": False, "n": 0, "by_annotator": gold["by_annotator"]}
     assert all(g["n"] == 0 and g["kappa"] is None for g in gold["by_annotator"])
