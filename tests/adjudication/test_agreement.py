@@ -186,7 +186,7 @@ def test_the_page_of_a_two_annotator_campaign_keeps_cohens_kappa(client, author,
 
 
 def test_three_annotator_lapse_campaign_reports_fleiss_for_both_figures_and_each_annotator_against_gold(
-    annotator_a, annotator_b, annotator_c
+    client, author, annotator_a, annotator_b, annotator_c
 ):
     labels = ["PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT"]
     item_set = item_set_get_or_create(name="lapse raters", kind=ItemKind.LAPSE)
@@ -236,6 +236,11 @@ def test_three_annotator_lapse_campaign_reports_fleiss_for_both_figures_and_each
         theirs = [gold[i] for i in ids if i in given[row["rater"]]]
         assert row["n"] == len(mine) and row["agree"] == sum(x == y for x, y in zip(mine, theirs, strict=True))
         assert row["kappa"] == pytest.approx(cohen_kappa_score(mine, theirs), abs=1e-12)
+    client.force_login(author)
+    page = client.get(reverse("adjudication:agreement", args=[campaign.slug])).content.decode()
+    assert "Fleiss&#x27; kappa, 3 annotators" in page or "Fleiss' kappa, 3 annotators" in page
+    assert f'data-testid="five-way-kappa">{raters["fleiss"]["kappa"]:.3f}<' in page
+    assert f'data-testid="gold-kappa-C">{raters["gold"]["by_annotator"][2]["kappa"]:.3f}<' in page
 
 
 def test_a_derived_keys_kept_set_kappa_is_fleiss_over_its_items_with_three_annotators(annotator_a, annotator_b, annotator_c):
