@@ -65,33 +65,81 @@ def _pairs(data: CampaignData, *keys: str) -> dict[str, dict[int, tuple]]:
     return out
 
 
-def _raters(data: CampaignData, key: str) -> list[list]:
-    """One label list per annotator, aligned by item (None where the annotator has no label), for the
-    many-rater statistics (Krippendorff's alpha)."""
+def _many_raters(data: CampaignData) -> bool:
+    """More than two annotators: the item's two raters differ from item to item, so no single Cohen's
+    kappa describes the campaign (its two "raters" would be a mixture of people). The campaign's kappa
+    is then Fleiss' (raters exchangeable per item), and Cohen's kappa is reported per actual pair."""
+    return len(data.pseudonyms) > 2
+
+
+UNPOOLED = {"se": float("nan"), "ci95": [float("nan"), float("nan")]}
+
+
+def _profiles(data: CampaignData, key: str) -> list[tuple]:
+    """Per item (in data.items order), every annotator's label in pseudonym order (None: not assigned
+    to the item, or not answered): one pass, from which every many-rater figure is counted."""
     empty: dict = {}
-    columns = {p: [] for p in data.pseudonyms}
+    pseudonyms = data.pseudonyms
+    out = []
     for item in data.items:
         per_item = data.answers.get(item.id, empty)
-        for p, column in columns.items():
-            column.append((per_item.get(p) or empty).get(key))
-    return list(columns.values())
+        out.append(tuple([(per_item.get(p) or empty).get(key) for p in pseudonyms]))
+    return out
 
 
-def _item_ratings(data: CampaignData, key: str) -> list[list]:
-    """Per item, every assigned annotator's label (None when missing), for Fleiss' kappa."""
-    empty: dict = {}
-    return [[answer.get(key) for answer in data.answers.get(item.id, empty).values()] for item in data.items]
+def _fleiss_in_place(section: dict, fleiss: dict) -> None:
+    """Put Fleiss' kappa (with its bootstrap interval) where a two-annotator campaign has Cohen's; the
+    analytic interval is Cohen's own and is left undefined."""
+    section.update(UNPOOLED, kappa=fleiss["kappa"], ci95_bootstrap=fleiss["ci95_bootstrap"], statistic="fleiss",
+                   kappa_n=fleiss["n"])
 
 
-def _many_rater_stats(data: CampaignData, key: str, a: list, b: list) -> dict:
-    """Krippendorff's alpha and Fleiss' kappa over every annotator (with two, the pair lists are the
-    raters already)."""
-    if len(data.pseudonyms) <= 2:
-        raters, ratings = [a, b], list(zip(a, b, strict=True))
-    else:
-        raters, ratings = _raters(data, key), _item_ratings(data, key)
-    fleiss, fleiss_n = st.fleiss_kappa(ratings)
-    return {"krippendorff_alpha": st.krippendorff_alpha_nominal(raters), "fleiss_kappa": fleiss, "fleiss_n": fleiss_n}
+def _fleiss_of(data: CampaignData, profiles: list[tuple], *, only: set[int] | None = None, mapping=None) -> dict:
+    """Fleiss' kappa over the items' profiles (those in `only`), labels mapped through `mapping` if given
+    (a label outside it leaves its item out, as in the two-annotator binary figure)."""
+    rows = profiles if only is None else [p for item, p in zip(data.items, profiles, strict=True) if item.id in only]
+    counted = Counter(rows)
+    if mapping is not None:  # an unmapped label becomes missing: its item has fewer ratings and is left out
+        mapped: Counter = Counter()
+        for profile, n in counted.items():
+            mapped[tuple(mapping.get(x) if x is not None else None for x in profile)] += n
+        counted = mapped
+    return st.fleiss_summary_from_profiles(counted, len(data.pseudonyms), seed=data.campaign.seed)
+
+
+def _unpooled(section: dict) -> dict:
+    """A subset's folded-pair Cohen's kappa is not reported for more than two annotators."""
+    section.update(UNPOOLED, kappa=float("nan"), ci95_bootstrap=[float("nan"), float("nan")])
+    return section
+
+
+def rater_figures(data: CampaignData, profiles: list[tuple], gold: dict[int, str], *, gold_complete: bool) -> dict:
+    """Per annotator and per pair, from the answers (`_profiles`) and the adjudicated gold (item id -> the
+    label an answer agrees with): Fleiss' kappa and Krippendorff's alpha over every annotator, Cohen's
+    kappa per pair on the items the two share, and each annotator against the gold (kappa and % agreement)."""
+    table = Counter(p + (gold.get(item.id),) for item, p in zip(data.items, profiles, strict=True))
+    figures = st.many_rater_summary(table, data.pseudonyms, reference=True, seed=data.campaign.seed)
+    return {
+        "annotators": len(data.pseudonyms),
+        "statistic": "fleiss" if _many_raters(data) else "cohen",
+        "fleiss": figures["fleiss"],
+        "krippendorff_alpha": figures["krippendorff_alpha"],
+        "pairs": figures["pairs"],
+        "gold": {"complete": gold_complete, "n": len(gold), "by_annotator": figures["reference"]},
+    }
+
+
+def _many_rater_headline(section: dict, raters: dict) -> None:
+    """The campaign's kappa with more than two annotators: Fleiss' (and alpha) from the rater figures."""
+    _fleiss_in_place(section, raters["fleiss"])
+    section.update(krippendorff_alpha=raters["krippendorff_alpha"]["alpha"], fleiss_kappa=raters["fleiss"]["kappa"],
+                   fleiss_n=raters["fleiss"]["n"])
+
+
+def _two_rater_stats(a: list, b: list) -> dict:
+    """Krippendorff's alpha and Fleiss' kappa of a two-annotator campaign (the pair lists are the raters)."""
+    fleiss, fleiss_n = st.fleiss_kappa(list(zip(a, b, strict=True)))
+    return {"krippendorff_alpha": st.krippendorff_alpha_nominal([a, b]), "fleiss_kappa": fleiss, "fleiss_n": fleiss_n}
 
 
 def _queue_summary(entries) -> dict:
@@ -176,11 +224,19 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
     everything = _marginal(cells, 0)
     q1 = summary(everything, full=True, categories=spec.primary_choices)
     q1["meaning"] = MEANING_ALL
-    if len(data.pseudonyms) <= 2:
+    many = _many_raters(data)
+    entries = snapshot.queue
+    queue = _queue_summary(entries)
+    profiles = raters = None
+    if not many:
         fleiss, fleiss_n = st.fleiss_kappa_from_pairs(everything)
         q1.update(krippendorff_alpha=st.krippendorff_alpha_from_pairs(everything), fleiss_kappa=fleiss, fleiss_n=fleiss_n)
     else:
-        q1.update(_many_rater_stats(data, spec.primary_key, [pairs[i.id][0] for i in items], [pairs[i.id][1] for i in items]))
+        profiles = _profiles(data, spec.primary_key)
+        complete = not queue["undecided"]
+        gold = {item.id: spec.verdict_of(final) for item, final, _ in snapshot.retained} if complete else {}
+        raters = rater_figures(data, profiles, gold, gold_complete=complete)
+        _many_rater_headline(q1, raters)
 
     by_type = {}
     for gold_type in spec.gold_values:
@@ -198,6 +254,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
             "ci95": stats["ci95"],
             "ci95_bootstrap": stats["ci95_bootstrap"],
         }
+        if many:
+            _unpooled(by_type[gold_type])
     q1["by_gold_type"] = by_type
 
     contradicting = {key: n for key, n in cells.items() if key[GOLD] == "contradicting"}
@@ -207,7 +265,8 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
         for cell, n in contradicting.items():
             table[cell[position]] += n
         stats = summary(table)
-        evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": stats["kappa"], "both_no": table.get(("no", "no"), 0)}
+        evidence[key] = {"agree": stats["agree"], "n": stats["n"], "kappa": float("nan") if many else stats["kappa"],
+                         "both_no": table.get(("no", "no"), 0)}
 
     batch_items: dict[str, Counter] = defaultdict(Counter)
     for key, n in cells.items():
@@ -227,12 +286,12 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
 
     def stratum(position: int, value) -> dict:
         sub = _marginal(cells, position, value)
-        return summary(sub) | {"items": sum(sub.values())}
+        result = summary(sub) | {"items": sum(sub.values())}
+        return _unpooled(result) if many else result
 
     histories = [h for h in (f"<{HISTORY_SPLIT}", f">={HISTORY_SPLIT}") if any(k[HISTORY] == h for k in cells)]
     families = sorted({key[FAMILY] for key in cells})
 
-    entries = snapshot.queue
     result = {
         "campaign": data.campaign.slug,
         "protocol": data.protocol,
@@ -252,14 +311,17 @@ def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
             "history": {name: stratum(HISTORY, name) for name in histories},
             "family": {name: stratum(FAMILY, name) for name in families},
         },
-        "queue": _queue_summary(entries),
-        "retained": twist_retained(data, entries, q1_pairs=pairs, retained=snapshot.retained),
+        "queue": queue,
+        "retained": twist_retained(data, entries, q1_pairs=pairs, retained=snapshot.retained, profiles=profiles),
     }
+    if raters:  # a two-annotator campaign's figures stay exactly as published (its release bundle holds them)
+        result["raters"] = raters
     return st.json_safe(result)
 
 
 def twist_retained(
-    data: CampaignData | None, entries, *, q1_pairs: dict | None = None, retained=None, undecided: int | None = None
+    data: CampaignData | None, entries, *, q1_pairs: dict | None = None, retained=None, undecided: int | None = None,
+    profiles: list[tuple] | None = None,
 ) -> dict:
     """The retained-set figures of the gold-verdict figure set; `retained` when the caller has it (a
     snapshot), else computed from `entries`. `undecided`: the count when the caller has it (the stored
@@ -325,10 +387,30 @@ def twist_retained(
             "gold_agreement_detail": {
                 p: {"agree": v[0], "n": v[1], "rate": v[0] / v[1] if v[1] else None} for p, v in gold_agree.items()
             },
-            "passes": summary["kappa"] >= bar if not math.isnan(summary["kappa"]) else False,
         }
     )
+    if _many_raters(data):
+        profiles = profiles or _profiles(data, spec.primary_key)
+        _fleiss_in_place(result, _fleiss_of(data, profiles, only={item.id for item, _, _ in retained}))
+    kappa = result["kappa"]
+    result["passes"] = kappa >= bar if not math.isnan(kappa) else False
     return result
+
+
+def kept_set_kappa(data: CampaignData, item_ids: set[int]) -> dict:
+    """The primary answer's kappa over exactly `item_ids` (a derived key's kept items): Cohen's between
+    the two annotators (kappa_summary), or with more than two Fleiss' kappa over each item's raters
+    (`statistic` "fleiss", bootstrap interval only)."""
+    spec, key, seed = data.spec, data.spec.primary_key, data.campaign.seed
+    ids = [item.id for item in data.items if item.id in item_ids]
+    empty: dict = {}
+    if _many_raters(data):
+        fleiss = _fleiss_of(data, _profiles(data, key), only=set(ids))
+        return {"kappa": fleiss["kappa"], "ci95": UNPOOLED["ci95"], "ci95_bootstrap": fleiss["ci95_bootstrap"],
+                "n": fleiss["n"], "observed": fleiss["observed"], "statistic": "fleiss"}
+    a = [((data.answers.get(i, empty).get(p) or empty).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
+    b = [((data.answers.get(i, empty).get(p) or empty).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
+    return st.kappa_summary(a, b, categories=spec.primary_choices, seed=seed)
 
 
 def queue_retained(campaign: Campaign, *, undecided: int) -> dict:
@@ -361,11 +443,18 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
     label_pairs = _pairs(data, key)[key]
     a, b = [label_pairs[i.id][0] for i in items], [label_pairs[i.id][1] for i in items]
     human = _label_pair_stats(spec, a, b, seed)
-    human["five_way"].update(_many_rater_stats(data, key, a, b))
     entries = snapshot.queue
     retained = snapshot.retained
     gold = {item.id: label for item, label, _ in retained}
     undecided = sum(1 for e in entries if e.needs_decision)
+    raters = None
+    if not _many_raters(data):
+        human["five_way"].update(_two_rater_stats(a, b))
+    else:
+        profiles = _profiles(data, key)
+        raters = rater_figures(data, profiles, gold if not undecided else {}, gold_complete=not undecided)
+        _many_rater_headline(human["five_way"], raters)
+        _fleiss_in_place(human["binary"], _fleiss_of(data, profiles, mapping=spec.binary))
     # Judges are detectors: a protocol that seals them until every disagreement is decided gets none.
     sealed = spec.detectors_sealed(undecided)
     judges: dict[str, dict[int, str]] = defaultdict(dict)
@@ -398,6 +487,8 @@ def label_agreement(snapshot: CampaignSnapshot) -> dict:
         "judge_gold": next(iter(by_judge.values()), None),
         "judge_gold_by_judge": by_judge,
     }
+    if raters:  # as in gold_verdict_agreement: two-annotator figures unchanged
+        result["raters"] = raters
     return st.json_safe(result)
 
 

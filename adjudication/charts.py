@@ -86,3 +86,74 @@ def confusion_svg(categories: list[str], counts: list[list[int]], *, rater_a: st
             )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped above
+
+
+def _shade(kappa: float | None) -> str:
+    """A cell colour for a kappa: white at 0 or below, the page's accent at 1; n/a is hatched grey."""
+    if kappa is None:
+        return "background:#eee"
+    strength = min(max(kappa, 0.0), 1.0)
+    return f"background:rgba(31,111,178,{0.08 + 0.72 * strength:.2f});color:{'#fff' if strength > 0.6 else 'inherit'}"
+
+
+def pair_matrix(annotators: list[str], pairs: list[dict]) -> SafeString:
+    """Cohen's kappa per annotator pair as a heat table (rows and columns the annotators, each cell the
+    pair's kappa and shared items); the diagonal is empty."""
+    by_pair = {}
+    for row in pairs:
+        a, b = row["raters"]
+        by_pair[(a, b)] = by_pair[(b, a)] = row
+    head = "".join(f'<th scope="col">{escape(a)}</th>' for a in annotators)
+    body = []
+    for a in annotators:
+        cells = []
+        for b in annotators:
+            row = by_pair.get((a, b))
+            if a == b or row is None:
+                cells.append('<td class="diag"></td>')
+                continue
+            kappa = row.get("kappa")
+            text = "n/a" if kappa is None else f"{kappa:.3f}"
+            cells.append(
+                f'<td style="{_shade(kappa)}" data-testid="pair-{escape(a)}-{escape(b)}" '
+                f'title="{escape(a)} and {escape(b)}: kappa {text} on {row.get("n", 0)} shared items">'
+                f'{text}<br><span class="n">n={row.get("n", 0)}</span></td>'
+            )
+        body.append(f'<tr><th scope="row">{escape(a)}</th>{"".join(cells)}</tr>')
+    return mark_safe(  # noqa: S308 - every interpolated label is escaped above
+        '<table class="figures heat" aria-label="Cohen\'s kappa per annotator pair">'
+        f'<thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
+
+
+def gold_bars(rows: list[dict], *, title: str = "Each annotator against the adjudicated gold") -> SafeString:
+    """One bar per annotator: the share agreeing with gold (0–100%), with kappa and n written beside it."""
+    label_w, plot_w, right_w, row_h, top = 90, 360, 190, 24, 26
+    height = top + row_h * len(rows) + 22
+    width = label_w + plot_w + right_w
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart bars" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for tick in (0, 25, 50, 75, 100):
+        x = label_w + plot_w * tick / 100
+        parts.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - 20}" class="grid"/>')
+        parts.append(f'<text x="{x:.1f}" y="{height - 6}" class="tick" text-anchor="middle">{tick}%</text>')
+    for i, row in enumerate(rows):
+        y = top + i * row_h
+        parts.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end" class="label">{escape(row["rater"])}</text>')
+        observed, kappa = row.get("observed"), row.get("kappa")
+        if observed is None:
+            parts.append(f'<text x="{label_w + 6}" y="{y + 15}" class="na">n/a (n={row.get("n", 0)})</text>')
+            continue
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 4}" width="{plot_w * observed:.1f}" height="{row_h - 8}" class="point">'
+            f'<title>{escape(row["rater"])}: {100 * observed:.1f}%</title></rect>'
+        )
+        kappa_text = "n/a" if kappa is None else f"{kappa:.3f}"
+        parts.append(
+            f'<text x="{label_w + plot_w + 8}" y="{y + 15}" class="value">{100 * observed:.1f}% · κ {kappa_text} (n={row.get("n", 0)})</text>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 - every interpolated label is escaped above

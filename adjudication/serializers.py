@@ -10,6 +10,9 @@ from rest_framework import serializers
 
 from adjudication.models import Action
 
+# Which kappa a figure is: Cohen's (two annotators) or Fleiss' (more: no one pair rated every item).
+STATISTICS = ["cohen", "fleiss"]
+
 
 def _number(**kwargs):
     return serializers.FloatField(allow_null=True, **kwargs)
@@ -60,6 +63,59 @@ class ManyRaterMixin(serializers.Serializer):
     krippendorff_alpha = _number()
     fleiss_kappa = _number()
     fleiss_n = serializers.IntegerField()
+    statistic = serializers.ChoiceField(
+        choices=STATISTICS, required=False,
+        help_text="present with more than two annotators: `kappa` is Fleiss' kappa over every item's raters "
+                  "(`ci95_bootstrap` its interval, `kappa_n` its items; no analytic interval), since no one "
+                  "pair of people rated every item; Cohen's kappa is then reported per pair under `raters`",
+    )
+    kappa_n = serializers.IntegerField(required=False)
+
+
+class FleissSerializer(serializers.Serializer):
+    kappa = _number(help_text="Fleiss' kappa over the items every assigned annotator answered")
+    n = serializers.IntegerField()
+    left_out = serializers.IntegerField(help_text="items with a missing answer")
+    raters_per_item = serializers.IntegerField(allow_null=True)
+    observed = _number(help_text="mean per-item agreement P-bar")
+    ci95_bootstrap = _interval(help_text="percentile bootstrap over items, seeded by the campaign")
+
+
+class AlphaSerializer(serializers.Serializer):
+    alpha = _number(help_text="Krippendorff's alpha, nominal, every annotator, missing answers allowed")
+    n = serializers.IntegerField(help_text="items with two or more answers")
+    values = serializers.IntegerField(help_text="pairable answers")
+
+
+class RaterPairSerializer(KappaBriefSerializer):
+    raters = serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2)
+
+
+class RaterGoldSerializer(serializers.Serializer):
+    rater = serializers.CharField()
+    n = serializers.IntegerField(help_text="items with the annotator's answer and an adjudicated gold")
+    agree = serializers.IntegerField()
+    observed = _number(help_text="share agreeing with gold")
+    kappa = _number(help_text="Cohen's kappa of the annotator against gold")
+    ci95 = _interval()
+    ci95_bootstrap = _interval()
+
+
+class RaterGoldSectionSerializer(serializers.Serializer):
+    complete = serializers.BooleanField(help_text="every queued item is decided (else no gold figures)")
+    n = serializers.IntegerField()
+    by_annotator = RaterGoldSerializer(many=True)
+
+
+class RatersSerializer(serializers.Serializer):
+    """Agreement per annotator and per pair (any number of annotators)."""
+
+    annotators = serializers.IntegerField()
+    statistic = serializers.ChoiceField(choices=STATISTICS, help_text="what the headline kappa is")
+    fleiss = FleissSerializer()
+    krippendorff_alpha = AlphaSerializer()
+    pairs = RaterPairSerializer(many=True, help_text="Cohen's kappa per annotator pair on the items they share")
+    gold = RaterGoldSectionSerializer()
 
 
 class QueueSummarySerializer(serializers.Serializer):
@@ -147,6 +203,8 @@ class RetainedSerializer(serializers.Serializer):
     confusion = ConfusionSerializer(required=False)
     gold_agreement = _counts()
     gold_agreement_detail = serializers.DictField(child=GoldAgreementDetailSerializer())
+    statistic = serializers.ChoiceField(choices=STATISTICS, required=False,
+                                        help_text="more than two annotators: kappa is Fleiss' kappa")
     bar = serializers.FloatField(help_text="the pre-registered kappa bar")
     passes = serializers.BooleanField(allow_null=True)
     meaning = serializers.CharField()
@@ -164,12 +222,15 @@ class TwistAgreementSerializer(serializers.Serializer):
     strata = StrataSerializer()
     queue = QueueSummarySerializer()
     retained = RetainedSerializer()
+    raters = RatersSerializer(required=False)
 
 
 # --- Lapse ---------------------------------------------------------------------------------------------
 
 
 class LapseBinarySerializer(KappaFullSerializer):
+    statistic = serializers.ChoiceField(choices=STATISTICS, required=False)
+    kappa_n = serializers.IntegerField(required=False)
     excluded = serializers.IntegerField()
     missing = serializers.IntegerField()
     mapping = serializers.DictField(child=serializers.CharField(), help_text="label → binary class")
@@ -209,6 +270,7 @@ class LapseAgreementSerializer(serializers.Serializer):
     )
     judge_gold = LapseJudgeSerializer(allow_null=True)
     judge_gold_by_judge = serializers.DictField(child=LapseJudgeSerializer())
+    raters = RatersSerializer(required=False)
 
 
 # The agreement figures differ per protocol (adjudication.agreement computes one set for each); the

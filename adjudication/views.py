@@ -39,8 +39,13 @@ def campaign_list(request):
 
 
 def _forest_rows(spec, agreement: dict) -> list[dict]:
+    def interval(section: dict):
+        # Fleiss' kappa (more than two annotators) has a bootstrap interval only.
+        analytic = section.get("ci95")
+        return analytic if analytic and analytic[0] is not None else section.get("ci95_bootstrap")
+
     return [
-        {"label": label, "kappa": section.get("kappa"), "ci95": section.get("ci95"), "n": section.get("n", 0)}
+        {"label": label, "kappa": section.get("kappa"), "ci95": interval(section), "n": section.get("kappa_n", section.get("n", 0))}
         for label, section in spec.forest_rows(agreement)
     ]
 
@@ -58,6 +63,9 @@ def agreement_page(request, campaign):
     main = agreement[spec.agreement_main]
     retained = agreement.get("retained")  # a protocol whose gold is the item's own reports its kept set
     annotators = agreement["annotators"] + ["?", "?"]
+    raters = agreement.get("raters")
+    if raters and raters["statistic"] == "fleiss":  # no two people rated every item: name the axes by role
+        annotators = ["each item's first annotator", "its second annotator"]
     pictures = {
         "forest": charts.kappa_forest(_forest_rows(spec, agreement), bar=retained["bar"] if retained else None),
         "confusion": charts.confusion_svg(
@@ -69,6 +77,10 @@ def agreement_page(request, campaign):
         pictures["retained_confusion"] = charts.confusion_svg(
             confusion["categories"], confusion["counts"], rater_a=annotators[0], rater_b=annotators[1]
         )
+    if raters:
+        pictures["pairs"] = charts.pair_matrix(agreement["annotators"], raters["pairs"])
+        if raters["gold"]["complete"]:
+            pictures["gold_bars"] = charts.gold_bars(raters["gold"]["by_annotator"])
     panels = [{"template": panel.template, "data": data} for panel, data in _agreement_panels(spec, campaign)]
     return render(
         request,

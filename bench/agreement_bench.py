@@ -1,6 +1,6 @@
 """Agreement and the adjudication queue for 100,000 double-annotated TWIST items: prints the time.
 
-    .venv/bin/python bench/agreement_bench.py [--items 100000] [--keep-db]
+    .venv/bin/python bench/agreement_bench.py [--items 100000] [--annotators 2] [--per-item 2] [--keep-db]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/agreement_bench.py
 
 Builds a throwaway database (a temporary SQLite file unless DATABASE_URL is set; that database is
@@ -43,7 +43,7 @@ def setup_django(keep_db: bool, reuse: bool = False) -> Path | None:
     return folder
 
 
-def build(n: int, seed: int = 1):
+def build(n: int, seed: int = 1, *, annotators: int = 2, per_item: int = 2):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
@@ -66,9 +66,9 @@ def build(n: int, seed: int = 1):
                           history_turns=rng.randint(369, 689), batch=f"v1{'bcd'[i % 3]}"))
     Item.objects.bulk_create(items, batch_size=5000)
     users = get_user_model().objects.bulk_create(
-        [get_user_model()(username=f"bench-{p}", password=make_password(None)) for p in "ab"]
+        [get_user_model()(username=f"bench-{p}", password=make_password(None)) for p in range(annotators)]
     )
-    campaign = campaign_create(slug="bench", item_set=item_set, annotators=users, per_item=2, seed=seed)
+    campaign = campaign_create(slug="bench", item_set=item_set, annotators=users, per_item=per_item, seed=seed)
     verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
     gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_type"))
     answers = []
@@ -99,6 +99,9 @@ def build(n: int, seed: int = 1):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--annotators", type=int, default=2,
+                        help="more than two: Fleiss' kappa, alpha, per-pair and per-annotator figures too")
+    parser.add_argument("--per-item", type=int, default=2, help="annotators per item")
     parser.add_argument("--keep-db", action="store_true", help="keep the temporary SQLite file")
     parser.add_argument("--reuse", action="store_true", help="time the 'bench' campaign already in DATABASE_URL")
     args = parser.parse_args()
@@ -110,8 +113,8 @@ def main() -> None:
     started = time.perf_counter()
     campaign = Campaign.objects.filter(slug="bench").first() if args.reuse else None
     if campaign is None:
-        campaign = build(args.items)
-        print(f"built {args.items:,} double-annotated items in {time.perf_counter() - started:.1f} s")
+        campaign = build(args.items, annotators=args.annotators, per_item=args.per_item)
+        print(f"built {args.items:,} items ({args.per_item} of {args.annotators} annotators each) in {time.perf_counter() - started:.1f} s")
 
     # Imported once per process in a running server (the first agreement after a start pays it, no
     # later one), so it is timed and printed on its own line, outside the total.
@@ -138,7 +141,9 @@ def main() -> None:
     clock = Clock()
     campaign_queue(campaign)
     clock.lap("campaign_queue() alone, with its own load and full Item objects")
-    print(f"q1 kappa {result['q1']['kappa']:.3f} ci95 [{result['q1']['ci95'][0]:.3f}, {result['q1']['ci95'][1]:.3f}], "
+    fleiss = result["q1"].get("statistic") == "fleiss"
+    ci = result["q1"]["ci95_bootstrap" if fleiss else "ci95"]
+    print(f"q1 {'Fleiss' if fleiss else 'Cohen'} kappa {result['q1']['kappa']:.3f} ci95 [{ci[0]:.3f}, {ci[1]:.3f}], "
           f"queue {result['queue']['n']:,}")
     if not args.keep_db and folder:
         shutil.rmtree(folder, ignore_errors=True)

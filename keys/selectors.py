@@ -9,7 +9,7 @@ from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
 
 import protocols
-from adjudication.agreement import campaign_agreement
+from adjudication.agreement import campaign_agreement, kept_set_kappa
 from adjudication.models import Decision
 from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot
 from annotation import access
@@ -159,7 +159,8 @@ def errata_for_key(key: GoldKey):
 def _pick(summary: dict | None, meaning: str = "") -> dict | None:
     if not summary:
         return None
-    picked = {k: summary.get(k) for k in ("kappa", "ci95", "ci95_bootstrap", "n", "agree", "observed") if k in summary}
+    picked = {k: summary.get(k) for k in ("kappa", "ci95", "ci95_bootstrap", "n", "agree", "observed", "statistic")
+              if k in summary}
     if "kappa_n" in summary:
         picked["n"] = summary["kappa_n"]
     picked["meaning"] = summary.get("meaning") or meaning
@@ -169,11 +170,7 @@ def _pick(summary: dict | None, meaning: str = "") -> dict | None:
 def _gold_verdict_headline(spec, full: dict, snapshot: CampaignSnapshot, kept_item_ids: set[int] | None) -> dict:
     kept = _pick(full.get("retained"))
     if kept_item_ids is not None:
-        data, key = snapshot.data, spec.primary_key
-        ids = [i.id for i in data.items if i.id in kept_item_ids]
-        a = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[:1]]
-        b = [((data.answers.get(i, {}).get(p) or {}).get(key) or None) for i in ids for p in data.pseudonyms[1:2]]
-        summary = statistics.kappa_summary(a, b, categories=spec.primary_choices, seed=data.campaign.seed)
+        summary = kept_set_kappa(snapshot.data, kept_item_ids)
         kept = _pick({k: _nan_none(v) for k, v in summary.items()}, (kept or {}).get("meaning", ""))
     return {
         "question": spec.primary_key,

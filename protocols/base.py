@@ -51,9 +51,11 @@ def format_kappa(section: dict | None) -> str:
     """One figure of a command's summary: "kappa 0.812 [0.70, 0.92], 150/161 agree"."""
     if not section or section.get("kappa") is None:
         return "kappa n/a"
-    ci = section.get("ci95") or [None, None]
+    fleiss = section.get("statistic") == "fleiss"  # more than two annotators: a bootstrap interval only
+    ci = section.get("ci95_bootstrap" if fleiss else "ci95") or [None, None]
     ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] is not None else ""
-    return f"kappa {section['kappa']:.3f}{ci_text}, {section['agree']}/{section['n']} agree"
+    name = "Fleiss' kappa" if fleiss else "kappa"
+    return f"{name} {section['kappa']:.3f}{ci_text}, {section['agree']}/{section['n']} agree"
 
 
 @dataclass(frozen=True)

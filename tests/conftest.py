@@ -145,6 +145,33 @@ def page(live_requests, browser, live_server):
     assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOT_VIEWPORT = {"width": 1280, "height": 800}
+
+
+def screenshot_folder() -> Path | None:
+    """Where browser tests write the docs' screenshots: GOLDKEY_SCREENSHOTS names the folder (relative to
+    the repository root; "1" means docs/screenshots). Unset, nothing is written, so CI leaves the tree alone."""
+    value = os.environ.get("GOLDKEY_SCREENSHOTS", "").strip()
+    if not value:
+        return None
+    folder = Path("docs/screenshots") if value == "1" else Path(value)
+    return folder if folder.is_absolute() else REPO_ROOT / folder
+
+
+def save_screenshot(page, name: str) -> Path | None:
+    """The page as the docs show it (`<folder>/<name>.png`, the 1280x800 viewport only, so the files stay
+    small), when screenshots are asked for; returns the path written, or None."""
+    folder = screenshot_folder()
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    page.set_viewport_size(SCREENSHOT_VIEWPORT)
+    page.screenshot(path=str(path))
+    return path
+
+
 def browser_login(page, user) -> None:
     """Log a persona in through the real login form (passwords are '<username>-pass')."""
     page.goto("/accounts/login/")

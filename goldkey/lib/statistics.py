@@ -256,7 +256,7 @@ def fleiss_kappa(ratings: Sequence[Sequence]) -> tuple[float, int]:
 
     # Items with the same multiset of labels are the same row of the subjects x categories table:
     # count the distinct compositions once (fast for 100,000 items), then expand.
-    return _fleiss_from_compositions(Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r))
+    return _fleiss_from_compositions(_ratings_compositions(ratings))
 
 
 def fleiss_kappa_from_pairs(pairs: Counter) -> tuple[float, int]:
@@ -301,43 +301,179 @@ def _fleiss_from_compositions(compositions: Counter) -> tuple[float, int]:
     return (float(_fleiss_table(table)), used)
 
 
+def _coincidences(compositions: Mapping[tuple, int]) -> tuple[Counter, int]:
+    """Krippendorff's coincidence table {(c, k): o_ck} from {item's pairable labels (sorted): items}:
+    an item with m ≥ 2 values adds n_c·(n_k − [c = k]) / (m − 1) to cell (c, k). Returns the table and
+    the items that counted (m ≥ 2)."""
+    table: Counter = Counter()
+    used = 0
+    for composition, items in compositions.items():
+        m = len(composition)
+        if m < 2:
+            continue
+        used += items
+        counts = Counter(composition)
+        for c, n_c in counts.items():
+            for k, n_k in counts.items():
+                table[(c, k)] += items * n_c * (n_k - (c == k)) / (m - 1)
+    return table, used
+
+
+def _alpha_from_compositions(compositions: Mapping[tuple, int]) -> float:
+    """Nominal alpha = 1 − D_o/D_e = 1 − (n − 1)·Σ_{c≠k} o_ck / Σ_{c≠k} n_c·n_k (Krippendorff 2011,
+    "Computing Krippendorff's alpha-reliability", §A). One category among the pairable values: 1.0
+    (every pair agrees and nothing else could be seen), as cohen_kappa; no pairable value: nan."""
+    table, _ = _coincidences(compositions)
+    n_c: Counter = Counter()
+    for (c, _k), o in table.items():
+        n_c[c] += o
+    n = sum(n_c.values())
+    if n == 0:
+        return float("nan")
+    expected = n * n - sum(v * v for v in n_c.values())  # Σ_{c≠k} n_c n_k
+    if expected <= 1e-12:
+        return 1.0
+    observed = n - sum(o for (c, k), o in table.items() if c == k)  # Σ_{c≠k} o_ck
+    return 1.0 - (n - 1) * observed / expected
+
+
+def _rater_compositions(raters: Sequence[Sequence]) -> Counter:
+    lengths = {len(r) for r in raters}
+    if len(lengths) > 1:
+        raise ValueError(f"label lists differ in length ({', '.join(map(str, sorted(lengths)))})")
+    return Counter(tuple(sorted((x for x in labels if x is not None), key=str)) for labels in zip(*raters, strict=True))
+
+
 def krippendorff_alpha_from_pairs(pairs: Counter) -> float:
     """krippendorff_alpha_nominal for two raters from a pair_counts table (items with one label are not
-    pairable and do not count, as in alpha itself): the package's value_counts input, one row per item."""
-    import krippendorff  # only Krippendorff's alpha needs it: other callers do not pay its import
-
-    pairable = Counter({key: n for key, n in pairs.items() if None not in key})
-    cats = _categories_of_pairs(pairable)
-    if not cats:
-        return float("nan")
-    if len(cats) == 1:
-        return 1.0
-    index = {c: i for i, c in enumerate(cats)}
-    rows = np.zeros((len(pairable), len(cats)), dtype=np.int64)
-    for n, (x, y) in enumerate(pairable):
-        rows[n, index[x]] += 1
-        rows[n, index[y]] += 1
-    counts = np.repeat(rows, list(pairable.values()), axis=0)
-    return float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
+    pairable and do not count, as in alpha itself)."""
+    compositions: Counter = Counter()
+    for (x, y), count in pairs.items():
+        compositions[tuple(sorted((v for v in (x, y) if v is not None), key=str))] += count
+    return _alpha_from_compositions(compositions)
 
 
 def krippendorff_alpha_nominal(raters: Sequence[Sequence]) -> float:
-    """Krippendorff's alpha, nominal (the `krippendorff` package). `raters` holds one label list per
-    rater, aligned by item; None marks a missing label (alpha uses every pairable value)."""
-    import krippendorff  # only Krippendorff's alpha needs it: other callers do not pay its import
+    """Krippendorff's alpha for nominal labels, from first principles (tested against the
+    `krippendorff` package). `raters` holds one label list per rater, aligned by item; None marks a
+    missing label, so items may be rated by any subset of raters (an item with one value is not
+    pairable and does not count)."""
+    return _alpha_from_compositions(_rater_compositions(raters))
 
-    cats = categories_of(*raters)
-    if not cats:
-        return float("nan")
-    if len(cats) == 1:
-        return 1.0
-    index = {c: float(i) for i, c in enumerate(cats)}
-    index[None] = np.nan
-    data = np.array([[index[x] for x in r] for r in raters], dtype=float)
-    pairable = (~np.isnan(data)).sum(axis=0) >= 2
-    if not pairable.any():
-        return float("nan")
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(cats)))))
+
+def krippendorff_alpha_summary(raters: Sequence[Sequence]) -> dict:
+    """Alpha with what it was computed on: `n` pairable items (two or more labels), `values` the
+    pairable labels (alpha's own n)."""
+    compositions = _rater_compositions(raters)
+    pairable = {c: n for c, n in compositions.items() if len(c) >= 2}
+    return {
+        "alpha": _alpha_from_compositions(pairable),
+        "n": sum(pairable.values()),
+        "values": sum(len(c) * n for c, n in pairable.items()),
+    }
+
+
+def _fleiss_rows(compositions: Counter) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct compositions × categories) counts and each composition's number of items."""
+    cats = sorted({x for c in compositions for x in c})
+    index = {c: i for i, c in enumerate(cats)}
+    rows = np.zeros((len(compositions), len(cats)), dtype=np.int64)
+    for n, composition in enumerate(compositions):
+        for label in composition:
+            rows[n, index[label]] += 1
+    return rows, np.fromiter(compositions.values(), dtype=np.int64, count=len(compositions))
+
+
+def _fleiss_ci_bootstrap(compositions: Counter, replicates: int, seed: int, level: float) -> tuple[float, float]:
+    """Seeded percentile bootstrap over items: resampling N items with replacement draws how often
+    each distinct composition occurs from a multinomial(N, composition shares), so a replicate costs
+    O(compositions × categories) whatever N. A replicate that sees one category only is kappa 1, as
+    fleiss_kappa."""
+    used = sum(compositions.values())
+    if not compositions or replicates < 1 or len({len(c) for c in compositions}) != 1:
+        return (float("nan"), float("nan"))
+    rows, weights = _fleiss_rows(compositions)
+    r = rows.sum(axis=1)[0]
+    if r < 2:
+        return (float("nan"), float("nan"))
+    draws = np.random.default_rng(seed).multinomial(used, weights / used, size=replicates).astype(float)
+    p_item = ((rows * rows).sum(axis=1) - r) / (r * (r - 1.0))  # each composition's agreement P_i
+    p_cat = (draws @ rows) / (used * r)
+    p_mean = (draws @ p_item) / used
+    p_exp = (p_cat * p_cat).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappas = np.where(p_exp >= 1.0 - 1e-15, 1.0, (p_mean - p_exp) / (1 - p_exp))
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(kappas, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def _ratings_compositions(ratings: Sequence[Sequence]) -> Counter:
+    return Counter(tuple(sorted(map(str, r))) for r in ratings if r and None not in r)
+
+
+def fleiss_kappa_ci_bootstrap(
+    ratings: Sequence[Sequence], *, replicates: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of fleiss_kappa over items (seeded). A bootstrap rather than the
+    large-sample variance of Fleiss (1971): that variance holds under kappa = 0 only (a test of no
+    agreement, not an interval around an observed kappa)."""
+    return _fleiss_ci_bootstrap(_ratings_compositions(ratings), replicates, seed, level)
+
+
+def fleiss_summary(ratings: Sequence[Sequence], *, replicates: int = 2000, seed: int = 0) -> dict:
+    """Fleiss' kappa with the items it used, the ratings per item, the mean per-item agreement P̄
+    (the observed agreement Fleiss' kappa corrects) and its seeded bootstrap interval."""
+    compositions = _ratings_compositions(ratings)
+    kappa, used = _fleiss_from_compositions(compositions)
+    sizes = {len(c) for c in compositions}
+    observed = float("nan")
+    if used and len(sizes) == 1 and (r := sizes.pop()) >= 2:
+        rows, weights = _fleiss_rows(compositions)
+        p_item = ((rows * rows).sum(axis=1) - r) / (r * (r - 1.0))
+        observed = float(p_item @ weights / used)
+    else:
+        r = None
+    return {
+        "kappa": kappa,
+        "n": used,
+        "left_out": len(ratings) - used,
+        "raters_per_item": r,
+        "observed": observed,
+        "ci95_bootstrap": list(_fleiss_ci_bootstrap(compositions, replicates, seed, 0.95)),
+    }
+
+
+BRIEF_KEYS = ("n", "left_out", "agree", "observed", "kappa", "ci95", "ci95_bootstrap")
+
+
+def pairwise_kappa(raters: Mapping[str, Sequence], *, categories: Sequence | None = None, seed: int = 0) -> list[dict]:
+    """Cohen's kappa for every pair of raters on the items both labelled: {"raters": [a, b], "n", "agree",
+    "observed", "kappa", "ci95", "ci95_bootstrap", "left_out"}, pairs in the raters' order. `raters` maps
+    a rater to one label list, aligned by item, None where the rater gave no label; `left_out` counts
+    the items only one of the two labelled."""
+    names = list(raters)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            pairs = pair_counts(raters[a], raters[b])
+            shared = Counter({k: n for k, n in pairs.items() if k[0] is not None or k[1] is not None})
+            summary = kappa_summary_from_pairs(shared, categories=categories, seed=seed)
+            out.append({"raters": [a, b], **{k: summary[k] for k in BRIEF_KEYS}})
+    return out
+
+
+def agreement_with_reference(
+    raters: Mapping[str, Sequence], reference: Sequence, *, categories: Sequence | None = None, seed: int = 0
+) -> list[dict]:
+    """Each rater against a reference labelling (the adjudicated gold), on the items both have a label
+    for: {"rater", "n", "agree", "observed" (the % agreement), "kappa", "ci95", "ci95_bootstrap"}."""
+    out = []
+    for name, labels in raters.items():
+        pairs = Counter({k: n for k, n in pair_counts(labels, reference).items() if None not in k})
+        summary = kappa_summary_from_pairs(pairs, categories=categories, seed=seed)
+        out.append({"rater": name, **{k: summary[k] for k in BRIEF_KEYS if k != "left_out"}})
+    return out
 
 
 def kappa_summary(
@@ -374,6 +510,87 @@ def kappa_summary_from_pairs(
         "per_category": _per_category(table, cats),
         "confusion": {"categories": cats, "counts": table.astype(int).tolist()},
     }
+
+
+def rater_profiles(raters: Sequence[Sequence], reference: Sequence | None = None) -> Counter:
+    """{(rater 1's label, …, rater k's label[, the reference label]): items}: the many-rater figures
+    below are functions of this table, so a large campaign is counted once (Counter over zip, in C) and
+    each figure then costs O(distinct profiles)."""
+    columns = [*raters, *([reference] if reference is not None else [])]
+    lengths = {len(c) for c in columns}
+    if len(lengths) > 1:
+        raise ValueError(f"label lists differ in length ({', '.join(map(str, sorted(lengths)))})")
+    return Counter(zip(*columns, strict=True))
+
+
+def _labelled(profiles: Counter, k: int) -> Counter:
+    """{the sorted labels of the first k raters: items} from a rater_profiles table."""
+    labelled: Counter = Counter()
+    for profile, n in profiles.items():
+        labelled[tuple(sorted(str(x) for x in profile[:k] if x is not None))] += n
+    return labelled
+
+
+def _fleiss_of_labelled(labelled: Counter, seed: int) -> dict:
+    full = max((len(c) for c in labelled), default=0)
+    complete = Counter({c: n for c, n in labelled.items() if len(c) == full and full >= 2})
+    kappa, used = _fleiss_from_compositions(complete)
+    observed = float("nan")
+    if used:
+        rows, weights = _fleiss_rows(complete)
+        observed = float((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) @ weights / used)
+    return {
+        "kappa": kappa,
+        "n": used,
+        "left_out": sum(n for c, n in labelled.items() if c) - used,
+        "raters_per_item": full if used else None,
+        "observed": observed,
+        "ci95_bootstrap": list(_fleiss_ci_bootstrap(complete, 2000, seed, 0.95)),
+    }
+
+
+def fleiss_summary_from_profiles(profiles: Counter, k: int, *, seed: int = 0) -> dict:
+    """The `fleiss` figure of many_rater_summary alone (the first k positions of each profile are raters)."""
+    return _fleiss_of_labelled(_labelled(profiles, k), seed)
+
+
+def many_rater_summary(
+    profiles: Counter, names: Sequence[str], *, reference: bool = False, categories: Sequence | None = None, seed: int = 0
+) -> dict:
+    """From a rater_profiles table (with the reference last when `reference`): Fleiss' kappa (fleiss_summary)
+    over the items with the most ratings any item has (the others are `left_out`: an assigned rater gave
+    no label), Krippendorff's alpha (krippendorff_alpha_summary), Cohen's kappa per pair (pairwise_kappa)
+    and, with a reference, each rater against it (agreement_with_reference)."""
+    k = len(names)
+    labelled = _labelled(profiles, k)
+    pairable = {c: n for c, n in labelled.items() if len(c) >= 2}
+    result = {
+        "fleiss": _fleiss_of_labelled(labelled, seed),
+        "krippendorff_alpha": {
+            "alpha": _alpha_from_compositions(pairable),
+            "n": sum(pairable.values()),
+            "values": sum(len(c) * n for c, n in pairable.items()),
+        },
+        "pairs": [],
+    }
+    for i in range(k):
+        for j in range(i + 1, k):
+            table: Counter = Counter()
+            for profile, n in profiles.items():
+                if profile[i] is not None or profile[j] is not None:
+                    table[(profile[i], profile[j])] += n
+            summary = kappa_summary_from_pairs(table, categories=categories, seed=seed)
+            result["pairs"].append({"raters": [names[i], names[j]], **{key: summary[key] for key in BRIEF_KEYS}})
+    if reference:
+        result["reference"] = []
+        for i in range(k):
+            table = Counter()
+            for profile, n in profiles.items():
+                if profile[i] is not None and profile[-1] is not None:
+                    table[(profile[i], profile[-1])] += n
+            summary = kappa_summary_from_pairs(table, categories=categories, seed=seed)
+            result["reference"].append({"rater": names[i], **{key: summary[key] for key in BRIEF_KEYS if key != "left_out"}})
+    return result
 
 
 def json_safe(value):

@@ -1,18 +1,23 @@
 """Fixtures for agreement, adjudication and gold keys: the released TWIST trail as a campaign (decided\nwith the council and the released decisions for keys), and small synthetic keys."""
 
 
+import random
+
 import pytest
 from django.db import connection
 
+from adjudication import selectors
 from adjudication.models import Decision
 from adjudication.services import decisions_import
-from annotation.models import Campaign
+from annotation.models import Answer, Assignment, Campaign
 from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.services import council_votes_import
-from items.models import Item
+from goldkey import roles
+from items.models import Item, ItemKind
+from items.services import item_set_get_or_create
 from keys import triggers as key_triggers
-from tests.conftest import close_campaign
+from tests.conftest import _user, close_campaign
 
 
 def _council_import(campaign, folder) -> None:
@@ -196,3 +201,38 @@ def small_campaign(annotator_a, annotator_b):
             "conv-1:v1b5": ({"q1": "contradicts"}, {}),
         },
     )
+
+
+SKILL = {"A": 0.9, "B": 0.75, "C": 0.55, "D": 0.8}  # how often each annotator gives the gold verdict
+
+
+def rated_campaign(annotators, *, per_item: int, n: int = 36, slug: str = "three", close: bool = True):
+    """A TWIST campaign whose answers follow each annotator's SKILL (seeded per annotator and item), its
+    queue decided: every queued item kept, except the first, dropped."""
+    item_set = item_set_get_or_create(name=f"raters {slug}", kind=ItemKind.TWIST)
+    Item.objects.bulk_create(
+        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-7:v1b{i:02d}", gold_type=TYPES[i % 3],
+             recipient="Ana", draft=f"Draft {i}", history_turns=500, family="F")
+        for i in range(n)
+    )
+    campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, per_item=per_item, seed=11)
+    answers = []
+    for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment"):
+        pseudonym = assignment.enrollment.pseudonym
+        draw = random.Random(f"{pseudonym}:{assignment.item.external_id}")
+        gold = VERDICT[assignment.item.gold_type]
+        q1 = gold if draw.random() < SKILL[pseudonym] else draw.choice(["contradicts", "consistent", "cannot-tell"])
+        answers.append(Answer(assignment=assignment, values={"q1": q1}, revision=1))
+    Answer.objects.bulk_create(answers)
+    if close:
+        close_campaign(campaign)
+        undecided = [e.item.external_id for e in selectors.campaign_queue(campaign) if e.needs_decision]
+        for n_, external_id in enumerate(sorted(undecided)):
+            decide(campaign, external_id, "drop" if n_ == 0 else "keep", None)
+    return campaign
+
+
+@pytest.fixture
+def annotator_c(db):
+    """A third annotator, for campaigns with more than two."""
+    return _user("ann_c", roles.ANNOTATOR)

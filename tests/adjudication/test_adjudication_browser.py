@@ -4,7 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from adjudication.models import Decision
-from tests.conftest import browser_login
+from tests.adjudication.conftest import rated_campaign
+from tests.conftest import browser_login, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -15,6 +16,7 @@ def test_author_adjudicates_three_queued_items_by_keyboard_and_retained_statisti
     page.goto(f"/adjudicate/{small_campaign.slug}/")
     assert "3 queued items still undecided" in page.locator("#retained").inner_text()
     assert page.locator("[data-testid=retained-n]").count() == 0
+    save_screenshot(page, "adjudicate-queue")
 
     page.keyboard.press("Enter")  # opens the highlighted (first undecided) row: the drop suggestion
     page.wait_for_url("**/items/**")
@@ -45,3 +47,26 @@ def test_author_adjudicates_three_queued_items_by_keyboard_and_retained_statisti
         "conv-1:v1b3": ("keep", "", author.id),
         "conv-1:v1b5": ("relabel", "aligned", author.id),
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_author_reads_fleiss_alpha_pairs_and_each_annotator_against_gold_for_three_annotators(
+    page, author, annotator_a, annotator_b, annotator_c
+):
+    from adjudication.agreement import campaign_agreement
+
+    campaign = rated_campaign([annotator_a, annotator_b, annotator_c], per_item=2)
+    figures = campaign_agreement(campaign)["raters"]
+    browser_login(page, author)
+    page.goto(f"/adjudicate/{campaign.slug}/agreement/")
+    assert page.locator("[data-testid=fleiss-kappa]").inner_text() == f"{figures['fleiss']['kappa']:.3f}"
+    assert page.locator("[data-testid=alpha]").inner_text() == f"{figures['krippendorff_alpha']['alpha']:.3f}"
+    assert page.locator("[data-testid=pair-row]").count() == 3
+    pair = figures["pairs"][1]  # A and C
+    assert page.locator("[data-testid=pair-A-C]").inner_text().startswith(f"{pair['kappa']:.3f}")
+    assert page.locator("[data-testid=pair-C-A]").inner_text() == page.locator("[data-testid=pair-A-C]").inner_text()
+    for row in figures["gold"]["by_annotator"]:
+        assert page.locator(f"[data-testid=gold-kappa-{row['rater']}]").inner_text() == f"{row['kappa']:.3f}"
+    expect(page.locator("svg.bars")).to_be_visible()
+    page.locator("#raters").scroll_into_view_if_needed()
+    save_screenshot(page, "adjudicate-agreement-raters")

@@ -110,3 +110,21 @@ def test_queue_build_stores_the_queue_and_reports_its_size(small_campaign):
 def test_queue_build_of_an_unknown_campaign_is_a_clear_error(db):
     with pytest.raises(CommandError, match="nope"):
         run("queue_build", "nope")
+
+
+def test_agreement_summary_of_three_annotators_names_fleiss_pairs_and_each_annotator_against_gold(
+    annotator_a, annotator_b, annotator_c
+):
+    from adjudication.agreement import campaign_agreement
+    from tests.adjudication.conftest import rated_campaign
+
+    campaign = rated_campaign([annotator_a, annotator_b, annotator_c], per_item=2)
+    raters = campaign_agreement(campaign)["raters"]
+    text = run("agreement", campaign.slug)
+    assert f"q1 all items: Fleiss' kappa {raters['fleiss']['kappa']:.3f} [" in text
+    assert f"3 annotators: Fleiss' kappa {raters['fleiss']['kappa']:.3f} on 36 items" in text
+    pair = raters["pairs"][2]
+    assert f"pair B-C: kappa {pair['kappa']:.3f} on {pair['n']} shared items" in text
+    c = raters["gold"]["by_annotator"][2]
+    assert f"C vs gold: {c['agree']}/{c['n']} agree, kappa {c['kappa']:.3f}" in text
+    assert json.loads(run("agreement", campaign.slug, "--json"))["raters"]["pairs"][2]["n"] == pair["n"]

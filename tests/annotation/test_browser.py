@@ -1,7 +1,6 @@
 """Real Chromium: an annotator works through a small campaign with the keyboard only."""
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -10,10 +9,9 @@ from playwright.sync_api import expect
 
 from annotation.services import campaign_create
 from tests.annotation.conftest import enrollment_of, make_twist_items
-from tests.conftest import browser_login
+from tests.conftest import browser_login, save_screenshot, screenshot_folder
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "annotate-item.png"
 
 
 def _answer_with_key(page, key):
@@ -91,10 +89,9 @@ def test_real_twist_item_page_in_the_browser_shows_excerpts_and_hides_gold(page,
     assert item.draft in content or item.draft.replace("'", "&#x27;") in content
     assert item.rationale not in content and item.family not in content
     assert page.locator(".excerpts li").count() == item.evidence.count()
-    if os.environ.get("GOLDKEY_SCREENSHOTS"):
+    if screenshot_folder():
         _answer_with_key(page, "2")
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        save_screenshot(page, "annotate-item")
 
 
 # ----- nothing lost ------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import pytest
 
 from keys.models import Erratum
-from tests.conftest import browser_login
+from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -12,6 +12,7 @@ def test_a_visitor_reads_a_frozen_key_and_a_signed_in_user_files_an_erratum(page
     page.goto("/keys/")
     page.click("text=TWIST-test-v1.0")
     assert frozen_key.sha256 in page.inner_text("code.hash")
+    save_screenshot(page, "key-page")
     with page.expect_download() as download:
         page.click("text=Download the release bundle (zip)")
     assert download.value.suggested_filename == "TWIST-test-v1.0.zip"

@@ -248,6 +248,167 @@ def test_fleiss_kappa_table_is_bit_for_bit_the_statsmodels_value():
 
 
 # ---------------------------------------------------------------------------------------------
+# More than two raters: Fleiss' kappa with its interval, Krippendorff's alpha, Cohen's kappa per pair
+# and per rater against a reference.
+
+
+def random_raters(rng: random.Random, *, raters: int, items: int, missing: float):
+    categories = ["contradicts", "consistent", "cannot-tell", "other"][: rng.randint(2, 4)]
+    truth = rng.choices(categories, k=items)
+    skill = [rng.random() for _ in range(raters)]
+    return [
+        [None if rng.random() < missing else (t if rng.random() < s else rng.choice(categories)) for t in truth]
+        for s in skill
+    ]
+
+
+def test_fleiss_kappa_equals_statsmodels_on_aggregated_random_ratings():
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    rng = random.Random(29)
+    for _ in range(40):
+        raters = random_raters(rng, raters=rng.randint(2, 6), items=rng.randint(3, 150), missing=0)
+        ratings = [list(r) for r in zip(*raters, strict=True)]
+        if len({x for r in ratings for x in r}) < 2:
+            continue
+        table, _ = aggregate_raters(np.array(ratings, dtype=object))
+        summary = st.fleiss_summary(ratings, seed=1)
+        assert summary["kappa"] == pytest.approx(sm_fleiss(table, method="fleiss"), abs=1e-12)
+        assert summary["n"] == len(ratings) and summary["raters_per_item"] == len(raters)
+
+
+def test_fleiss_kappa_textbook_example_is_0_210():
+    # Fleiss (1971) as reproduced on Wikipedia ("Fleiss' kappa", worked example): 10 subjects, 14
+    # raters, 5 categories; P-bar = 0.378, P_e = 0.213, kappa = 0.210.
+    rows = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    ratings = [[category for category, n in enumerate(row) for _ in range(n)] for row in rows]
+    summary = st.fleiss_summary(ratings)
+    assert round(summary["kappa"], 3) == 0.210
+    assert round(summary["observed"], 3) == 0.378
+    low, high = summary["ci95_bootstrap"]
+    assert low < summary["kappa"] < high
+
+
+def test_fleiss_bootstrap_interval_is_seeded_and_matches_resampling_items_by_hand():
+    rng = random.Random(31)
+    ratings = [list(r) for r in zip(*random_raters(rng, raters=3, items=120, missing=0), strict=True)]
+    first = st.fleiss_kappa_ci_bootstrap(ratings, replicates=3000, seed=2)
+    assert first == st.fleiss_kappa_ci_bootstrap(ratings, replicates=3000, seed=2)
+    assert first != st.fleiss_kappa_ci_bootstrap(ratings, replicates=3000, seed=3)
+    draw = np.random.default_rng(8)
+    kappas = [st.fleiss_kappa([ratings[i] for i in draw.integers(0, len(ratings), len(ratings))])[0] for _ in range(3000)]
+    by_hand = np.percentile(kappas, [2.5, 97.5])
+    assert first[0] == pytest.approx(by_hand[0], abs=0.03)
+    assert first[1] == pytest.approx(by_hand[1], abs=0.03)
+
+
+def test_fleiss_degenerate_cases_are_defined_or_say_why():
+    one_category = [["x", "x", "x"]] * 5
+    assert st.fleiss_summary(one_category)["kappa"] == 1.0
+    assert st.fleiss_summary(one_category)["ci95_bootstrap"] == [1.0, 1.0]
+    assert st.fleiss_summary([["x", "y", "x"]])["n"] == 1  # one item: defined (kappa < 0), no exception
+    assert st.fleiss_summary([["x", "y", "x"]])["kappa"] == pytest.approx(-0.5)
+    empty = st.fleiss_summary([])
+    assert empty["n"] == 0 and math.isnan(empty["kappa"]) and math.isnan(empty["observed"])
+    mixed = st.fleiss_summary([["x", "y"], ["x", "x", "y"]])  # unequal ratings per item: undefined, said so
+    assert math.isnan(mixed["kappa"]) and mixed["raters_per_item"] is None
+
+
+def test_krippendorff_alpha_equals_the_krippendorff_package_with_missing_values():
+    import krippendorff
+
+    rng = random.Random(37)
+    checked = 0
+    for _ in range(80):
+        raters = random_raters(rng, raters=rng.randint(2, 6), items=rng.randint(2, 120), missing=rng.random() * 0.6)
+        cats = st.categories_of(*raters)
+        index = {c: i for i, c in enumerate(cats)}
+        data = np.array([[np.nan if x is None else index[x] for x in r] for r in raters], dtype=float)
+        pairable = [[r[u] for r in raters if r[u] is not None] for u in range(len(raters[0]))]
+        if len({x for values in pairable if len(values) >= 2 for x in values}) < 2:
+            continue  # the package refuses a single pairable category (ours: 1.0, tested below)
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=list(range(len(cats))))
+        assert st.krippendorff_alpha_nominal(raters) == pytest.approx(expected, abs=1e-12)
+        checked += 1
+    assert checked > 50
+
+
+def test_krippendorff_alpha_textbook_example_with_missing_values_is_0_743():
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", example C: 4 observers, 12
+    # units, nominal data with missing values; alpha = 0.743 over 40 pairable values in 11 units.
+    n = None
+    raters = [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+        [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n],
+    ]
+    summary = st.krippendorff_alpha_summary(raters)
+    assert round(summary["alpha"], 3) == 0.743
+    assert (summary["n"], summary["values"]) == (11, 40)
+
+
+def test_krippendorff_degenerate_cases_are_defined_or_nan_when_nothing_is_pairable():
+    assert st.krippendorff_alpha_nominal([["x", "x"], ["x", "x"], ["x", None]]) == 1.0
+    assert math.isnan(st.krippendorff_alpha_nominal([["x", None], [None, "y"]]))  # no item has two values
+    one_item = st.krippendorff_alpha_summary([["x"], ["y"], ["x"]])
+    # o_xx = 1, o_xy = o_yx = 1; n = 3, n_x = 2, n_y = 1: alpha = 1 - (n - 1)·2 / (9 - 5) = 0
+    assert one_item["n"] == 1 and one_item["alpha"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="differ in length"):
+        st.krippendorff_alpha_nominal([["x"], ["x", "y"]])
+
+
+def test_pairwise_kappa_equals_scikit_learn_per_pair_on_the_shared_items():
+    rng = random.Random(41)
+    raters = dict(zip("ABCD", random_raters(rng, raters=4, items=90, missing=0.3), strict=True))
+    rows = st.pairwise_kappa(raters, seed=5)
+    assert [r["raters"] for r in rows] == [["A", "B"], ["A", "C"], ["A", "D"], ["B", "C"], ["B", "D"], ["C", "D"]]
+    for row in rows:
+        a, b = st.paired(raters[row["raters"][0]], raters[row["raters"][1]])
+        assert row["n"] == len(a) and row["agree"] == sum(x == y for x, y in zip(a, b, strict=True))
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+        only_one = sum((x is None) != (y is None) for x, y in zip(raters[row["raters"][0]], raters[row["raters"][1]], strict=True))
+        assert row["left_out"] == only_one
+
+
+def test_agreement_with_reference_equals_scikit_learn_and_counts_percent_agreement():
+    reference = ["x", "y", "x", "y", "x", "x", None]
+    raters = {"A": ["x", "y", "x", "x", "x", None, "y"], "B": ["x", "x", "x", "y", "y", "x", "x"]}
+    rows = {r["rater"]: r for r in st.agreement_with_reference(raters, reference)}
+    assert (rows["A"]["n"], rows["A"]["agree"]) == (5, 4) and rows["A"]["observed"] == pytest.approx(0.8)
+    assert rows["A"]["kappa"] == pytest.approx(cohen_kappa_score(["x", "y", "x", "x", "x"], ["x", "y", "x", "y", "x"]))
+    assert (rows["B"]["n"], rows["B"]["agree"]) == (6, 4)
+    assert rows["B"]["kappa"] == pytest.approx(cohen_kappa_score(raters["B"][:6], reference[:6]))
+
+
+def test_many_rater_summary_from_profiles_equals_the_label_list_functions():
+    rng = random.Random(43)
+    for raters_n, missing in ((2, 0.0), (3, 0.0), (3, 0.2), (5, 0.4)):
+        raters = random_raters(rng, raters=raters_n, items=200, missing=missing)
+        reference = random_raters(rng, raters=1, items=200, missing=0.1)[0]
+        names = [f"R{i}" for i in range(raters_n)]
+        figures = st.many_rater_summary(st.rater_profiles(raters, reference), names, reference=True, seed=6)
+        by_name = dict(zip(names, raters, strict=True))
+        assert figures["pairs"] == st.pairwise_kappa(by_name, seed=6)
+        assert figures["reference"] == st.agreement_with_reference(by_name, reference, seed=6)
+        assert figures["krippendorff_alpha"] == pytest.approx(st.krippendorff_alpha_summary(raters))
+        labels = [[x for x in item if x is not None] for item in zip(*raters, strict=True)]
+        most = max(len(r) for r in labels)
+        fleiss = st.fleiss_summary([r for r in labels if len(r) == most], seed=6)
+        assert figures["fleiss"]["kappa"] == pytest.approx(fleiss["kappa"], abs=1e-12)
+        assert figures["fleiss"]["n"] == fleiss["n"] and figures["fleiss"]["raters_per_item"] == most
+        assert figures["fleiss"]["ci95_bootstrap"] == pytest.approx(fleiss["ci95_bootstrap"])
+        assert figures["fleiss"]["left_out"] == sum(1 for r in labels if r and len(r) < most)
+
+
+def test_a_rater_who_always_matches_a_one_category_reference_has_kappa_one_not_nan():
+    rows = st.agreement_with_reference({"A": ["x"] * 4}, ["x"] * 4)
+    assert rows[0]["kappa"] == 1.0 and rows[0]["observed"] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
 # Scoring statistics (PROTOCOL.md §10)
 
 

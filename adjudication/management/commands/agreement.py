@@ -16,6 +16,20 @@ class Command(GoldkeyCommand):
     def summary(self, r):
         lines = [f"Campaign '{r['campaign']}' ({r['protocol']}), {r['n_items']} items, annotators {', '.join(r['annotators'])}"]
         lines += protocols.get(r["protocol"]).agreement_summary(r)
+        raters = r.get("raters")  # more than two annotators
+        if raters:
+            alpha = raters["krippendorff_alpha"]["alpha"]
+            lines.append(f"  {raters['annotators']} annotators: Fleiss' kappa {_fmt(raters['fleiss']['kappa'])} on "
+                         f"{raters['fleiss']['n']} items, Krippendorff's alpha {_fmt(alpha)}")
+            lines += [f"    pair {p['raters'][0]}-{p['raters'][1]}: kappa {_fmt(p['kappa'])} on {p['n']} shared items"
+                      for p in raters["pairs"]]
+            if raters["gold"]["complete"]:
+                lines += [f"    {g['rater']} vs gold: {g['agree']}/{g['n']} agree, kappa {_fmt(g['kappa'])}"
+                          for g in raters["gold"]["by_annotator"]]
         queue = r["queue"]
         lines.append(f"  queue {queue['n']} ({queue['decided']} decided): {queue['by_reason']}")
         return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
