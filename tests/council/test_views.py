@@ -150,7 +150,35 @@ def test_the_triage_page_runs_a_constant_number_of_queries(client, author, relea
         client.get(reverse("council:triage", args=["small"]))
     with django_assert_max_num_queries(len(small.captured_queries)):
         response = client.get(reverse("council:triage", args=["twist-v1"]))
-    assert len(response.context["rows"]) == 200
+    assert len(response.context["rows"]) == 50 and response.context["n_matching"] == 200  # a page of the rows
+
+
+@pytest.mark.django_db
+def test_triage_ids_link_to_the_items_adjudication_page(client, author, small_run):
+    body = _login(client, author).get(reverse("council:triage", args=["small"])).content.decode()
+    item = small_run.campaign.item_set.items.get(external_id="conv-x:1")
+    assert f'href="{reverse("adjudication:item", args=["small", item.pk])}"' in body
+
+
+@pytest.mark.django_db
+def test_the_triage_table_pages_through_the_matching_rows_keeping_the_filter(client, author, small_run, monkeypatch):
+    from council import views
+
+    monkeypatch.setattr(views, "TRIAGE_PAGE_SIZE", 1)
+    _login(client, author)
+    url = reverse("council:triage", args=["small"])
+    first = client.get(url, {"band": "abstain_heavy"})
+    assert [r["external_id"] for r in first.context["rows"]] == ["conv-x:2"] and first.context["pages"] == 2
+    assert "?page=2&amp;band=abstain_heavy" in first.content.decode()
+    second = client.get(url, {"band": "abstain_heavy", "page": "2"})
+    assert [r["external_id"] for r in second.context["rows"]] == ["conv-x:3"]
+    assert "page 2 of 2" in second.content.decode()
+
+
+@pytest.mark.django_db
+def test_an_unknown_triage_filter_shows_every_row(client, author, small_run):
+    response = _login(client, author).get(reverse("council:triage", args=["small"]), {"band": "<b>x", "type": "nope"})
+    assert response.context["n_matching"] == 3 and "<b>x" not in response.content.decode()
 
 
 @pytest.mark.django_db
