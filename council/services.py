@@ -70,7 +70,7 @@ def members_by_names(names: list[str]) -> list[CouncilMember]:
     found = {m.name: m for m in CouncilMember.objects.filter(name__in=names)}
     missing = [n for n in names if n not in found]
     if missing:
-        raise ApplicationError(f"no council member(s) named {', '.join(missing)} (add them with council_member_add)")
+        raise ApplicationError(f"no council member(s) named {', '.join(missing)} (an administrator adds members in the admin, or with manage.py council_member_add)")
     return [found[n] for n in names]
 
 
