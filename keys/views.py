@@ -34,12 +34,20 @@ def key_detail(request, version: str):
     key = _key_or_404(version, request.user)
     errata = list(key_selectors.errata_for_key(key))
     waiting = [e for e in errata if e.status == Erratum.Status.ACCEPTED and e.applied_in_id is None]
+    counts = key_selectors.key_counts(key)
+    gold = request.GET.get("gold", "") if request.GET.get("gold") in counts else ""
+    try:
+        number = int(request.GET.get("page", "1")) - 1
+    except ValueError:
+        number = 0
     return render(
         request,
         "keys/detail.html",
         {
             "key": key,
-            "counts": key_selectors.key_counts(key),
+            "counts": counts,
+            "table": key_selectors.key_entry_page(key, number=number, gold=gold),
+            "gold_filter": gold,
             "errata": errata,
             "waiting_errata": waiting,
             "next_version": _next_version(key) if waiting else "",
