@@ -200,6 +200,14 @@ def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
     return run
 
 
+def council_batch_waiting(*, batch_id: int, seconds: float, reason: str) -> None:
+    """The batch waits `seconds` before it calls again after a transient error: recorded for the run page
+    (a member that sits still is retrying, not stuck)."""
+    CouncilBatch.objects.filter(pk=batch_id).update(
+        waiting_until=timezone.now() + timedelta(seconds=seconds), waiting_reason=reason[:300]
+    )
+
+
 def council_run_stall(*, run_id: int, reason: str) -> None:
     """The run cannot finish by itself: say why (shown on its page; `council_run --resume` tries again)."""
     CouncilRun.objects.filter(pk=run_id, status=CouncilRun.Status.RUNNING).update(

@@ -89,7 +89,10 @@ def run_progress(request, run_id: int):
 @require_POST
 def run_cancel(request, run_id: int):
     run = services.council_run_cancel(run=get_run_for_user(request.user, run_id))
-    messages.info(request, f"Run {run.pk} cancelled; votes already recorded are kept.")
+    if run.status == CouncilRun.Status.CANCELLED:
+        messages.info(request, f"Run {run.pk} cancelled; votes already recorded are kept.")
+    else:  # it ended meanwhile (e.g. from a page opened before it finished)
+        messages.info(request, f"Run {run.pk} had already {run.status}: there was nothing left to cancel.")
     return redirect("council:run", run_id=run.pk)
 
 
