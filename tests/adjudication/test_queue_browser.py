@@ -1,6 +1,9 @@
 """The queue of a 10,000-item campaign in real Chromium: a page at a time, filtered, and the keyboard
 flow (rows, pages, items and back) carried across page boundaries."""
 
+import os
+from pathlib import Path
+
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
@@ -16,6 +19,7 @@ from tests.conftest import browser_login
 
 pytestmark = pytest.mark.browser
 
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "adjudicate-queue.png"
 N = 10_000
 TYPES = ["contradicting", "aligned", "hard_negative"]
 
@@ -91,3 +95,6 @@ def test_the_queue_of_10000_items_pages_filters_and_keeps_the_keyboard_flow_acro
     expect(page.locator("[data-testid=queue-pages]")).to_contain_text(f"page 2 of {-(-matching // size)}")
     assert "reason=q2_not_self_contained" in page.url and "type=aligned" in page.url
     expect(page.locator("#queue tbody tr").first.locator("td a")).to_have_text(f"big-{1 + 6 * size:05d}")
+    if os.environ.get("GOLDKEY_SCREENSHOTS"):
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT))
