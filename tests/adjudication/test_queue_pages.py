@@ -118,3 +118,19 @@ def test_another_campaigns_item_as_the_way_back_shows_this_queue_from_its_start(
     html = client.get(reverse("adjudication:queue", args=[campaigns[0].slug]), {"at": other.id}).content.decode()
     assert other.external_id not in html and "0 of 30 queued items decided" in html
     assert Item.objects.filter(pk=other.id).exists()
+
+
+def test_the_next_step_to_the_key_appears_once_every_queued_item_of_every_page_is_decided(client, author, annotator_a, annotator_b):
+    from adjudication.models import Decision
+
+    client.force_login(author)
+    answers, gold = _items(stored_queue.PAGE_SIZE + 10, "all")
+    campaign = make_twist_campaign([annotator_a, annotator_b], answers, gold=gold, slug="all")
+    queue_sync(campaign=campaign)
+    url = reverse("adjudication:queue", args=[campaign.slug])
+    rows = _queued(campaign)
+    Decision.objects.bulk_create(Decision(campaign=campaign, item_id=r.item_id, action="keep") for r in rows[1:])
+    assert 'data-testid="next-step"' not in client.get(url).content.decode()  # one undecided, on page 1
+    Decision.objects.create(campaign=campaign, item_id=rows[0].item_id, action="keep")
+    html = client.get(url, {"page": 2}).content.decode()
+    assert 'data-testid="next-step"' in html and f'href="/keys/new/{campaign.slug}/"' in html
