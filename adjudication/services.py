@@ -32,19 +32,23 @@ class DecisionResult:
 
 def _check_decision(*, campaign: Campaign, item: Item, action: str, new_gold: str, note: str, source: str) -> list[str]:
     problems = []
-    if action not in Action.values:
-        problems.append(f"action '{action}' is not one of {', '.join(Action.values)}")
+    choices = f"{', '.join(Action.values[:-1])} or {Action.values[-1]}"
+    if not action:
+        problems.append(f"choose a decision: {choices}")
+    elif action not in Action.values:
+        problems.append(f"'{action}' is not a decision: choose {choices}")
     if item.item_set_id != campaign.item_set_id:
         problems.append(f"item '{item.external_id}' is not in campaign '{campaign.slug}'")
     if action == Action.RELABEL:
         allowed = protocols.get(campaign.protocol).gold_values
         if new_gold not in allowed:
-            problems.append(f"relabel needs a new label, one of {', '.join(allowed)} (got '{new_gold}')")
+            problems.append(f"a relabel needs a new label: choose one of {', '.join(allowed)}"
+                            + (f" ('{new_gold}' is not one)" if new_gold else ""))
     elif new_gold:
         problems.append("only a relabel carries a new label")
     # Interactive decisions must say why; a released trail is recorded as it was published.
     if action in (Action.DROP, Action.RELABEL) and not note.strip() and source != "import":
-        problems.append(f"a {action} decision needs a note")
+        problems.append(f"a {action} decision needs a note saying why")
     return problems
 
 

@@ -24,6 +24,37 @@ def _queued(campaign: Campaign):
     return QueueItem.objects.filter(campaign=campaign, queued=True)
 
 
+@dataclass(frozen=True)
+class QueueFilter:
+    """What the queue page narrows to: a queue reason and/or the item's gold type ('' = any)."""
+
+    reason: str = ""
+    gold_type: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.reason or self.gold_type)
+
+    def apply(self, rows):
+        if self.reason:
+            # `reasons` is a JSON list of reason names; the quoted name matches one element exactly
+            # (JSON containment is PostgreSQL-only, the text match works on both databases).
+            rows = rows.filter(reasons__icontains=f'"{self.reason}"')
+        if self.gold_type:
+            rows = rows.filter(item__gold_type=self.gold_type)
+        return rows
+
+
+def filtered_count(campaign: Campaign, where: QueueFilter) -> int:
+    """How many queued entries pass the filter (one query; without a filter use QueueState.n_queued)."""
+    return where.apply(_queued(campaign)).count()
+
+
+def page_of(campaign: Campaign, entry: QueueItem, where: QueueFilter | None = None, *, size: int = PAGE_SIZE) -> int:
+    """The page (from 0) on which the queued entry is listed, under the filter (if it passes it)."""
+    return where.apply(_queued(campaign)).filter(sort_key__lt=entry.sort_key).count() // size if where \
+        else position(campaign, entry) // size
+
+
 def counts(campaign: Campaign, *, n_queued: int) -> QueueCounts:
     """Both counts from the index of the undecided entries alone (`n_queued`: QueueState.n_queued)."""
     found = _queued(campaign).filter(decided=False).aggregate(
@@ -32,11 +63,12 @@ def counts(campaign: Campaign, *, n_queued: int) -> QueueCounts:
     return QueueCounts(n_queued - found["n_open"], found["n_blocking"])
 
 
-def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE) -> list[QueueEntry]:
-    """Entries number·size … in queue order, with their items and current decisions (three queries:
-    the page's keys from the index, then only those rows and their decisions; an OFFSET over the
-    joined rows would join every row it skips)."""
-    keys = list(_queued(campaign).order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
+def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: QueueFilter | None = None) -> list[QueueEntry]:
+    """Entries number·size … in queue order (of those passing `where`), with their items and current
+    decisions (three queries: the page's keys from the index, then only those rows and their
+    decisions; an OFFSET over the joined rows would join every row it skips)."""
+    rows = where.apply(_queued(campaign)) if where else _queued(campaign)
+    keys = list(rows.order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
     rows = list(
         QueueItem.objects.filter(pk__in=keys).order_by("sort_key").select_related("item")
         .only("item_id", "reasons", "suggestion", "suggestion_why", "item__id", "item__external_id", "item__gold_type")

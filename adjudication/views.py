@@ -117,7 +117,13 @@ def queue_page(request, campaign):
         page = max(0, int(request.GET.get("page", "1")) - 1)
     except ValueError:
         page = 0
-    view = pages.queue_page_view(campaign, page=page)
+    try:
+        at = int(request.GET["at"]) if "at" in request.GET else None
+    except ValueError:
+        at = None
+    where = pages.queue_filter(protocols.get(campaign.protocol), reason=request.GET.get("reason", ""),
+                               gold_type=request.GET.get("type", ""))
+    view = pages.queue_page_view(campaign, page=page, where=where, at=at)
     return render(request, "adjudication/queue.html", {"campaign": campaign, **view})
 
 

@@ -3,6 +3,7 @@ from django.contrib import admin
 from annotation import access
 from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, PromptVersion, ResponseCache
 from council.selectors import detector_sealed_campaigns
+from goldkey.lib.admin_readonly import ReadOnlySaysWhy
 
 
 @admin.register(CouncilMember)
@@ -31,7 +32,8 @@ class CouncilRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(CouncilVote)
-class CouncilVoteAdmin(admin.ModelAdmin):
+class CouncilVoteAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
+    read_only_reason = "Council votes come from council runs and vote imports, which know their campaign and member."
     list_display = ("campaign", "member", "item", "prompt_version", "status", "attempts", "created_at")
     list_filter = ("status", "prompt_version", "member")
     list_select_related = ("campaign", "member", "item")
@@ -50,7 +52,8 @@ class CouncilVoteAdmin(admin.ModelAdmin):
 
 
 @admin.register(GateVerdict)
-class GateVerdictAdmin(admin.ModelAdmin):
+class GateVerdictAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
+    read_only_reason = "Gate verdicts are written by the generation gates (council page, or manage.py gates_run)."
     list_display = ("item", "gate", "passed", "blocking", "detail")
     list_filter = ("gate", "passed", "blocking")
     list_select_related = ("item",)

@@ -455,4 +455,8 @@ class _BatchRunner:
                 delay = services.retry_delay(vote.transient - 1, exc.retry_after)
                 if exc.retry_after is not None:  # the member asked us to slow down: every vote waits
                     self.paused_until = max(self.paused_until, loop.time() + delay)
+                await self.bridge.call(
+                    services.council_batch_waiting, batch_id=self.batch.pk, seconds=delay,
+                    reason=f"{exc} — retry {vote.transient} of at most {conf.max_transient_retries()}",
+                )
                 await asyncio.sleep(delay)

@@ -131,6 +131,10 @@ class CouncilBatch(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     resends = models.PositiveIntegerField(default=0)  # times the sweep had to send it again (work was lost)
     finished = models.BooleanField(default=False)
+    # Set while the batch waits to retry after a transient error (a 429, a 5xx, a timeout), so that the
+    # run page can say why a member is not moving; stale once the time has passed.
+    waiting_until = models.DateTimeField(null=True, blank=True)
+    waiting_reason = models.CharField(max_length=300, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["run", "finished"], name="council_batch_open")]

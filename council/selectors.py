@@ -4,10 +4,11 @@ from collections import Counter
 from itertools import combinations
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 import protocols
 from annotation.models import Campaign
-from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict
+from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, GateVerdict
 from goldkey.lib.statistics import cohen_kappa, paired
 from items.models import Item
 from protocols.base import BANDS
@@ -113,8 +114,34 @@ def council_report(campaign: Campaign, prompt_version: str | None = None) -> dic
     }
 
 
+# What a member of a run is doing, as its progress shows it.
+STATE_DONE, STATE_RETRYING, STATE_CALLING, STATE_WAITING, STATE_ENDED = "done", "retrying", "calling", "waiting", "ended"
+
+
+def _member_states(run: CouncilRun) -> dict[int, dict]:
+    """Per member id: what its open batches are doing (one query). Retrying after a transient error wins
+    over calling, which wins over waiting for a worker (a batch sent, not picked up, or short of a slot)."""
+    now = timezone.now()
+    states: dict[int, dict] = {}
+    rank = {STATE_RETRYING: 0, STATE_CALLING: 1, STATE_WAITING: 2}
+    for batch in CouncilBatch.objects.filter(run=run, finished=False).values(
+        "member_id", "holder", "lease_until", "waiting_until", "waiting_reason"
+    ):
+        if batch["waiting_until"] is not None and batch["waiting_until"] > now:
+            seconds = (batch["waiting_until"] - now).total_seconds()
+            state = {"state": STATE_RETRYING, "detail": batch["waiting_reason"], "retry_in": round(seconds, 1)}
+        elif batch["holder"] and (batch["lease_until"] is None or batch["lease_until"] > now):
+            state = {"state": STATE_CALLING, "detail": "", "retry_in": None}
+        else:
+            state = {"state": STATE_WAITING, "detail": "waiting for a worker", "retry_in": None}
+        current = states.get(batch["member_id"])
+        if current is None or rank[state["state"]] < rank[current["state"]]:
+            states[batch["member_id"]] = state
+    return states
+
+
 def run_progress(run: CouncilRun) -> dict:
-    """Per member: done, errors, remaining (two queries)."""
+    """Per member: done, errors, remaining and what it is doing (three queries)."""
     members = list(run.members.order_by("name").values("id", "name", "is_generator"))
     counts = {
         row["member_id"]: row
@@ -125,16 +152,27 @@ def run_progress(run: CouncilRun) -> dict:
             errors=Count("id", filter=Q(status=CouncilVote.Status.ERROR)),
         ).order_by()
     }
+    ended = run.status in (CouncilRun.Status.FINISHED, CouncilRun.Status.CANCELLED, CouncilRun.Status.STALLED)
+    states = {} if ended else _member_states(run)
     out = []
     for m in members:
         c = counts.get(m["id"], {"done": 0, "errors": 0})
         remaining = max(0, run.total_items - c["done"] - c["errors"])
+        if remaining == 0:
+            state = {"state": STATE_DONE, "detail": "", "retry_in": None}
+        elif ended:
+            state = {"state": STATE_ENDED, "detail": "", "retry_in": None}
+        else:
+            state = states.get(m["id"], {"state": STATE_WAITING, "detail": "waiting for a worker", "retry_in": None})
         out.append({"member": m["name"], "is_generator": m["is_generator"], "done": c["done"], "errors": c["errors"],
-                    "remaining": remaining, "total": run.total_items})
+                    "remaining": remaining, "total": run.total_items, **state})
+    finished = all(m["remaining"] == 0 for m in out)
     return {
         "run": run.pk, "status": run.status, "cancelled": run.cancelled, "prompt_version": run.prompt_version.name,
         "stalled_reason": run.stalled_reason,
-        "members": out, "finished": all(m["remaining"] == 0 for m in out),
+        "members": out, "finished": finished,
+        # Cancel is offered while the run can still start votes: not once it has ended.
+        "can_cancel": not (ended or run.cancelled or finished),
     }
 
 

@@ -70,7 +70,7 @@ def members_by_names(names: list[str]) -> list[CouncilMember]:
     found = {m.name: m for m in CouncilMember.objects.filter(name__in=names)}
     missing = [n for n in names if n not in found]
     if missing:
-        raise ApplicationError(f"no council member(s) named {', '.join(missing)} (add them with council_member_add)")
+        raise ApplicationError(f"no council member(s) named {', '.join(missing)} (an administrator adds members in the admin, or with manage.py council_member_add)")
     return [found[n] for n in names]
 
 
@@ -198,6 +198,14 @@ def council_run_cancel(*, run: CouncilRun) -> CouncilRun:
     ).update(cancelled=True, status=CouncilRun.Status.CANCELLED, finished_at=timezone.now())
     run.refresh_from_db()
     return run
+
+
+def council_batch_waiting(*, batch_id: int, seconds: float, reason: str) -> None:
+    """The batch waits `seconds` before it calls again after a transient error: recorded for the run page
+    (a member that sits still is retrying, not stuck)."""
+    CouncilBatch.objects.filter(pk=batch_id).update(
+        waiting_until=timezone.now() + timedelta(seconds=seconds), waiting_reason=reason[:300]
+    )
 
 
 def council_run_stall(*, run_id: int, reason: str) -> None:

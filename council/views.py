@@ -1,10 +1,12 @@
 """Council pages for authors: members and runs, a run's live progress and cancel, triage."""
 
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 import protocols
@@ -16,6 +18,8 @@ from council.models import CouncilMember, CouncilRun
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.models import ItemSet
+
+TRIAGE_PAGE_SIZE = 50  # rows the triage table shows at once
 
 # Item kinds whose sets pass the generation gates (PROTOCOL §5).
 GATED_KINDS = [spec.item_kind for spec in protocols.specs() if spec.generation_gates]
@@ -85,7 +89,10 @@ def run_progress(request, run_id: int):
 @require_POST
 def run_cancel(request, run_id: int):
     run = services.council_run_cancel(run=get_run_for_user(request.user, run_id))
-    messages.info(request, f"Run {run.pk} cancelled; votes already recorded are kept.")
+    if run.status == CouncilRun.Status.CANCELLED:
+        messages.info(request, f"Run {run.pk} cancelled; votes already recorded are kept.")
+    else:  # it ended meanwhile (e.g. from a page opened before it finished)
+        messages.info(request, f"Run {run.pk} had already {run.status}: there was nothing left to cancel.")
     return redirect("council:run", run_id=run.pk)
 
 
@@ -95,13 +102,27 @@ def triage(request, slug: str):
     campaign = get_unblinded_campaign(request.user, slug)
     if selectors.triage_sealed(campaign):
         return render(request, "council/triage_sealed.html", {"campaign": campaign})
-    band = request.GET.get("band", "")
-    gold_type = request.GET.get("type", "")
+    spec = protocols.get(campaign.protocol)
+    band = request.GET.get("band", "") if request.GET.get("band") in selectors.BANDS else ""
+    gold_type = request.GET.get("type", "") if request.GET.get("type") in spec.gold_values else ""
     data = selectors.triage(campaign)
     rows = [r for r in data["rows"] if (not band or r["band"] == band) and (not gold_type or r["gold_type"] == gold_type)]
+    # The bands and kappas need every vote; the table shows a page of the matching rows.
+    pages = max(1, -(-len(rows) // TRIAGE_PAGE_SIZE))
+    try:
+        number = min(max(0, int(request.GET.get("page", "1")) - 1), pages - 1)
+    except ValueError:
+        number = 0
+    shown = rows[number * TRIAGE_PAGE_SIZE:(number + 1) * TRIAGE_PAGE_SIZE]
+    link = reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+    for row in shown:
+        row["href"] = f"{link}{row['item_id']}/"
+    query = urlencode({k: v for k, v in (("band", band), ("type", gold_type)) if v})
     return render(request, "council/triage.html", {
-        "campaign": campaign, "data": data, "rows": rows, "band": band, "gold_type": gold_type,
-        "bands": selectors.BANDS, "types": protocols.get(campaign.protocol).gold_values,
+        "campaign": campaign, "data": data, "rows": shown, "n_matching": len(rows), "band": band, "gold_type": gold_type,
+        "page": number, "pages": pages, "filter_query": f"&{query}" if query else "",
+        "first_number": number * TRIAGE_PAGE_SIZE,
+        "bands": selectors.BANDS, "types": spec.gold_values,
         "circularity": selectors.circularity_note(data["members"]),
         "kappas": [(pair.replace("|", " × "), v["kappa"], v["n"]) for pair, v in data["pairwise_kappa"].items()],
     })

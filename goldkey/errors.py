@@ -3,7 +3,8 @@
 from collections.abc import Sequence
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404
+from django.shortcuts import render
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -112,7 +113,8 @@ def api_exception_handler(exc, context):
 
 class ApplicationErrorMiddleware:
     """The one HTML error path: a service's 404 becomes the 404 page, a 403 the 403 page, and any other
-    ApplicationError its status carrying its message. (DRF views answer through api_exception_handler
+    ApplicationError its status carrying its message, each in the site's frame (templates/403.html,
+    404.html, error.html). (DRF views answer through api_exception_handler
     before this is reached.) Django's own error pages render the first two, so DEBUG-off pages never
     show more than the message. Annotator pages (annotation.views.annotator_view) turn every other
     error into an AnnotatorError before it gets here."""
@@ -130,4 +132,6 @@ class ApplicationErrorMiddleware:
             raise Http404(exception.message) from exception
         if exception.status_code == 403:
             raise PermissionDenied(exception.message) from exception
-        return HttpResponse(exception.message, status=exception.status_code, content_type="text/plain; charset=utf-8")
+        # Inside the site's frame (navigation, the way home), never a bare page; the message is all it says.
+        return render(request, "error.html", {"message": exception.message, "status": exception.status_code},
+                      status=exception.status_code)

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from items import views as item_views
+from keys import views as key_views
 
 # The Redoc bundle injects its generated <style> elements and runs its search index in a blob: worker; only
 # its own page is loosened for that.
@@ -14,7 +14,7 @@ redoc_view = csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blo
 )
 
 urlpatterns = [
-    path("", item_views.home, name="home"),
+    path("", key_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # Django's own password views, with Goldkey's templates (templates/registration/) and kebab-case names.

@@ -16,6 +16,7 @@ from django.utils.html import format_html
 
 import protocols
 from goldkey import roles
+from goldkey.lib.admin_readonly import ReadOnlySaysWhy
 from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import gate_rejects_sentence
@@ -38,8 +39,10 @@ def item_sets_blind_for(user):
     ).values("pk")
 
 
-class RoleAdminMixin:
+class RoleAdminMixin(ReadOnlySaysWhy):
     """Read-only admin for authors/admins, whatever their Django model permissions."""
+
+    read_only_reason = "Imported material changes only through a new import or the errata process, never by hand."
 
     def has_module_permission(self, request):
         return can_manage_items(request.user)

@@ -3,13 +3,16 @@ runs and their predictions are read-only records of what a system said (they com
 shown to authors and admins only, by the same role rule as the corpus admin (items.admin.RoleAdminMixin)."""
 
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, Sum
 from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.access import blind_campaigns
+from annotation.admin import CampaignAdmin
 from annotation.models import Campaign
 from goldkey.errors import ApplicationError
+from goldkey.lib.admin_readonly import ReadOnlySaysWhy
 from items.admin import RoleAdminMixin
 from keys import selectors as key_selectors
 from keys import services as key_services
@@ -18,6 +21,7 @@ from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, ScoreLevelIng
 
 class KeyEntryInline(admin.TabularInline):
     model = KeyEntry
+    verbose_name_plural = "key entries"
     extra = 0
     can_delete = False
     show_change_link = False
@@ -33,7 +37,8 @@ class KeyEntryInline(admin.TabularInline):
 
 
 @admin.register(GoldKey)
-class GoldKeyAdmin(admin.ModelAdmin):
+class GoldKeyAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
+    read_only_reason = "A frozen key never changes: corrections are errata, released in a derived version."
     list_display = ["version", "benchmark", "status", "parent", "frozen_at", "sha256"]
     list_filter = ["status", "benchmark"]
     actions = ["freeze_drafts", "derive_next_versions"]
@@ -46,33 +51,23 @@ class GoldKeyAdmin(admin.ModelAdmin):
             campaign__in=key_selectors.key_lines_hidden_from(request.user)
         )
 
+    def add_view(self, request, form_url="", extra_context=None):
+        """A key is made from a campaign, on the build page, where the draft is reviewed before it is frozen:
+        the admin's add page leads there (for every closed campaign ready for a key) instead of a raw form."""
+        if not self.has_add_permission(request):
+            return self.read_only_page(request)
+        ready = key_selectors.campaigns_ready_for_a_key(request.user)
+        return self.read_only_page(
+            request, status=200, title="Gold keys are built from a campaign",
+            reason="A key is built from a closed, adjudicated campaign on its build page: you review the draft "
+                   "(counts, kept-set kappa against the bar, the datasheet) and then freeze it."
+                   + ("" if ready else " No closed campaign is waiting for a key right now."),
+            links=[(f"Build the key of {c.slug}", reverse("keys:build", args=[c.slug])) for c in ready]
+            + [("All gold keys and the campaigns ready for one", reverse("keys:list"))],
+        )
+
     def get_inlines(self, request, obj):
         return self.inlines if obj is not None else []  # entries come from the campaign, not a form
-
-    def get_fields(self, request, obj=None):
-        if obj is None:  # a key is made from a campaign: benchmark, kind and entries follow from it
-            return ["campaign", "version", "notes"]
-        return super().get_fields(request, obj)
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "campaign":
-            kwargs["queryset"] = Campaign.objects.filter(status=Campaign.Status.CLOSED).exclude(
-                pk__in=blind_campaigns(request.user)
-            )
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-    def save_model(self, request, obj, form, change):
-        if change:
-            return super().save_model(request, obj, form, change)
-        try:
-            built = key_services.key_build(
-                campaign=form.cleaned_data["campaign"], version=form.cleaned_data["version"], user=request.user,
-                notes=form.cleaned_data.get("notes", ""),
-            )
-        except ApplicationError as exc:
-            raise ValidationError(exc.message) from exc
-        obj.pk = built.pk
-        obj.__dict__.update({k: v for k, v in built.__dict__.items() if not k.startswith("_")})
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.is_frozen:
@@ -118,7 +113,9 @@ class GoldKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Erratum)
-class ErratumAdmin(admin.ModelAdmin):
+class ErratumAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
+    read_only_reason = ("Errata are filed on the key's page, through the API or with manage.py erratum_file, and "
+                        "decided there; what was filed stays as it was.")
     list_display = ["id", "key", "item_external_id", "kind", "status", "filed_by", "decided_by", "applied_in"]
     list_filter = ["status", "kind"]
     readonly_fields = ["key", "item_external_id", "kind", "value", "description", "filed_by", "filed_at", "status",
@@ -133,6 +130,7 @@ class SystemRunAdmin(RoleAdminMixin, admin.ModelAdmin):
     """A run is imported with its file's hash and never edited by hand: a changed prediction would be a
     score nobody ran. Its predictions are a linked list (100,000 rows do not fit an inline)."""
 
+    read_only_reason = "A system run is imported with manage.py score_import, with its file's hash; it is never edited."
     list_display = ["id", "key", "system", "configuration", "ingest", "source_name", "imported_by", "imported_at"]
     list_filter = ["key", "system"]
     list_select_related = ["key", "imported_by"]
@@ -154,6 +152,7 @@ class SystemRunAdmin(RoleAdminMixin, admin.ModelAdmin):
 
 @admin.register(RunPrediction)
 class RunPredictionAdmin(RoleAdminMixin, admin.ModelAdmin):
+    read_only_reason = "Predictions come with their system run (manage.py score_import) and are never edited."
     list_display = ["item_external_id", "run", "aligned", "evidence", "attributed", "cited_fact_only"]
     list_filter = ["run"]
     list_select_related = ["run__key"]
@@ -167,9 +166,95 @@ class RunPredictionAdmin(RoleAdminMixin, admin.ModelAdmin):
 class ScoreLevelIngestAdmin(RoleAdminMixin, admin.ModelAdmin):
     """Imported with `score_import --format scores`, as given; read-only like the runs."""
 
+    read_only_reason = "Score-level ingests are imported with manage.py score_import --format scores, as given."
     list_display = ["id", "key", "system", "configuration", "ingest", "scores", "source_name", "imported_at"]
     list_filter = ["key"]
     list_select_related = ["key"]
     fields = ["key", "system", "configuration", "ingest", "scores", "note", "metadata", "source_name", "source_sha256",
               "imported_by", "imported_at"]
     readonly_fields = fields
+
+
+class CampaignFiguresAdmin(CampaignAdmin):
+    """The campaign list as the design card has it: progress, kappa, queue size and key status per campaign,
+    each linking to its page. Every figure is a stored one (the enrollments' counters, the stored queue's
+    counts and figures cache, the frozen key's manifest), read in a fixed number of queries: agreement is
+    never recomputed per row. Registered here, above annotation, because the figures belong to the layers
+    that compute them. Campaigns the user still annotates show none of it."""
+
+    list_display = ["slug", "name", "protocol", "status", "progress", "kappa", "queue", "key_status", "created_at"]
+    list_filter = ["status", "protocol"]
+
+    def get_queryset(self, request):
+        # What this user may not see of each campaign rides along as columns (the admin instance is shared
+        # between requests: nothing per user is kept on it).
+        user = request.user
+        return super().get_queryset(request).select_related("item_set", "queue_state").annotate(
+            answered=Sum("enrollments__phase1_done_count"), required=Sum("enrollments__assigned_count"),
+            enrolled=Count("enrollments"), finished=Count("enrollments", filter=Q(enrollments__submitted_at__isnull=False) | Q(enrollments__ended_at__isnull=False)),
+            blind=Exists(blind_campaigns(user).filter(pk=OuterRef("pk"))),
+            key_hidden=Exists(key_selectors.key_lines_hidden_from(user).filter(key__campaign_id=OuterRef("pk"))),
+        ).prefetch_related(Prefetch(
+            "gold_keys", queryset=GoldKey.objects.only("id", "version", "status", "campaign_id", "manifest").order_by("version"),
+        ))
+
+    @staticmethod
+    def _blind(obj) -> bool:
+        return bool(getattr(obj, "blind", True))  # without the column (another page's row): hide
+
+    @staticmethod
+    def _state(obj):
+        try:
+            return obj.queue_state
+        except ObjectDoesNotExist:
+            return None
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        if not obj.enrolled:
+            return "no annotators"
+        return f"{obj.answered or 0} of {obj.required or 0} answered · {obj.finished} of {obj.enrolled} annotators done"
+
+    @admin.display(description="kappa (κ)")
+    def kappa(self, obj):
+        if self._blind(obj):
+            return "hidden while you annotate"
+        url = reverse("adjudication:agreement", args=[obj.slug])
+        state = self._state(obj)
+        figures = state.figures if state is not None and state.figures_version == state.version else {}
+        found = next((f for f in figures.values() if isinstance(f, dict) and f.get("kappa") is not None), None)
+        if found is not None:
+            return format_html('<a href="{}">{} (kept set)</a>', url, f"{found['kappa']:.3f}")
+        frozen = [k for k in obj.gold_keys.all() if k.is_frozen]
+        kept = ((frozen[-1].manifest or {}).get("agreement") or {}).get("kappa_kept_set") if frozen else None
+        if kept and kept.get("kappa") is not None:
+            return format_html('<a href="{}">{} (kept set, {})</a>', url, f"{kept['kappa']:.3f}", frozen[-1].version)
+        return format_html('<a href="{}">agreement</a>', url)
+
+    @admin.display(description="queue")
+    def queue(self, obj):
+        if self._blind(obj):
+            return "hidden while you annotate"
+        url = reverse("adjudication:queue", args=[obj.slug])
+        state = self._state(obj)
+        if state is None:
+            return format_html('<a href="{}">not built yet: open</a>', url)
+        undecided = f" · {state.n_undecided} undecided" if state.counts_version == state.version else ""
+        return format_html('<a href="{}">{} queued{}</a>', url, state.n_queued, undecided)
+
+    @admin.display(description="key")
+    def key_status(self, obj):
+        if self._blind(obj) or getattr(obj, "key_hidden", True):
+            return "hidden while you annotate"
+        keys = list(obj.gold_keys.all())
+        if not keys:
+            if obj.status == Campaign.Status.CLOSED:
+                return format_html('<a href="{}">build the key</a>', reverse("keys:build", args=[obj.slug]))
+            return "—"
+        latest = keys[-1]
+        return format_html('<a href="{}">{} ({})</a>', reverse("keys:detail", args=[latest.version]), latest.version,
+                           latest.status)
+
+
+admin.site.unregister(Campaign)
+admin.site.register(Campaign, CampaignFiguresAdmin)

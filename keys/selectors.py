@@ -118,6 +118,22 @@ def key_counts(key: GoldKey) -> dict:
     return {gold: n for gold, n in sorted(rows)}
 
 
+ENTRY_PAGE_SIZE = 50  # rows of a key page's item table
+
+
+def key_entry_page(key: GoldKey, *, number: int = 0, gold: str = "", size: int = ENTRY_PAGE_SIZE) -> dict:
+    """A page of the key's entries in key order (external id), optionally of one gold label: the rows,
+    the matching total and the page count, in two queries whatever the key's size."""
+    rows = KeyEntry.objects.filter(key=key, **({"gold": gold} if gold else {}))
+    total = rows.count()
+    pages = max(1, -(-total // size))
+    number = min(max(0, number), pages - 1)
+    entries = list(
+        rows.order_by("external_id").only("external_id", "gold", "provenance", "evidence")[number * size:(number + 1) * size]
+    )
+    return {"entries": entries, "total": total, "page": number, "pages": pages, "first_number": number * size}
+
+
 def key_canonical_bytes(key: GoldKey) -> bytes:
     return key_bytes(key.kind, key.version, key_entries(key))
 

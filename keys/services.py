@@ -46,8 +46,8 @@ def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[Sim
     if undecided:
         ids = sorted(entry.item.external_id for entry in undecided)
         raise ApplicationError(
-            f"campaign '{campaign.slug}' has {len(ids)} undecided item(s) in its adjudication queue: "
-            + ", ".join(ids),
+            f"campaign '{campaign.slug}' has {len(ids)} undecided item(s) in its adjudication queue: decide them first ("
+            + ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "") + ")",
             extra={"undecided": ids},
         )
     retained = snapshot.retained
@@ -81,7 +81,7 @@ def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[Sim
     entries = []
     for item, gold, how in retained:
         if gold not in valid:
-            raise ApplicationError(f"{item.external_id}: final gold '{gold}' is not one of {', '.join(valid)}")
+            raise ApplicationError(f"{item.external_id}: its final gold '{gold}' is not a gold label of this protocol ({', '.join(valid)})")
         entries.append(
             SimpleNamespace(
                 key_id=key.pk,
@@ -292,7 +292,7 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
     if not key.is_frozen:
         raise ApplicationError(f"key '{key.version}' is a draft; errata are filed against frozen keys")
     if kind not in Erratum.Kind.values:
-        raise ApplicationError(f"kind '{kind}' is not one of {', '.join(Erratum.Kind.values)}")
+        raise ApplicationError(f"'{kind}' is not a kind of erratum: choose one of {', '.join(Erratum.Kind.values)}")
     description = (description or "").strip()
     if not description:
         raise ApplicationError("describe the problem (description is required)")
@@ -312,7 +312,7 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
     elif kind == Erratum.Kind.RELABEL:
         valid = _valid_gold(key.kind)
         if value not in valid:
-            raise ApplicationError(f"relabel needs --value, one of {', '.join(valid)}")
+            raise ApplicationError(f"a relabel erratum needs the new gold label as its value: one of {', '.join(valid)}")
         if in_key is None and _candidate(key, item_external_id) is None:
             raise ApplicationError(f"'{item_external_id}' is neither in {key.version} nor among its candidates")
         if in_key is not None and in_key.gold == value:
@@ -323,7 +323,7 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
         if kind == Erratum.Kind.FIX_EVIDENCE:
             ids = _parse_evidence(value)
             if not ids:
-                raise ApplicationError("fix-evidence needs --value: the corrected turn ids, comma-separated")
+                raise ApplicationError("a fix-evidence erratum needs the corrected turn ids as its value, comma-separated (e.g. D1:3,D2:5)")
             known = set(
                 Turn.objects.filter(conversation_id=in_key.item.conversation_id, dia_id__in=ids).values_list("dia_id", flat=True)
             )
@@ -332,9 +332,9 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
                 raise ApplicationError(f"evidence {', '.join(unknown)} is not a turn of the item's conversation")
             value = ",".join(ids)
         elif kind == Erratum.Kind.FIX_QUOTE and not value:
-            raise ApplicationError("fix-quote needs --value: the corrected verbatim quote")
+            raise ApplicationError("a fix-quote erratum needs the corrected verbatim quote as its value")
         elif kind == Erratum.Kind.DROP and value:
-            raise ApplicationError("drop takes no --value")
+            raise ApplicationError("a drop erratum takes no value: leave it empty")
     # One open erratum per item and kind (filed, or accepted and not yet applied): two open relabels of
     # one item could only be applied by silently letting the later one win.
     open_one = Erratum.objects.filter(key=key, item_external_id=item_external_id, kind=kind).filter(
@@ -388,7 +388,7 @@ def next_version(version: str) -> str:
     """TWIST-v1.0 -> TWIST-v1.1 (the minor number counts errata releases)."""
     match = re.fullmatch(r"(.*?)(\d+)", version)
     if match is None:
-        raise ApplicationError(f"cannot derive a next version from '{version}'; give --key-version")
+        raise ApplicationError(f"cannot tell the next version after '{version}' (it does not end in a number): name the new version")
     return f"{match.group(1)}{int(match.group(2)) + 1}"
 
 
@@ -537,7 +537,10 @@ def _added_entry(key: GoldKey, external_id: str, source_version: str) -> KeyEntr
     benchmark and protocol (PROTOCOL §7: a later version may add items annotated in a later campaign)."""
     source = GoldKey.objects.filter(version=source_version).first()
     if source is None or not source.is_frozen:
-        raise ApplicationError(f"add needs --value: a frozen key version to take '{external_id}' from ('{source_version}' is none)")
+        raise ApplicationError(
+            f"an add erratum needs as its value the frozen key version to take '{external_id}' from"
+            + (f" ('{source_version}' is not a frozen key)" if source_version else "")
+        )
     if (source.kind, source.benchmark_id) != (key.kind, key.benchmark_id):
         raise ApplicationError(f"{source.version} is a key of another benchmark or protocol than {key.version}")
     if key_lineage(source)[0].campaign_id == key_lineage(key)[0].campaign_id:

@@ -11,10 +11,24 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import access
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
-from keys import bundle, releases
+from items.selectors import corpus_summary
+from keys import bundle, next_steps, releases
 from keys import selectors as key_selectors
 from keys import services as key_services
 from keys.models import Erratum, GoldKey
+
+
+@require_GET
+def home(request):
+    """The home page: what Goldkey is, and each signed-in person's next step by role."""
+    user = request.user
+    signed_in = user.is_authenticated
+    return render(request, "home.html", {
+        "summary": corpus_summary(),
+        "work": next_steps.annotator_steps(user) if signed_in and roles.is_annotator(user) else [],
+        "steps": next_steps.author_steps(user) if signed_in else [],
+        "no_role": signed_in and not (roles.is_annotator(user) or roles.is_author(user)),
+    })
 
 
 def _key_or_404(version: str, user):
@@ -34,12 +48,20 @@ def key_detail(request, version: str):
     key = _key_or_404(version, request.user)
     errata = list(key_selectors.errata_for_key(key))
     waiting = [e for e in errata if e.status == Erratum.Status.ACCEPTED and e.applied_in_id is None]
+    counts = key_selectors.key_counts(key)
+    gold = request.GET.get("gold", "") if request.GET.get("gold") in counts else ""
+    try:
+        number = int(request.GET.get("page", "1")) - 1
+    except ValueError:
+        number = 0
     return render(
         request,
         "keys/detail.html",
         {
             "key": key,
-            "counts": key_selectors.key_counts(key),
+            "counts": counts,
+            "table": key_selectors.key_entry_page(key, number=number, gold=gold),
+            "gold_filter": gold,
             "errata": errata,
             "waiting_errata": waiting,
             "next_version": _next_version(key) if waiting else "",

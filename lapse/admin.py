@@ -16,6 +16,7 @@ class ScorerLabelAdmin(RoleAdminMixin, admin.ModelAdmin):
     search_fields = ("item__external_id", "label", "member")
     list_select_related = ("item",)
     readonly_fields = [f.name for f in ScorerLabel._meta.fields]
+    read_only_reason = "Scorer labels are written by the scoring services (cascade, judge), never by hand."
 
     def get_queryset(self, request):
         # Labels of items in a campaign whose detector labels are still sealed (PROTOCOL §11) stay hidden.

@@ -36,12 +36,12 @@ def test_drop_and_relabel_need_a_note(small_campaign, item, author, action):
 
 
 def test_relabel_needs_a_valid_gold_type(small_campaign, item, author):
-    with pytest.raises(ApplicationError, match="relabel needs a new label"):
+    with pytest.raises(ApplicationError, match="a relabel needs a new label"):
         services.decision_save(campaign=small_campaign, item=item, action="relabel", new_gold="odd", note="x", user=author)
 
 
 def test_an_unknown_action_is_refused(small_campaign, item, author):
-    with pytest.raises(ApplicationError, match="action 'maybe'"):
+    with pytest.raises(ApplicationError, match="'maybe' is not a decision"):
         services.decision_save(campaign=small_campaign, item=item, action="maybe", user=author)
 
 

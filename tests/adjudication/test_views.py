@@ -99,6 +99,21 @@ def test_drop_without_a_note_is_refused_with_the_reason_on_the_page(client, smal
     assert not Decision.objects.exists()
 
 
+def test_relabel_without_a_new_label_keeps_the_chosen_action_and_note_and_says_what_is_missing(client, small_campaign, author):
+    client.force_login(author)
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "relabel", "new_gold": "", "note": "reads as aligned"})
+    html = response.content.decode()
+    assert response.status_code == 400 and "a relabel needs a new label: choose one of contradicting" in html
+    assert 'value="relabel" checked' in html and 'value="drop" checked' not in html and "reads as aligned</textarea>" in html
+    assert not Decision.objects.exists()
+
+
+def test_saving_without_choosing_a_decision_asks_for_one_in_plain_words(client, small_campaign, author):
+    client.force_login(author)
+    html = client.post(item_url(small_campaign, "conv-1:v1c4"), {"note": "x"}).content.decode()
+    assert "choose a decision: keep, drop or relabel" in html and "is not one of" not in html
+
+
 def test_the_last_decision_returns_to_the_queue_with_retained_statistics(client, small_campaign, author):
     client.force_login(author)
     client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": "not stated"})

@@ -202,7 +202,9 @@ def test_an_operator_error_on_an_annotator_page_shows_its_status_and_a_fixed_tex
 
     monkeypatch.setattr(services, "enrollment_submit", leaky)
     response = _login(client, annotator_a).post("/annotate/tw/submit/", {"confirm": "yes"})
-    assert response.status_code == 400 and response.content.decode() == "This request was refused."
+    body = response.content.decode()
+    assert response.status_code == 400 and '<p class="error-message" role="alert">This request was refused.</p>' in body
+    assert "conv-x" not in body and "v1c" not in body
 
 
 def test_author_overview_shows_progress_and_pace_but_never_answers(client, twist_campaign, annotator_a, author):

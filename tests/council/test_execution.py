@@ -218,6 +218,19 @@ def test_a_429_is_retried_after_the_servers_retry_after(small_campaign, fake_llm
 
 
 @pytest.mark.django_db
+def test_a_batch_waiting_to_retry_after_a_429_says_so_for_the_run_page(small_campaign, fake_llm, monkeypatch):
+    recorded = []
+    real = services.council_batch_waiting
+    monkeypatch.setattr(services, "council_batch_waiting", lambda **kw: recorded.append(kw) or real(**kw))
+    member = _member(fake_llm, "fake-429-once")
+    batch, _ = _work(_run(small_campaign, member), member, Item.objects.filter(external_id="conv-x:3"))
+    assert [r["seconds"] for r in recorded] == [pytest.approx(0.05)] * 2  # each phase: one 429, then the answer
+    batch.refresh_from_db()
+    assert batch.waiting_reason.startswith("429 rate limited") and batch.waiting_reason.endswith("— retry 2 of at most 2")
+    assert batch.waiting_until is not None
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("model, timeout", [("fake-500-once", 1.0), ("fake-slow-once", 0.3)])
 def test_a_5xx_or_a_reply_slower_than_the_client_timeout_is_retried_into_a_vote(small_campaign, fake_llm, model, timeout):
     member = _member(fake_llm, model, timeout_seconds=timeout)

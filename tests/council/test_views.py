@@ -1,7 +1,10 @@
 """Council pages: authors only (and not while blind), filters, progress JSON, cancel, constant queries."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from council.models import CouncilRun, CouncilVote
 from council.services import council_member_add, prompt_version_default
@@ -88,7 +91,8 @@ def test_the_triage_page_filters_by_band_and_type(client, author, small_run):
 def test_the_progress_endpoint_reports_done_errors_and_remaining_per_member(client, author, small_run):
     data = _login(client, author).get(reverse("council:run-progress", args=[small_run.pk])).json()
     assert data["members"] == [
-        {"member": "m1", "is_generator": True, "done": 1, "errors": 0, "remaining": 2, "total": 3}
+        {"member": "m1", "is_generator": True, "done": 1, "errors": 0, "remaining": 2, "total": 3,
+         "state": "waiting", "detail": "waiting for a worker", "retry_in": None}
     ]
     assert data["finished"] is False
 
@@ -97,6 +101,77 @@ def test_the_progress_endpoint_reports_done_errors_and_remaining_per_member(clie
 def test_the_run_page_shows_a_cancel_button(client, author, small_run):
     body = _login(client, author).get(reverse("council:run", args=[small_run.pk])).content.decode()
     assert "Cancel run" in body and "progress.json" in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("status", ["finished", "cancelled"])
+def test_an_ended_run_offers_no_cancel(client, author, small_run, status):
+    CouncilRun.objects.filter(pk=small_run.pk).update(status=status, cancelled=status == "cancelled")
+    body = _login(client, author).get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "Cancel run" not in body
+    assert client.get(reverse("council:run-progress", args=[small_run.pk])).json()["can_cancel"] is False
+
+
+@pytest.mark.django_db
+def test_a_run_whose_every_vote_is_in_offers_no_cancel_even_before_its_status_moves(client, author, small_run):
+    member = small_run.members.get()
+    for item in small_run.campaign.item_set.items.exclude(external_id="conv-x:1"):
+        CouncilVote.objects.create(campaign=small_run.campaign, member=member, item=item, prompt_version="twist-b-v1",
+                                   values={"q1": "consistent"}, run=small_run)
+    body = _login(client, author).get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "Cancel run" not in body and 'state-done' in body
+
+
+@pytest.mark.django_db
+def test_cancelling_a_run_that_has_ended_says_there_was_nothing_to_cancel(client, author, small_run):
+    CouncilRun.objects.filter(pk=small_run.pk).update(status="finished")
+    response = _login(client, author).post(reverse("council:run-cancel", args=[small_run.pk]), follow=True)
+    assert "had already finished: there was nothing left to cancel" in response.content.decode()
+    small_run.refresh_from_db()
+    assert small_run.status == "finished" and not small_run.cancelled
+
+
+@pytest.mark.django_db
+def test_the_progress_says_a_member_is_retrying_and_why_while_its_batch_waits(client, author, small_run):
+    from council.models import CouncilBatch
+    from council.services import council_batch_waiting
+
+    member = small_run.members.get()
+    batch = CouncilBatch.objects.create(run=small_run, member=member, item_ids=[], holder="task-1",
+                                        lease_until=timezone.now() + timedelta(minutes=5))
+    _login(client, author)
+    url = reverse("council:run-progress", args=[small_run.pk])
+    assert client.get(url).json()["members"][0]["state"] == "calling"
+    council_batch_waiting(batch_id=batch.pk, seconds=30, reason="429 rate limited: slow down — retry 1 of at most 5")
+    m = client.get(url).json()["members"][0]
+    assert m["state"] == "retrying" and m["detail"].startswith("429 rate limited") and 0 < m["retry_in"] <= 30
+    page = client.get(reverse("council:run", args=[small_run.pk])).content.decode()
+    assert "state-retrying" in page and "429 rate limited: slow down" in page and "next try in" in page
+    CouncilBatch.objects.filter(pk=batch.pk).update(waiting_until=timezone.now() - timedelta(seconds=1))
+    assert client.get(url).json()["members"][0]["state"] == "calling"  # the wait is over: calling again
+    CouncilBatch.objects.filter(pk=batch.pk).update(holder="", lease_until=None)
+    m = client.get(url).json()["members"][0]
+    assert (m["state"], m["detail"]) == ("waiting", "waiting for a worker")
+
+
+@pytest.mark.django_db
+def test_the_progress_runs_the_same_queries_for_one_and_many_batches(client, author, small_run, django_assert_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from council.models import CouncilBatch
+
+    member = small_run.members.get()
+    _login(client, author)
+    url = reverse("council:run-progress", args=[small_run.pk])
+    CouncilBatch.objects.create(run=small_run, member=member, item_ids=[])
+    client.get(url)
+    with CaptureQueriesContext(connection) as one:
+        client.get(url)
+    CouncilBatch.objects.bulk_create(CouncilBatch(run=small_run, member=member, item_ids=[]) for _ in range(30))
+    with CaptureQueriesContext(connection) as many:
+        client.get(url)
+    assert len(one) == len(many)
 
 
 @pytest.mark.django_db
@@ -150,7 +225,35 @@ def test_the_triage_page_runs_a_constant_number_of_queries(client, author, relea
         client.get(reverse("council:triage", args=["small"]))
     with django_assert_max_num_queries(len(small.captured_queries)):
         response = client.get(reverse("council:triage", args=["twist-v1"]))
-    assert len(response.context["rows"]) == 200
+    assert len(response.context["rows"]) == 50 and response.context["n_matching"] == 200  # a page of the rows
+
+
+@pytest.mark.django_db
+def test_triage_ids_link_to_the_items_adjudication_page(client, author, small_run):
+    body = _login(client, author).get(reverse("council:triage", args=["small"])).content.decode()
+    item = small_run.campaign.item_set.items.get(external_id="conv-x:1")
+    assert f'href="{reverse("adjudication:item", args=["small", item.pk])}"' in body
+
+
+@pytest.mark.django_db
+def test_the_triage_table_pages_through_the_matching_rows_keeping_the_filter(client, author, small_run, monkeypatch):
+    from council import views
+
+    monkeypatch.setattr(views, "TRIAGE_PAGE_SIZE", 1)
+    _login(client, author)
+    url = reverse("council:triage", args=["small"])
+    first = client.get(url, {"band": "abstain_heavy"})
+    assert [r["external_id"] for r in first.context["rows"]] == ["conv-x:2"] and first.context["pages"] == 2
+    assert "?page=2&amp;band=abstain_heavy" in first.content.decode()
+    second = client.get(url, {"band": "abstain_heavy", "page": "2"})
+    assert [r["external_id"] for r in second.context["rows"]] == ["conv-x:3"]
+    assert "page 2 of 2" in second.content.decode()
+
+
+@pytest.mark.django_db
+def test_an_unknown_triage_filter_shows_every_row(client, author, small_run):
+    response = _login(client, author).get(reverse("council:triage", args=["small"]), {"band": "<b>x", "type": "nope"})
+    assert response.context["n_matching"] == 3 and "<b>x" not in response.content.decode()
 
 
 @pytest.mark.django_db

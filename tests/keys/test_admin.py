@@ -46,22 +46,36 @@ def test_the_admin_freeze_action_reports_undecided_items(client, admin_user, key
     assert not draft.is_frozen
 
 
-def test_the_admin_add_form_asks_only_for_a_campaign_a_version_and_notes(client, admin_user, key_campaign):
+def test_the_admin_add_page_leads_to_the_build_page_of_each_campaign_ready_for_a_key(client, admin_user, key_campaign):
     client.force_login(admin_user)
-    page = client.get("/admin/keys/goldkey/add/").content.decode()
-    assert 'name="campaign"' in page and 'name="version"' in page and 'name="notes"' in page
-    for free_field in ("benchmark", "kind", "created_by", "created_at", "status", "sha256"):
-        assert f'name="{free_field}"' not in page
+    response = client.get("/admin/keys/goldkey/add/")
+    page = response.content.decode()
+    assert response.status_code == 200 and "Gold keys are built from a campaign" in page
+    assert f'href="/keys/new/{key_campaign.slug}/"' in page and "Build the key of small" in page
+    for raw_field in ("campaign", "version", "benchmark", "kind", "sha256"):
+        assert f'name="{raw_field}"' not in page  # no raw form
 
 
-def test_the_admin_builds_a_key_from_a_campaign_whose_benchmark_and_kind_follow(client, admin_user, key_campaign, author):
+def test_posting_to_the_admin_add_page_creates_no_key(client, admin_user, key_campaign, author):
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)
     client.force_login(admin_user)
-    client.post("/admin/keys/goldkey/add/", {"campaign": key_campaign.pk, "version": "K-v1.0", "notes": ""})
-    key = GoldKey.objects.get(version="K-v1.0")
-    assert key.campaign == key_campaign and key.kind == "twist" and key.entries.count() == 8
-    assert key.benchmark == key_campaign.item_set.track.benchmark and not key.is_frozen
+    response = client.post("/admin/keys/goldkey/add/", {"campaign": key_campaign.pk, "version": "K-v1.0", "notes": ""})
+    assert response.status_code == 200 and not GoldKey.objects.exists()
+
+
+def test_the_key_entries_inline_is_titled_in_plain_english(client, admin_user, frozen_key):
+    client.force_login(admin_user)
+    page = client.get(f"/admin/keys/goldkey/{frozen_key.pk}/change/").content.decode()
+    assert "Key entries" in page and "Key entrys" not in page
+    assert "Read-only: A frozen key never changes" in page
+
+
+def test_a_read_only_models_add_page_says_where_its_rows_come_from(client, admin_user):
+    client.force_login(admin_user)
+    response = client.get("/admin/council/councilvote/add/")
+    assert response.status_code == 403
+    assert "Council votes come from council runs and vote imports" in response.content.decode()
 
 
 def test_a_campaign_has_one_key_line(key_campaign, author):
@@ -176,3 +190,55 @@ def test_an_annotator_cannot_reach_runs_in_the_admin_even_as_staff_with_every_mo
     for url in run_admin_urls(stored_run):
         assert client.get(url).status_code == 403, url
     assert "systemrun" not in client.get("/admin/").content.decode()
+
+
+def _campaign_list(client) -> tuple[str, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/admin/annotation/campaign/")
+    assert response.status_code == 200
+    return response.content.decode(), len(queries)
+
+
+def test_the_campaign_list_shows_progress_kappa_queue_and_key_linking_to_their_pages(client, author, frozen_key):
+    from adjudication.models import QueueState
+
+    client.force_login(author)
+    QueueState.objects.filter(campaign=frozen_key.campaign).delete()  # the stored figures only, once built
+    html, _ = _campaign_list(client)
+    assert "18 of 18 answered · 2 of 2 annotators done" in html
+    assert 'href="/adjudicate/small/">not built yet: open</a>' in html
+    kept = frozen_key.manifest["agreement"]["kappa_kept_set"]["kappa"]
+    assert f'href="/adjudicate/small/agreement/">{kept:.3f} (kept set, TWIST-test-v1.0)</a>' in html
+    assert 'href="/keys/TWIST-test-v1.0/">TWIST-test-v1.0 (frozen)</a>' in html
+    client.get("/adjudicate/small/")  # builds the stored queue and caches its counts and figures
+    html, _ = _campaign_list(client)
+    assert 'href="/adjudicate/small/">2 queued · 0 undecided</a>' in html
+
+
+def test_the_campaign_list_reads_stored_figures_in_the_same_queries_for_one_and_many_campaigns(client, author, annotator_b, frozen_key, monkeypatch):
+    from adjudication import agreement
+    from tests.adjudication.conftest import make_campaign
+
+    client.force_login(author)
+    client.get("/adjudicate/small/")
+    calls = []
+    monkeypatch.setattr(agreement, "campaign_agreement", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(agreement, "queue_retained", lambda *a, **k: calls.append(1))
+    _, one = _campaign_list(client)
+    for n in range(4):
+        make_campaign(slug=f"more-{n}", n=12, annotators=[author, annotator_b], disagree=(n,))
+    html, many = _campaign_list(client)
+    assert one == many and not calls  # no agreement computed for the list
+    assert html.count("build the key") == 4
+
+
+def test_the_campaign_list_hides_the_figures_of_a_campaign_the_author_annotates(client, author, annotator_b):
+    from tests.adjudication.conftest import DISAGREE, make_twist_campaign
+
+    make_twist_campaign([author, annotator_b], {"conv-1:v1b1": DISAGREE}, slug="mine", close=False)
+    client.force_login(author)
+    html, _ = _campaign_list(client)
+    assert html.count("hidden while you annotate") == 3 and 'href="/adjudicate/mine/' not in html

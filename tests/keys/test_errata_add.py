@@ -43,7 +43,7 @@ def test_an_item_of_another_frozen_key_is_added_with_its_trail(frozen_key, later
 
 
 def test_what_cannot_be_added_is_refused_naming_why(frozen_key, later_key, author):
-    with pytest.raises(ApplicationError, match="a frozen key version to take"):
+    with pytest.raises(ApplicationError, match="the frozen key version to take"):
         erratum_file(key=frozen_key, item_external_id="s-0011", kind="add", value="nope", description="d", user=author)
     with pytest.raises(ApplicationError, match="is not an item of TWIST-later-v1.0"):
         erratum_file(key=frozen_key, item_external_id="s-0099", kind="add", value=later_key.version, description="d", user=author)

@@ -115,11 +115,11 @@ def test_verify_reports_a_mismatch_when_the_entries_no_longer_match_the_hash(key
 def test_errata_are_filed_only_against_frozen_keys_with_a_valid_item_and_value(frozen_key, key_campaign, outsider, author):
     with pytest.raises(ApplicationError, match="not an item"):
         erratum_file(key=frozen_key, item_external_id="s-0001", kind="drop", description="x", user=outsider)
-    with pytest.raises(ApplicationError, match="relabel needs"):
+    with pytest.raises(ApplicationError, match="a relabel erratum needs the new gold label"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="relabel", value="bogus", description="x", user=outsider)
     with pytest.raises(ApplicationError, match="description"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description=" ", user=outsider)
-    with pytest.raises(ApplicationError, match="fix-quote needs"):
+    with pytest.raises(ApplicationError, match="a fix-quote erratum needs the corrected verbatim quote"):
         erratum_file(key=frozen_key, item_external_id="s-0000", kind="fix-quote", description="x", user=outsider)
     other = make_campaign(slug="other", n=3, annotators=[author, outsider])
     draft = key_build(campaign=other, version="K-draft", user=author)

@@ -122,3 +122,38 @@ def test_key_pages_run_a_constant_number_of_queries(client, author, annotator_b,
     assert _queries(client, "/keys/") == small_list
     assert _queries(client, "/keys/TWIST-big-v1.0/") == small_detail
     assert _queries(client, f"/keys/{child.version}/") == small_detail
+
+
+@pytest.fixture
+def big_key(author, annotator_b):
+    from keys.services import key_freeze
+
+    campaign = make_campaign(slug="wide", n=130, annotators=[author, annotator_b])
+    return key_freeze(campaign=campaign, version="TWIST-wide-v1.0", user=author)
+
+
+def test_the_key_page_lists_its_items_a_page_at_a_time_with_gold_and_provenance(client, big_key):
+    from keys.selectors import ENTRY_PAGE_SIZE
+
+    first = client.get("/keys/TWIST-wide-v1.0/").content.decode()
+    last = client.get("/keys/TWIST-wide-v1.0/", {"page": "3"}).content.decode()
+    assert ENTRY_PAGE_SIZE == 50 and "page 1 of 3" in first and "page 3 of 3" in last
+    assert "<td>s-0000</td><td>contradicting</td><td>D1:1</td><td>kept unanimous</td>" in first
+    assert "s-0049" in first and "s-0050" not in first
+    assert "<td>101</td><td>s-0100</td>" in last and "s-0099" not in last
+    assert "30 shown of 130" in last
+
+
+def test_the_key_item_table_filters_by_gold_and_keeps_the_filter_on_its_pages(client, big_key):
+    html = client.get("/keys/TWIST-wide-v1.0/", {"gold": "aligned"}).content.decode()
+    # 130 items, every third aligned (1, 4, 7, …): 43, on one page.
+    assert "43 shown of 43 with gold aligned" in html and "<td>s-0001</td><td>aligned</td>" in html
+    assert "s-0000" not in html.split('id="entries"')[1]
+    unknown = client.get("/keys/TWIST-wide-v1.0/", {"gold": "<nope>", "page": "x"}).content.decode()
+    assert "50 shown of 130" in unknown and "<nope>" not in unknown
+
+
+def test_the_key_item_table_runs_the_same_queries_for_9_and_130_items(client, frozen_key, big_key):
+    small = _queries(client, f"/keys/{frozen_key.version}/?page=1&gold=aligned")
+    large = _queries(client, f"/keys/{big_key.version}/?page=2&gold=aligned")
+    assert small == large, (small, large)
