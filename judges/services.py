@@ -130,8 +130,9 @@ def _check_unique(records: list[JudgedRecord], log: ErrorLog) -> dict[str, Judge
     return by_id
 
 
-def _attach(path: Path, log: ErrorLog, by_id: dict[str, JudgedRecord], what: str) -> None:
-    """Read a hypothesis ("hypothesis") or judge-label ("label") file onto the questions it names."""
+def _attach(path: Path, log: ErrorLog, by_id: dict[str, JudgedRecord], what: str, refused: set[str]) -> None:
+    """Read a hypothesis ("hypothesis") or judge-label ("label") file onto the questions it names; a line
+    for a question the question file refused is still checked, and says nothing more about that question."""
     seen: dict[str, str] = {}
     for where, record in _records(path, log):
         question_id = require_str(record, "question_id", where, log)
@@ -142,16 +143,16 @@ def _attach(path: Path, log: ErrorLog, by_id: dict[str, JudgedRecord], what: str
             continue
         seen[question_id] = where
         target = by_id.get(question_id)
-        if target is None:
+        if target is None and question_id not in refused:
             log.add(where, f"field 'question_id': '{question_id}' is not in the question file")
             continue
         if what == "hypothesis":
             hypothesis = require_str(record, "hypothesis", where, log, allow_empty=True)
-            if hypothesis is not None:
+            if hypothesis is not None and target is not None:
                 target.hypothesis = hypothesis
         else:
             label = _judge_label(record, where, log)
-            if label is not None:
+            if label is not None and target is not None:
                 target.judge = label
 
 
@@ -165,13 +166,19 @@ def judged_import(
     (question_id, label yes/no, judge_model). `run` names the system / run that answered (hidden)."""
     questions, hypotheses = Path(questions), Path(hypotheses)
     log = ErrorLog()
-    parsed = [r for where, record in _records(questions, log) if (r := _question(record, where, log))]
+    parsed, refused = [], set()
+    for where, record in _records(questions, log):
+        question = _question(record, where, log)
+        if question is not None:
+            parsed.append(question)
+        elif isinstance(record.get("question_id"), str):
+            refused.add(record["question_id"])
     by_id = _check_unique(parsed, log)
     if not parsed and not log.errors:
         log.add(f"{questions.name}:1", "no questions in file")
-    _attach(hypotheses, log, by_id, "hypothesis")
+    _attach(hypotheses, log, by_id, "hypothesis", refused)
     if labels is not None:
-        _attach(Path(labels), log, by_id, "label")
+        _attach(Path(labels), log, by_id, "label", refused)
     for record in by_id.values():
         if record.hypothesis is None and not log.full:
             log.add(record.where, f"field 'question_id': no hypothesis for '{record.question_id}' in {hypotheses.name}")
