@@ -15,6 +15,8 @@ KEYS = ("n", "left_out", "agree", "observed", "kappa", "ci95", "ci95_bootstrap")
 
 def latest_calibrations(judges: list[str]) -> dict[str, dict]:
     """judge model or member name -> its latest calibration (one query whatever the number of judges)."""
+    if not judges:
+        return {}
     rows = JudgeCalibration.objects.filter(judge_model__in=judges) | JudgeCalibration.objects.filter(judge__in=judges)
     latest: dict[str, dict] = {}
     for row in rows.order_by("-created_at", "-id").values(
