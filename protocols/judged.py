@@ -377,9 +377,10 @@ SPEC = ProtocolSpec(
     ),
     item_template="annotation/item_judged.html",
     agreement_figures="labels",
-    key_fields=(("question_id", "external_id"), ("verdict", "gold"), ("provenance", "provenance")),
+    # A key record's "id" is what the canonical key sorts and hashes by: here the benchmark's question_id.
+    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance")),
     candidate_fields=(
-        ("question_id", "external_id"),
+        ("id", "external_id"),
         ("question_type", "family"),
         ("question", "request"),
         ("answer", "draft"),
