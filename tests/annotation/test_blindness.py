@@ -223,6 +223,17 @@ def test_author_who_annotates_and_has_not_submitted_reaches_no_hidden_value(worl
     assert leaks == []
 
 
+def test_the_walk_reaches_every_protocols_item_pages_and_they_show_their_blind_text(world, annotator_a):
+    # The judged-answer campaign's item pages are among the walked URLs, and they render for the annotator
+    # (so a judge label, model, run or date placed on them would be found above).
+    paths = set(candidate_urls(_pools()))
+    client = Client()
+    client.force_login(annotator_a)
+    for slug, visible in (("tw", "Visible draft"), ("lp", "Visible response"), ("jd", "Visible hypothesis")):
+        assert f"/annotate/{slug}/item/1/" in paths
+        assert visible in client.get(f"/annotate/{slug}/item/1/").content.decode()
+
+
 def test_annotators_have_no_admin_access(world, annotator_a, client):
     client.force_login(annotator_a)
     response = client.get("/admin/annotation/campaign/")

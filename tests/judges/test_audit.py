@@ -9,48 +9,15 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from adjudication.services import decision_save
 from annotation.services import campaign_create
 from annotation.transfer import answers_load
 from council.services import council_member_add
 from goldkey.lib import statistics as st
-from items.models import Item
 from judges.selectors import judge_audit
 from judges.services import judge_calibration_run, judged_import
-from tests.conftest import close_campaign
-from tests.judges.conftest import HYPOTHESES, LABELS, QUESTIONS
+from tests.judges.conftest import FLIP, FLIPPED, HYPOTHESES, LABELS, QUESTIONS, TRUTH, adjudicate
 
 pytestmark = pytest.mark.django_db
-
-# What a careful human says of each demo answer (the demo judge gets three wrong: a hedge, a stale
-# answer and an invented licence plate).
-TRUTH = {
-    "demo-ssu-01": "correct", "demo-ssu-02": "incorrect", "demo-ssa-01": "correct", "demo-ssa-02": "incorrect",
-    "demo-ssp-01": "correct", "demo-ms-01": "correct", "demo-ms-02": "incorrect", "demo-ku-01": "correct",
-    "demo-ku-02": "incorrect", "demo-ku-03": "correct", "demo-tr-01": "correct", "demo-tr-02": "incorrect",
-    "demo-ssu-03_abs": "correct", "demo-ku-04_abs": "incorrect",
-}
-FLIPPED = ("demo-ssa-01", "demo-ku-01")
-FLIP = {"correct": "incorrect", "incorrect": "correct"}
-
-
-@pytest.fixture
-def labelled(judged_set, annotator_a, annotator_b, author):
-    campaign = campaign_create(slug="jd", item_set=judged_set, annotators=[annotator_a, annotator_b], seed=5)
-    answers_load(campaign=campaign, annotator="A", answers={q: {"verdict": v} for q, v in TRUTH.items()})
-    answers_load(campaign=campaign, annotator="B", answers={
-        q: {"verdict": FLIP[v] if q in FLIPPED else v} for q, v in TRUTH.items()
-    })
-    close_campaign(campaign, author)
-    return campaign
-
-
-def adjudicate(campaign, author):
-    for question_id in FLIPPED:
-        item = Item.objects.get(item_set=campaign.item_set, external_id=question_id)
-        decision_save(campaign=campaign, item=item, action="relabel", new_gold=TRUTH[question_id], note="by the rubric",
-                      user=author)
-
 
 def judge_labels() -> dict[str, str]:
     return {json.loads(line)["question_id"]: {"yes": "correct", "no": "incorrect"}[json.loads(line)["label"]]

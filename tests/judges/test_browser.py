@@ -17,7 +17,7 @@ from judges.selectors import judge_audit
 from judges.services import judge_calibration_run
 from protocols import judged
 from tests.conftest import browser_login
-from tests.judges.test_audit import FLIP, FLIPPED, TRUTH
+from tests.judges.conftest import FLIP, FLIPPED, TRUTH
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ import pytest
 from keys.models import GoldKey
 from keys.releases import release_files
 from keys.services import key_freeze
-from tests.judges.test_audit import TRUTH, adjudicate, labelled  # noqa: F401 (the fixture)
+from tests.judges.conftest import TRUTH, adjudicate
 
 pytestmark = pytest.mark.django_db
 
