@@ -37,7 +37,7 @@ JUDGES = ("judge-strict", "judge-lenient-stale", "judge-random")
 FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always")
 TURN_ID = re.compile(r"\[(D\d+:\d+)\]")
 JUDGE_PREFIX = "fake-judge-"
-JUDGED = re.compile(r"\n\n(?:Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: (.*?)\n\n(?:Is|Does) the model", re.DOTALL)
+JUDGED = re.compile(r"\n\n(?:Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: (.*?)\n\n", re.DOTALL)
 STALE_DECOY = re.compile(
     "^" + re.escape(judged.TEMPLATES[judged.STALE]).replace(re.escape("{previous}"), ".+") + "$", re.DOTALL
 )
@@ -67,8 +67,16 @@ def answer_for(model: str, messages: list[dict]) -> str:
 
 
 def judge_reply(model: str, messages: list[dict]) -> str:
-    """The yes / no of a fake judge (see the module docstring) to the last judged-answer prompt."""
+    """The yes / no of a fake judge (see the module docstring) to the last judged-answer prompt; asked as a
+    council member (a JSON shape after `JSON_SCHEMA:`), the same verdict as {"verdict": …}."""
     asked = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    said = _judge_says(model, asked)
+    if SCHEMA_MARKER in asked:
+        return json.dumps({"verdict": judged.JUDGE_LABELS[said]})
+    return said
+
+
+def _judge_says(model: str, asked: str) -> str:
     found = JUDGED.search(asked)
     if found is None:
         return "no"

@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protocols.base import (
+    COUNCIL_SYSTEM,
     DISCUSS,
     MISSING_ANSWERS,
     AnswerFile,
     Benchmark,
     Citation,
+    CouncilPrompt,
     Panel,
     ProtocolSpec,
     Question,
@@ -90,6 +92,22 @@ ABSTENTION_GOLD_NAME = "Explanation"
 JUDGE_PROMPT = "{rubric}\n\nQuestion: {question}\n\n{gold_name}: {answer}\n\nModel Response: {response}\n\n{ask}"
 ASK = "Is the model response correct? Answer yes or no only."
 ABSTENTION_ASK = "Does the model correctly identify the question as unanswerable? Answer yes or no only."
+
+
+# When council members label a judged-answer campaign (each member a judge, compared with the human gold
+# like Lapse's judge): the type's rubric and the three texts, exactly as an annotator reads them.
+COUNCIL_PHASE1 = """{rubric}
+
+Question: {request}
+
+{gold_name}: {draft}
+
+Model Response: {response}
+
+verdict: "correct" where the instruction above says answer yes, "incorrect" where it says no. Optional "notes".
+
+Reply with ONLY a JSON object of this shape (lists give the allowed values):
+{schema_marker} {schema}"""
 
 
 def split_family(family: str) -> tuple[str, bool]:
@@ -322,11 +340,17 @@ def suggest(spec: ProtocolSpec, gold: str, answers: list[dict], reasons: Sequenc
 
 
 def agreement_summary(r: dict) -> list[str]:
-    return [f"  human–human verdict: {format_kappa(r['five_way'])}"]
+    lines = [f"  human–human verdict: {format_kappa(r['five_way'])}"]
+    if r.get("detectors_sealed"):
+        lines.append(f"  judges vs gold: sealed until every disagreement is decided ({r['gold']['undecided']} undecided)")
+    for name, j in (r.get("judge_gold_by_judge") or {}).items():
+        lines.append(f"  council judge {name} vs gold: {format_kappa(j['five_way'])}")
+    return lines
 
 
 def forest_rows(agreement: dict) -> list[tuple[str, dict]]:
-    return [("human–human verdict", agreement["five_way"])]
+    council = [(f"{name}–gold verdict", j["five_way"]) for name, j in (agreement.get("judge_gold_by_judge") or {}).items()]
+    return [("human–human verdict", agreement["five_way"]), *council]
 
 
 SPEC = ProtocolSpec(
@@ -400,6 +424,7 @@ SPEC = ProtocolSpec(
         relabel="set verdict", relabel_prompt="adjudicated verdict…", council="Judge labels",
         confusion_caption=" (verdicts)",
     ),
+    council_prompt=CouncilPrompt(name="judged-v1", system=COUNCIL_SYSTEM, phase1=COUNCIL_PHASE1),
     # The human verdicts validate the judge: whoever decides one must not see what the judge said.
     detectors_sealed_until_decided=True,
 )

@@ -73,6 +73,10 @@ def test_the_judges_latest_calibration_is_shown_beside_its_labels(labelled, auth
     assert 'data-testid="judge-audit"' in page
     assert "Decoy calibration (judged-decoys/1" in page and "<strong>admissible</strong>" in page
     assert "stale_as_current 3/3 rejected" in page
+    csv = client.get(f"/adjudicate/{labelled.slug}/agreement.csv").content.decode()
+    kappa = audit["rows"][0]["human_human"]["kappa"]
+    assert f"{labelled.slug},judge_audit.rows.0.human_human.kappa,{kappa!r}" in csv.replace("\r", "")
+    assert f"{labelled.slug},judge_audit.judges.0.calibration.admissible,true" in csv.replace("\r", "")
 
 
 def test_the_audit_reads_a_constant_number_of_queries_whatever_the_items(labelled, annotator_a, annotator_b, tmp_path):
