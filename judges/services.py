@@ -70,6 +70,9 @@ def _records(path: Path, log: ErrorLog) -> Iterator[tuple[str, dict]]:
             yield f"{path.name}:{line}", record
         return
     document, value = read_json_document(path)
+    if not isinstance(value, list):
+        log.add(f"{path.name}:1", f"expected a JSON array of objects (or JSON lines), got {type(value).__name__}")
+        return
     for n, record in enumerate(value):
         where = f"{path.name}:{json_line(document.text, (n,))}"
         if not isinstance(record, dict):

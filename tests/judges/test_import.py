@@ -91,6 +91,15 @@ def test_a_question_file_that_is_not_json_names_the_line(db, tmp_path):
     assert "q.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes (column 2)" in failed.value.errors
 
 
+def test_a_question_array_names_the_line_of_each_bad_record(db, tmp_path):
+    questions = tmp_path / "q.json"
+    questions.write_text('[\n  {"question_id": "a", "question_type": "multi-session", "question": "Q?", "answer": "A"},\n  "x",\n'
+                         '  {"question_id": "b", "question_type": "multi-session", "answer": "A"}\n]\n')
+    with pytest.raises(ImportFailed) as failed:
+        judged_import(questions=questions, hypotheses=HYPOTHESES, item_set_name="bad")
+    assert failed.value.errors[:2] == ["q.json:3: expected a JSON object, got str", "q.json:4: missing field 'question'"]
+
+
 def test_numeric_answers_and_a_benchmarks_own_types_are_accepted(db, tmp_path):
     questions = _lines(tmp_path / "q.jsonl", [
         {"question_id": "n1", "question_type": "counting", "question": "How many?", "answer": 3, "question_date": "x"},
