@@ -11,6 +11,8 @@ from judges.models import JudgeCalibration
 from protocols import judged
 
 KEYS = ("n", "left_out", "agree", "observed", "kappa", "ci95", "ci95_bootstrap")
+# A council member that judged the campaign, told apart from a judge whose labels came with the items.
+COUNCIL_SUFFIX = " (council)"
 
 
 def latest_calibrations(judges: list[str]) -> dict[str, dict]:
@@ -46,8 +48,9 @@ def _group_order(types: set[str]) -> list[str]:
 def judge_audit(campaign: Campaign) -> dict:
     """The judge audit of a judged-answer campaign: per group (overall, each question type, abstention
     items) the human–human verdict agreement and, once no disagreement is left undecided, the agreement
-    of the human gold with each judge's label. Judges' latest decoy calibrations beside them."""
-    snapshot = snapshot_from_data(campaign_data(campaign, with_council=False))
+    of the human gold with each judge's label: the judge whose labels came with the items and every
+    council member that judged the campaign. Judges' latest decoy calibrations beside them."""
+    snapshot = snapshot_from_data(campaign_data(campaign))
     data = snapshot.data
     spec = data.spec
     seed = data.campaign.seed
@@ -66,6 +69,10 @@ def judge_audit(campaign: Campaign) -> dict:
         judge = (hidden.get(item.id) or {}).get("judge") or {}
         if judge.get("judge_model") and judge.get("label") in judged.JUDGE_LABELS:
             judge_labels.setdefault(judge["judge_model"], {})[item.id] = judged.JUDGE_LABELS[judge["label"]]
+    for item_id, ballots in data.council.items():
+        for ballot in ballots:
+            if ballot.values.get(key) in judged.VERDICTS:
+                judge_labels.setdefault(ballot.member + COUNCIL_SUFFIX, {})[item_id] = ballot.values[key]
     rows = []
     types = {judged.split_family(i.family)[0] for i in data.items}
     for group in _group_order(types):
@@ -84,7 +91,7 @@ def judge_audit(campaign: Campaign) -> dict:
                 row["human_judge"][model] = _summary([gold[i] for i in ids], [labels[i] for i in ids], seed)
         rows.append(row)
     judges = sorted(judge_labels)
-    calibrations = latest_calibrations(judges)
+    calibrations = latest_calibrations([m.removesuffix(COUNCIL_SUFFIX) for m in judges])
     return st.json_safe({
         "sealed": sealed,
         "undecided": undecided,
@@ -92,7 +99,7 @@ def judge_audit(campaign: Campaign) -> dict:
         "judges": [
             {"judge_model": m, "labels": len(judge_labels[m]),
              "by_label": dict(sorted(Counter(judge_labels[m].values()).items())) if not sealed else {},
-             "calibration": calibrations.get(m)}
+             "calibration": calibrations.get(m.removesuffix(COUNCIL_SUFFIX))}
             for m in judges
         ],
         "rows": rows,

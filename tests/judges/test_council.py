@@ -15,6 +15,7 @@ from council.models import CouncilBatch, CouncilRun, CouncilVote
 from council.prompts import build_steps
 from council.services import council_member_add, prompt_version_default
 from items.models import Item
+from judges.selectors import judge_audit
 from protocols import judged
 from tests.judges.conftest import adjudicate
 
@@ -48,6 +49,9 @@ def test_a_council_judge_votes_verdicts_and_is_compared_with_the_gold_once_decid
     adjudicate(labelled, author)
     judge = campaign_agreement(labelled)["judge_gold"]
     assert judge["judge"] == "council-judge" and judge["items"] == 14 and judge["five_way"]["agree"] == 6
+    audit = judge_audit(labelled)
+    assert [j["judge_model"] for j in audit["judges"]] == ["council-judge (council)", "demo-judge-gpt"]
+    assert audit["rows"][0]["human_judge"]["council-judge (council)"]["agree"] == 6
     client = Client()
     client.force_login(author)
     page = client.get(f"/adjudicate/{labelled.slug}/agreement/").content.decode()
