@@ -12,6 +12,12 @@ name — `fake-<fault>` — or for every model through POST /control:
   malformed-once    a reply that is not JSON, unless the request is the client's correction
   malformed-always  always a reply that is not JSON
 
+Judges (a yes / no reply to a judged-answer prompt, protocols.judged.judge_prompt), per model name:
+
+  fake-judge-strict         yes only for the gold answer in the calibration's gold frame: every decoy rejected
+  fake-judge-lenient-stale  as strict, but also yes to every stale-as-current decoy (TWIST's warning case)
+  fake-judge-random[-SEED]  yes or no by a hash of SEED and the prompt (deterministic, about half each)
+
 POST /control {"latency_ms": 100, "fault": "500-once", "slow_seconds": 5, "retry_after": 1} sets
 server-wide options ("fault": "" clears); GET /control returns them, request counts and the peak number
 of requests in flight at once.
@@ -25,9 +31,16 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from council.prompts import SCHEMA_MARKER
+from protocols import judged
 
+JUDGES = ("judge-strict", "judge-lenient-stale", "judge-random")
 FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always")
 TURN_ID = re.compile(r"\[(D\d+:\d+)\]")
+JUDGE_PREFIX = "fake-judge-"
+JUDGED = re.compile(r"\n\n(?:Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: (.*?)\n\n", re.DOTALL)
+STALE_DECOY = re.compile(
+    "^" + re.escape(judged.TEMPLATES[judged.STALE]).replace(re.escape("{previous}"), ".+") + "$", re.DOTALL
+)
 
 
 def _digest(*parts: str) -> int:
@@ -51,6 +64,32 @@ def answer_for(model: str, messages: list[dict]) -> str:
         turns = TURN_ID.findall(asked)
         values["q3turn"] = turns[seed % len(turns)] if turns else ""
     return json.dumps(values)
+
+
+def judge_reply(model: str, messages: list[dict]) -> str:
+    """The yes / no of a fake judge (see the module docstring) to the last judged-answer prompt; asked as a
+    council member (a JSON shape after `JSON_SCHEMA:`), the same verdict as {"verdict": …}."""
+    asked = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    said = _judge_says(model, asked)
+    if SCHEMA_MARKER in asked:
+        return json.dumps({"verdict": judged.JUDGE_LABELS[said]})
+    return said
+
+
+def _judge_says(model: str, asked: str) -> str:
+    found = JUDGED.search(asked)
+    if found is None:
+        return "no"
+    answer, response = found.group(1).strip(), found.group(2).strip()
+    behaviour = model[len(JUDGE_PREFIX):]
+    if behaviour.startswith("random"):
+        return "yes" if _digest(behaviour, asked) % 2 else "no"
+    gold = judged.TEMPLATES[judged.GOLD].format(answer=answer.rstrip("."))
+    if response == gold:
+        return "yes"
+    if behaviour == "lenient-stale" and STALE_DECOY.match(response):
+        return "yes"
+    return "no"
 
 
 class FakeLLMState:
@@ -124,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path.rstrip("/") == "/v1/models":
-            self._send(200, {"object": "list", "data": [{"id": f"fake-{f}", "object": "model"} for f in ("ok", *FAULTS)]})
+            self._send(200, {"object": "list", "data": [{"id": f"fake-{f}", "object": "model"} for f in ("ok", *FAULTS, *JUDGES)]})
         elif self.path.rstrip("/") == "/control":
             self._send(200, self.state.as_dict())
         else:
@@ -176,7 +215,7 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.faults_served += 1
             time.sleep(self.state.slow_seconds)
-        content = answer_for(model, messages)
+        content = judge_reply(model, messages) if model.startswith(JUDGE_PREFIX) else answer_for(model, messages)
         last = messages[-1].get("content", "") if messages else ""
         correction = "not valid" in last
         if fault == "malformed-always" or (fault == "malformed-once" and not correction):

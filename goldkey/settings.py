@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "adjudication",
     "keys",
     "lapse",
+    "judges",
     "demo",
 ]
 

@@ -231,6 +231,8 @@ class ProtocolSpec:
     version: cited in key manifests ("twist-b-two-phase/1").
     blind_fields: the only item fields an annotator may ever see; hidden_fields: those holding gold,
       generator output or hidden conditions (audits and blindness tests).
+    derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
+      rubric chosen by the question type); it never sees the item, so it cannot unblind anything.
     shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
     questions: the questions with their phases and choices; primary_key: the answer compared between
       annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
@@ -277,6 +279,7 @@ class ProtocolSpec:
     gold_values: tuple[str, ...]
     answer_file: AnswerFile
     importer: str = ""
+    derived_view: Callable[[dict], dict] | None = None
     accepts_rejects: bool = False
     upload_label: str = ""
     shows_excerpts: bool = False
@@ -453,5 +456,9 @@ class ProtocolSpec:
 
     # --- items -------------------------------------------------------------------------------------------
     def blind_view(self, item) -> dict:
-        """What an annotator may see of an item's own fields: built from the whitelist only."""
-        return {name: getattr(item, name) for name in self.blind_fields}
+        """What an annotator may see of an item's own fields: built from the whitelist only (and what the
+        spec derives from that whitelist)."""
+        view = {name: getattr(item, name) for name in self.blind_fields}
+        if self.derived_view is not None:
+            view.update(self.derived_view(dict(view)))
+        return view

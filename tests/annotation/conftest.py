@@ -77,6 +77,31 @@ def make_lapse_items(n: int, name: str = "synthetic lapse"):
     return ItemSet.objects.get(name=name)
 
 
+def make_judged_items(n: int, name: str = "synthetic judged"):
+    """n judged answers (types rotate, every third an abstention item) whose judge, run, date and
+    superseded value carry the marker."""
+    from protocols.judged import TYPES
+
+    item_set = item_set_get_or_create(name=name, kind="judged")
+    Item.objects.bulk_create(
+        Item(
+            item_set=item_set,
+            kind="judged",
+            external_id=f"lme-{i:03d}" + ("_abs" if i % 3 == 2 else ""),
+            family=TYPES[i % len(TYPES)] + ("_abs" if i % 3 == 2 else ""),
+            request=f"Visible question {i}?",
+            draft=f"Visible gold answer {i}",
+            response=f"Visible hypothesis {i}",
+            hidden={
+                "question_date": f"SECRET-DATE-{i}", "run": f"SECRET-RUN-{i}", "previous_answer": f"SECRET-PREVIOUS-{i}",
+                "judge": {"label": "yes", "judge_model": f"SECRET-JUDGE-MODEL-{i}"},
+            },
+        )
+        for i in range(n)
+    )
+    return item_set
+
+
 @pytest.fixture
 def twist_set(db):
     return make_twist_items(6)
@@ -100,10 +125,12 @@ def enrollment_of(campaign, user):
 def answer_all_phase1(enrollment, q1="consistent", finish=True):
     """Answer every open item's Phase 1 question, then (`finish`) finish Phase 1 as the annotator's
     "Finish Phase 1" button does: answering the last item locks nothing by itself."""
+    import protocols
     from annotation.services import answer_save, phase1_finish
 
-    key = "q1" if enrollment.campaign.protocol == "twist_b" else "label"
-    value = q1 if key == "q1" else "PROCEED"
+    spec = protocols.get(enrollment.campaign.protocol)
+    key = spec.primary_key
+    value = q1 if key == "q1" else spec.primary_choices[0]  # Lapse: PROCEED
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
         if assignment.crisis and enrollment.crisis_declined_at:
             continue

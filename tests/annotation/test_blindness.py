@@ -6,8 +6,9 @@ every write method (POST, PUT, PATCH, DELETE) to every pattern with a valid, an 
 body, so that refusals, validation errors and conflicts are searched too.
 
 Every hidden value in the fixtures carries the marker "SECRET-": each item's rationale and family,
-the contradicted quote, the other annotator's notes, Lapse condition metadata, council vote notes,
-adjudication notes and generation rejects."""
+the contradicted quote, the other annotator's notes, Lapse condition metadata, a judged answer's judge
+model, run, question date and superseded value, council vote notes, adjudication notes and generation
+rejects. (A judged answer's question_id is searched for by the id walks, like every item id.)"""
 
 import itertools
 import re
@@ -26,6 +27,7 @@ from tests.annotation.conftest import (
     answer_all_phase1,
     answer_all_phase2,
     enrollment_of,
+    make_judged_items,
     make_lapse_items,
     make_twist_items,
 )
@@ -103,7 +105,9 @@ def world(db, annotator_a, annotator_b, author):
                             per_item=2, seed=11)
     lapse = campaign_create(slug="lp", item_set=make_lapse_items(4), annotators=[annotator_a, annotator_b, author],
                             per_item=2, seed=3)
-    for campaign in (twist, lapse):
+    judged = campaign_create(slug="jd", item_set=make_judged_items(6), annotators=[annotator_a, annotator_b, author],
+                             per_item=2, seed=5)
+    for campaign in (twist, lapse, judged):
         other = enrollment_of(campaign, annotator_b)
         answer_all_phase1(other)
         if campaign.protocol == "twist_b":
@@ -113,8 +117,8 @@ def world(db, annotator_a, annotator_b, author):
             answer_save(assignment=assignment, values={note_key: f"SECRET-OTHER-NOTE-{assignment.pk}"})
         enrollment_submit(enrollment=other)
         mine = enrollment_of(campaign, annotator_a).assignments.select_related("item", "enrollment__campaign")
-        key = "q1" if campaign.protocol == "twist_b" else "label"
-        answer_save(assignment=mine.first(), values={key: "cannot-tell" if key == "q1" else "HEDGE"})
+        first = {"twist_b": {"q1": "cannot-tell"}, "lapse": {"label": "HEDGE"}, "judged": {"verdict": "incorrect"}}
+        answer_save(assignment=mine.first(), values=first[campaign.protocol])
     member = CouncilMember.objects.create(name="council-gpt")
     for item in Item.objects.filter(item_set=twist.item_set):
         CouncilVote.objects.create(campaign=twist, member=member, item=item, prompt_version="v1",
@@ -134,7 +138,7 @@ def world(db, annotator_a, annotator_b, author):
         record={"rationale": "SECRET-REJECT-RATIONALE"}, evidence_text=["SECRET-REJECT-EXCERPT"],
         verdict="SECRET-REJECT-VERDICT", dropped_by="verify",
     )
-    return {"twist": twist, "lapse": lapse}
+    return {"twist": twist, "lapse": lapse, "judged": judged}
 
 
 def _pools() -> dict:
@@ -231,6 +235,17 @@ def test_author_who_annotates_and_has_not_submitted_reaches_no_hidden_value(worl
     assert leaks == []
 
 
+def test_the_walk_reaches_every_protocols_item_pages_and_they_show_their_blind_text(world, annotator_a):
+    # The judged-answer campaign's item pages are among the walked URLs, and they render for the annotator
+    # (so a judge label, model, run or date placed on them would be found above).
+    paths = set(candidate_urls(_pools()))
+    client = Client()
+    client.force_login(annotator_a)
+    for slug, visible in (("tw", "Visible draft"), ("lp", "Visible response"), ("jd", "Visible hypothesis")):
+        assert f"/annotate/{slug}/item/1/" in paths
+        assert visible in client.get(f"/annotate/{slug}/item/1/").content.decode()
+
+
 def test_annotators_have_no_admin_access(world, annotator_a, client):
     client.force_login(annotator_a)
     response = client.get("/admin/annotation/campaign/")
@@ -260,6 +275,7 @@ OTHER_WRITE_URLS_PER_PATTERN = 2
 VALID_TWIST = {"values": {"q1": "consistent"}, "confirm": "yes", "choice": "accept", "action": "keep",
                "note": "a valid note"}
 VALID_LAPSE = {"values": {"label": "HEDGE"}, "confirm": "yes"}
+VALID_JUDGED = {"values": {"verdict": "correct"}, "confirm": "yes"}
 INVALID = {"values": {"q1": "perhaps", "q9": "x", "q3": "clean", "label": "MAYBE"}, "time_on_item_ms": -5,
            "revision": "abc", "action": "explode", "new_gold": "nope"}
 STALE = {"values": {"q1": "cannot-tell"}, "revision": 0, "writer": "stale-tab", "seq": 1}
@@ -281,7 +297,7 @@ def _write_cap(fmt: str) -> int:
 def _requests(client, path):
     import json
 
-    for body in (VALID_TWIST, VALID_LAPSE, VALID_PHASE2, INVALID, STALE, STALE_PHASE2):
+    for body in (VALID_TWIST, VALID_LAPSE, VALID_JUDGED, VALID_PHASE2, INVALID, STALE, STALE_PHASE2):
         yield "POST", body, client.post(path, json.dumps(body), content_type="application/json",
                                         HTTP_ACCEPT="application/json")
     yield "POST", VALID_TWIST, client.post(path, {k: v for k, v in VALID_TWIST.items() if k != "values"})

@@ -27,12 +27,12 @@ def _rules(spec, gold, answers, council_votes=None):
 
 
 JUDGED = ProtocolSpec(
-    name="judged",
-    label="Judged answers",
-    item_kind="judged",
-    item_kind_label="Judged answer",
-    benchmark=Benchmark("longmemeval", "LongMemEval", "judge-audit", "Judge audit"),
-    version="judged-answers/1",
+    name="toy",
+    label="Toy verdicts",
+    item_kind="toy",
+    item_kind_label="Toy answer",
+    benchmark=Benchmark("toy-bench", "Toy benchmark", "toy-track", "Toy track"),
+    version="toy-verdicts/1",
     blind_fields=("request", "response"),
     hidden_fields=("external_id", "hidden"),
     questions=(Question("verdict", 1, VERDICTS, label="Is the answer correct?"), Question("why", 1, None, note=True)),
@@ -57,14 +57,14 @@ def judged_registered(monkeypatch):
 
 @pytest.mark.django_db
 def test_a_registered_protocol_runs_through_campaign_queue_and_export(judged_registered, annotator_a, annotator_b):
-    item_set = item_set_get_or_create(name="judged answers", kind="judged")
-    assert item_set.track.benchmark.name == "LongMemEval"
+    item_set = item_set_get_or_create(name="toy answers", kind="toy")
+    assert item_set.track.benchmark.name == "Toy benchmark"
     Item.objects.bulk_create(
-        Item(item_set=item_set, kind="judged", external_id=f"q{n}", request=f"question {n}", response=f"answer {n}")
+        Item(item_set=item_set, kind="toy", external_id=f"q{n}", request=f"question {n}", response=f"answer {n}")
         for n in range(3)
     )
     campaign = campaign_create(slug="judged", item_set=item_set, annotators=[annotator_a, annotator_b], seed=1)
-    assert campaign.protocol == "judged" and campaign.get_protocol_display() == "Judged answers"
+    assert campaign.protocol == "toy" and campaign.get_protocol_display() == "Toy verdicts"
     answers_load(campaign=campaign, annotator="A", answers={"q0": {"verdict": "correct"}, "q1": {"verdict": "correct"},
                                                             "q2": {"verdict": "incorrect", "why": "off by a day"}})
     answers_load(campaign=campaign, annotator="B", answers={"q0": {"verdict": "correct"}, "q1": {"verdict": "incorrect"}})
@@ -83,5 +83,5 @@ def test_a_registered_protocol_runs_through_campaign_queue_and_export(judged_reg
 def test_an_item_set_of_an_unregistered_kind_is_refused_with_the_known_kinds(db):
     from goldkey.lib.jsonio import ImportFailed
 
-    with pytest.raises(ImportFailed, match="no protocol annotates items of kind 'judged' \\(known: twist, lapse\\)"):
-        item_set_get_or_create(name="judged answers", kind="judged")
+    with pytest.raises(ImportFailed, match="no protocol annotates items of kind 'toy' \\(known: twist, lapse, judged\\)"):
+        item_set_get_or_create(name="toy answers", kind="toy")

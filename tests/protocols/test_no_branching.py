@@ -1,7 +1,7 @@
 """Outside the protocol modules and the Lapse app, no code branches on the protocol or the item kind:
 it asks the spec (protocols.get / protocols.for_kind) instead. The same regex as docs/architecture.md:
 
-  grep -rnE "Protocol\\.(LAPSE|TWIST_B)|ItemKind\\.(LAPSE|TWIST)|== ?['\\"](lapse|twist|twist_b)['\\"]" \\
+  grep -rnE "Protocol\\.(LAPSE|TWIST_B)|ItemKind\\.(LAPSE|TWIST)|== ?['\\"](lapse|twist|twist_b|judged)['\\"]" \\
       items annotation council adjudication keys goldkey      (migrations excluded)
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("items", "annotation", "council", "adjudication", "keys", "goldkey")
-BRANCH = re.compile(r"""Protocol\.(LAPSE|TWIST_B)|ItemKind\.(LAPSE|TWIST)|== ?['"](lapse|twist|twist_b)['"]""")
+BRANCH = re.compile(r"""Protocol\.(LAPSE|TWIST_B)|ItemKind\.(LAPSE|TWIST)|== ?['"](lapse|twist|twist_b|judged)['"]""")
 
 
 def _offending_lines() -> list[str]:

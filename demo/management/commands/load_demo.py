@@ -18,9 +18,11 @@ from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
 from items.models import ItemSet
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
+from judges.services import judged_import
 
 TWIST_SET = "Demo TWIST Track B"
 LAPSE_SET = "Demo Lapse outputs"
+JUDGED_SET = "Demo judged answers"
 # (username, password, groups, staff/superuser): the passwords are public, hence the production guard.
 ACCOUNTS = (
     ("author", "author-demo", (roles.AUTHOR, roles.ADMIN), True),
@@ -31,6 +33,7 @@ CAMPAIGNS = (
     # slug, item set, name, seed (fixed so every demo shows the same orders)
     ("demo-twist", TWIST_SET, "Demo TWIST Track B double annotation", 20240303),
     ("demo-lapse", LAPSE_SET, "Demo Lapse behaviour labels", 20230612),
+    ("demo-judged", JUDGED_SET, "Demo judge audit (judged answers)", 20241010),
 )
 
 
@@ -62,6 +65,10 @@ def demo_load() -> dict:
         path=folder / "twist_items.jsonl", item_set_name=TWIST_SET, rejects_path=folder / "twist_rejects.jsonl"
     )
     lapse = items_import_lapse(path=folder / "lapse_items.jsonl", item_set_name=LAPSE_SET)
+    judged = judged_import(
+        questions=folder / "judged" / "questions.json", hypotheses=folder / "judged" / "hypotheses.jsonl",
+        labels=folder / "judged" / "judge_labels.jsonl", item_set_name=JUDGED_SET, run="demo-memory-system",
+    )
     users, users_created = _accounts_ensure()
     campaigns_created = []
     for slug, set_name, name, seed in CAMPAIGNS:
@@ -81,6 +88,7 @@ def demo_load() -> dict:
         "conversations": locomo.as_dict(),
         "twist_items": twist.as_dict(),
         "lapse_items": lapse.as_dict(),
+        "judged_items": judged.as_dict(),
         "users_created": users_created,
         "campaigns": [slug for slug, *_ in CAMPAIGNS],
         "campaigns_created": campaigns_created,
@@ -91,7 +99,7 @@ def demo_load() -> dict:
 class Command(GoldkeyCommand):
     help = (
         "Load the built-in demo data (demo/: two invented LoCoMo-format conversations, 21 TWIST items with "
-        "rejects, 20 Lapse items), the demo accounts author/ann1/ann2 and two campaigns. Idempotent."
+        "rejects, 20 Lapse items, 14 judged answers), the demo accounts author/ann1/ann2 and three campaigns. Idempotent."
     )
     dry_run_option = True
 
@@ -121,7 +129,8 @@ class Command(GoldkeyCommand):
         lines = [
             f"{prefix}: {conv['created']} new conversation(s) ({conv['unchanged']} already present); "
             f"{twist['created']} new TWIST item(s) ({twist['unchanged']} present) and "
-            f"{twist['rejects_created']} new reject(s); {lapse['created']} new Lapse item(s) ({lapse['unchanged']} present).",
+            f"{twist['rejects_created']} new reject(s); {lapse['created']} new Lapse item(s) ({lapse['unchanged']} present); "
+            f"{r['judged_items']['created']} new judged answer(s) ({r['judged_items']['unchanged']} present).",
             f"Campaigns: {', '.join(r['campaigns'])}"
             + (f" (created now: {', '.join(r['campaigns_created'])})" if r["campaigns_created"] else " (already there)"),
             "Demo logins (username / password):",

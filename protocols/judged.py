@@ -1,0 +1,430 @@
+"""Judged answers (PROTOCOL.md §12): a benchmark question, its type, the gold answer and one system's
+answer (the hypothesis), labelled correct / incorrect by humans who never see the LLM judge's verdict, so
+that the judge can be audited against them; and TWIST's decoy calibration (§5.2, Appendix C): plausible
+but wrong answers built from each item's own structure, which a sound judge must reject.
+
+An item of this kind keeps its parts in the generic Item columns (items sits below the protocols and has
+no column per protocol):
+
+  request   the question                    draft     the gold answer (a rubric for preference questions)
+  response  the hypothesis                  family    the question type, "_abs" appended for abstention
+  external_id  the benchmark's question_id (hidden: LongMemEval ids name the abstention variant)
+  hidden    {"question_date", "run" (the system / run that answered), "judge": {"label", "judge_model"},
+             "previous_answer" (the superseded value of a history-aware item, for decoys)}
+
+Pure, like every spec: the judge prompts, the rubrics, the decoy templates and the decoy builder are data
+and functions of plain values. The database side (import, audit figures, calibration runs) is the
+`judges` app's.
+"""
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protocols.base import (
+    COUNCIL_SYSTEM,
+    DISCUSS,
+    MISSING_ANSWERS,
+    AnswerFile,
+    Benchmark,
+    Citation,
+    CouncilPrompt,
+    Panel,
+    ProtocolSpec,
+    Question,
+    Wording,
+    format_kappa,
+)
+
+# LongMemEval's six question types (PROTOCOL §12); a benchmark may bring its own (judged with the
+# default rubric). Abstention items are those whose question_id ends in "_abs": counted in their type,
+# reported separately.
+TYPES = (
+    "single-session-user", "single-session-assistant", "single-session-preference", "multi-session",
+    "knowledge-update", "temporal-reasoning",
+)
+ABSTENTION_SUFFIX = "_abs"
+TYPE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}$")  # family holds type + "_abs" in 100 characters
+VERDICTS = ("correct", "incorrect")
+# A judge label file says yes / no; the humans say correct / incorrect.
+JUDGE_LABELS = {"yes": "correct", "no": "incorrect"}
+
+# The judge prompts of LongMemEval's evaluation (src/evaluation/evaluate_qa.py), per type: the instruction
+# is the rubric an annotator is shown, word for word, so humans and the judge apply the same standard.
+_CONTAINS = (
+    "I will give you a question, a correct answer, and a response from a model. Please answer yes if the "
+    "response contains the correct answer. Otherwise, answer no. If the response is equivalent to the correct "
+    "answer or contains all the intermediate steps to get the correct answer, you should also answer yes. If "
+    "the response only contains a subset of the information required by the answer, answer no."
+)
+RUBRICS = {
+    "single-session-user": _CONTAINS,
+    "single-session-assistant": _CONTAINS,
+    "multi-session": _CONTAINS,
+    "temporal-reasoning": _CONTAINS + (
+        " In addition, do not penalize off-by-one errors for the number of days. If the question asks for the "
+        "number of days/weeks/months, etc., and the model makes off-by-one errors (e.g., predicting 19 days when "
+        "the answer is 18), the model's response is still correct."
+    ),
+    "knowledge-update": (
+        "I will give you a question, a correct answer, and a response from a model. Please answer yes if the "
+        "response contains the correct answer. Otherwise, answer no. If the response contains some previous "
+        "information along with an updated answer, the response should be considered as correct as long as the "
+        "updated answer is the required answer."
+    ),
+    "single-session-preference": (
+        "I will give you a question, a rubric for desired personalized response, and a response from a model. "
+        "Please answer yes if the response satisfies the desired response. Otherwise, answer no. The model does "
+        "not need to reflect all the points in the rubric. The response is correct as long as it recalls and "
+        "utilizes the user's personal information correctly."
+    ),
+}
+DEFAULT_RUBRIC = _CONTAINS  # a benchmark's own type
+ABSTENTION_RUBRIC = (
+    "I will give you an unanswerable question, an explanation, and a response from a model. Please answer yes "
+    "if the model correctly identifies the question as unanswerable. The model could say that the information "
+    "is incomplete, or some other information is given but the asked information is not."
+)
+# What the gold column is called in the prompt (and on the annotator's page).
+GOLD_NAMES = {"single-session-preference": "Rubric"}
+ABSTENTION_GOLD_NAME = "Explanation"
+JUDGE_PROMPT = "{rubric}\n\nQuestion: {question}\n\n{gold_name}: {answer}\n\nModel Response: {response}\n\n{ask}"
+ASK = "Is the model response correct? Answer yes or no only."
+ABSTENTION_ASK = "Does the model correctly identify the question as unanswerable? Answer yes or no only."
+
+
+# When council members label a judged-answer campaign (each member a judge, compared with the human gold
+# like Lapse's judge): the type's rubric and the three texts, exactly as an annotator reads them.
+COUNCIL_PHASE1 = """{rubric}
+
+Question: {request}
+
+{gold_name}: {draft}
+
+Model Response: {response}
+
+verdict: "correct" where the instruction above says answer yes, "incorrect" where it says no. Optional "notes".
+
+Reply with ONLY a JSON object of this shape (lists give the allowed values):
+{schema_marker} {schema}"""
+
+
+def split_family(family: str) -> tuple[str, bool]:
+    """(question type, abstention) of an item's family column."""
+    if family.endswith(ABSTENTION_SUFFIX):
+        return family[: -len(ABSTENTION_SUFFIX)], True
+    return family, False
+
+
+def family_of(question_type: str, question_id: str) -> str:
+    return question_type + (ABSTENTION_SUFFIX if question_id.endswith(ABSTENTION_SUFFIX) else "")
+
+
+def rubric_for(question_type: str, abstention: bool) -> str:
+    if abstention:
+        return ABSTENTION_RUBRIC
+    return RUBRICS.get(question_type, DEFAULT_RUBRIC)
+
+
+def gold_name_for(question_type: str, abstention: bool) -> str:
+    return ABSTENTION_GOLD_NAME if abstention else GOLD_NAMES.get(question_type, "Correct Answer")
+
+
+def judge_prompt(*, question_type: str, abstention: bool, question: str, answer: str, response: str) -> str:
+    """The prompt a judge grades one answer with: LongMemEval's, per type."""
+    return JUDGE_PROMPT.format(
+        rubric=rubric_for(question_type, abstention), question=question,
+        gold_name=gold_name_for(question_type, abstention), answer=answer, response=response,
+        ask=ABSTENTION_ASK if abstention else ASK,
+    )
+
+
+def judge_verdict(reply: str) -> str:
+    """'correct' / 'incorrect' from a judge's yes / no reply ('' when it says neither first)."""
+    word = re.match(r"\W*(yes|no)\b", reply.strip().lower())
+    return JUDGE_LABELS[word.group(1)] if word else ""
+
+
+def derived_view(view: dict) -> dict:
+    """What the annotator's page adds to the blind fields, computed from them alone: the type, whether the
+    item is an abstention item, and the rubric exactly as the judge gets it."""
+    question_type, abstention = split_family(view.get("family", ""))
+    return {
+        "question_type": question_type,
+        "abstention": abstention,
+        "rubric": rubric_for(question_type, abstention),
+        "gold_name": gold_name_for(question_type, abstention),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Decoys (TWIST Appendix C). The templates are data; a change to any of them is a new version, and the
+# version is recorded on every decoy made with them.
+
+DECOY_VERSION = "judged-decoys/1"
+STALE, PERTURBED, NON_ANSWER, UNORDERED = "stale_as_current", "perturbed_detail", "fluent_non_answer", "unordered_both_states"
+DECOY_CLASSES = (STALE, PERTURBED, NON_ANSWER, UNORDERED)
+GOLD = "gold"
+# TWIST: "a judge is admissible only if every class clears the >= 95% bar". The bar applies to the point
+# rejection rate of each class, as TWIST words it; the Wilson interval is reported beside it so a reader
+# sees how far a small class is from the bar. A class with no decoys has not cleared it.
+ADMISSIBLE_RATE = 0.95
+TEMPLATES = {
+    # The gold answer and the perturbed one share a frame: only the content tells them apart.
+    GOLD: "From what you've told me, the answer is {answer}.",
+    PERTURBED: "From what you've told me, the answer is {answer}.",
+    STALE: "Going by our latest conversations, it's {previous}.",
+    NON_ANSWER: (
+        "That's a good question: {restated}? It depends on a few things you've mentioned at different times, "
+        "so I'd rather not commit to one answer without checking."
+    ),
+    UNORDERED: "You've mentioned both {previous} and {answer}.",
+}
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DIRECTIONS = {
+    "increase": "decrease", "increased": "decreased", "more": "fewer", "up": "down", "earlier": "later",
+    "before": "after", "north": "south", "east": "west", "left": "right", "higher": "lower", "longer": "shorter",
+}
+_DIRECTIONS.update({v: k for k, v in list(_DIRECTIONS.items())})
+# Stand-ins for a named entity or place: plausible, and unlikely to be the gold itself.
+_ENTITIES = ("Riverside", "Marlow", "Ashford", "Kestrel", "Brennan", "Oakhill")
+_SKIP_ENTITY = {"I", "The", "A", "An", "My", "It", "In", "On", "At", *_MONTHS, *_WEEKDAYS}
+
+
+@dataclass(frozen=True)
+class DecoySource:
+    """What a decoy is built from: one item's own parts."""
+
+    question_id: str
+    question_type: str
+    abstention: bool
+    question: str
+    answer: str
+    previous_answer: str = ""  # the superseded value; "" : not a history-aware item
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """One response of the calibration set: a decoy of one class, or the gold answer (`cls` "gold")."""
+
+    source: str  # the question_id it was built from
+    cls: str
+    response: str
+    slot: str = ""  # perturbed detail: which slot was changed (date, number, direction, entity)
+    version: str = DECOY_VERSION
+
+
+def _perturb(answer: str) -> tuple[str, str]:
+    """(answer with one critical slot changed, the slot) or ('', '') when it has none. Dates first, then
+    numbers (moved by more than one: temporal rubrics forgive off-by-one day counts), directions, entities."""
+    for n, month in enumerate(_MONTHS):
+        if re.search(rf"\b{month}\b", answer):
+            return re.sub(rf"\b{month}\b", _MONTHS[(n + 4) % 12], answer, count=1), "date"
+    for n, day in enumerate(_WEEKDAYS):
+        if re.search(rf"\b{day}\b", answer):
+            return re.sub(rf"\b{day}\b", _WEEKDAYS[(n + 3) % 7], answer, count=1), "date"
+    number = re.search(r"\d+", answer)
+    if number:
+        value = int(number.group(0))
+        return answer[: number.start()] + str(value + max(3, value // 2)) + answer[number.end():], "number"
+    for word, opposite in _DIRECTIONS.items():
+        found = re.search(rf"\b{word}\b", answer, flags=re.IGNORECASE)
+        if found:
+            return answer[: found.start()] + opposite + answer[found.end():], "direction"
+    for found in re.finditer(r"\b[A-Z][a-z]+\b", answer):
+        if found.group(0) not in _SKIP_ENTITY:
+            stand_in = next(e for e in _ENTITIES if e != found.group(0))
+            return answer[: found.start()] + stand_in + answer[found.end():], "entity"
+    return "", ""
+
+
+def _restated(question: str) -> str:
+    text = question.strip().rstrip("?").strip()
+    return text[:1].lower() + text[1:] if text else "what you asked"
+
+
+def decoy_eligible(source: DecoySource) -> bool:
+    """Decoys are built for free-text answers: not for abstention items (the gold is an explanation) nor
+    preference items (the gold is a rubric, not an answer)."""
+    return not source.abstention and source.question_type != "single-session-preference" and bool(source.answer.strip())
+
+
+def decoys_for(source: DecoySource) -> tuple[list[Decoy], list[str]]:
+    """The gold answer and one decoy per class that the item's structure allows, and the classes it could
+    not give (with why). Stale-as-current and unordered both-states need the superseded value (history-aware
+    items); perturbed detail needs a slot to change."""
+    answer = source.answer.strip().rstrip(".")
+    made = [Decoy(source.question_id, GOLD, TEMPLATES[GOLD].format(answer=answer))]
+    missing = []
+    previous = source.previous_answer.strip().rstrip(".")
+    if previous:
+        made.append(Decoy(source.question_id, STALE, TEMPLATES[STALE].format(previous=previous)))
+    else:
+        missing.append(f"{STALE}: no superseded value")
+    perturbed, slot = _perturb(answer)
+    if perturbed:
+        made.append(Decoy(source.question_id, PERTURBED, TEMPLATES[PERTURBED].format(answer=perturbed), slot=slot))
+    else:
+        missing.append(f"{PERTURBED}: no date, number, direction or entity to change")
+    made.append(Decoy(source.question_id, NON_ANSWER, TEMPLATES[NON_ANSWER].format(restated=_restated(source.question))))
+    if previous:
+        made.append(Decoy(source.question_id, UNORDERED, TEMPLATES[UNORDERED].format(previous=previous, answer=answer)))
+    else:
+        missing.append(f"{UNORDERED}: not a history-aware item")
+    return made, missing
+
+
+def calibration_set(sources: Sequence[DecoySource], *, seed: int) -> tuple[list[dict], dict[str, list[str]]]:
+    """The mixed calibration set: every eligible item's gold answer and decoys in one seeded random order,
+    each given an id from its position ("c0001"…) so nothing in an id tells its provenance. Returns the
+    records (id, source, question_type, abstention, question, answer, response, class, slot, version) and,
+    per question_id, the classes it could not give."""
+    pool, missing = [], {}
+    by_id = {s.question_id: s for s in sources}
+    for source in sorted(sources, key=lambda s: s.question_id):
+        if not decoy_eligible(source):
+            continue
+        made, lacking = decoys_for(source)
+        pool.extend(made)
+        if lacking:
+            missing[source.question_id] = lacking
+    random.Random(seed).shuffle(pool)
+    records = []
+    for n, decoy in enumerate(pool, start=1):
+        source = by_id[decoy.source]
+        records.append({
+            "id": f"c{n:04d}", "source": decoy.source, "question_type": source.question_type,
+            "abstention": source.abstention, "question": source.question, "answer": source.answer,
+            "response": decoy.response, "class": decoy.cls, "slot": decoy.slot, "version": decoy.version,
+        })
+    return records, missing
+
+
+def calibration_prompt(record: dict) -> str:
+    """The prompt for one record of the set: the type's judge prompt, nothing of its provenance."""
+    return judge_prompt(
+        question_type=record["question_type"], abstention=record["abstention"], question=record["question"],
+        answer=record["answer"], response=record["response"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The queue and the agreement figures.
+
+VERDICT_DISAGREEMENT = "verdict_disagreement"
+REASONS = {
+    VERDICT_DISAGREEMENT: "the two verdicts differ",
+    MISSING_ANSWERS: "an annotator's verdict is missing",
+}
+
+
+def queue_rules(spec: ProtocolSpec, gold: str, answers: Sequence[dict | None],
+                council_votes: Sequence[dict] | None = None) -> list[str]:
+    """Verdicts differ, or one is missing. The judge's label never queues an item: the humans validate it."""
+    verdicts = [(a or {}).get("verdict", "") for a in answers]
+    present = [v for v in verdicts if v]
+    reasons = []
+    if len(set(present)) > 1:
+        reasons.append(VERDICT_DISAGREEMENT)
+    if len(present) < max(2, len(verdicts)):
+        reasons.append(MISSING_ANSWERS)
+    return reasons
+
+
+def suggest(spec: ProtocolSpec, gold: str, answers: list[dict], reasons: Sequence[str]) -> tuple[str, str]:
+    # The gold is the agreed verdict, else the adjudicated one: a queued item always needs its verdict set.
+    return DISCUSS, "set the adjudicated verdict"
+
+
+def agreement_summary(r: dict) -> list[str]:
+    lines = [f"  human–human verdict: {format_kappa(r['five_way'])}"]
+    if r.get("detectors_sealed"):
+        lines.append(f"  judges vs gold: sealed until every disagreement is decided ({r['gold']['undecided']} undecided)")
+    for name, j in (r.get("judge_gold_by_judge") or {}).items():
+        lines.append(f"  council judge {name} vs gold: {format_kappa(j['five_way'])}")
+    return lines
+
+
+def forest_rows(agreement: dict) -> list[tuple[str, dict]]:
+    council = [(f"{name}–gold verdict", j["five_way"]) for name, j in (agreement.get("judge_gold_by_judge") or {}).items()]
+    return [("human–human verdict", agreement["five_way"]), *council]
+
+
+SPEC = ProtocolSpec(
+    name="judged",
+    label="Judged answers (judge audit)",
+    item_kind="judged",
+    item_kind_label="Judged answer",
+    benchmark=Benchmark(
+        "longmemeval", "LongMemEval", "judge-audit", "Judge audit",
+        license="mit",
+        homepage="https://github.com/xiaowu0162/LongMemEval",
+        task_categories=("question-answering",),
+        tags=("conversational-memory", "llm-as-a-judge", "human-validated", "evaluation"),
+        citation=Citation(
+            title="LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory",
+            authors=("Di Wu", "Hongwei Wang", "Wenhao Yu", "Yuwei Zhang", "Kai-Wei Chang", "Dong Yu"),
+            year=2025,
+            url="https://arxiv.org/abs/2410.10813",
+            kind="conference-paper",
+        ),
+    ),
+    importer="judges.services.items_import_judged",
+    upload_label="Judged answers (JSONL: question_id, question_type, question, answer, hypothesis[, label, judge_model])",
+    version="judged-answers/1",
+    blind_fields=("request", "draft", "response", "family"),
+    hidden_fields=("external_id", "hidden"),
+    derived_view=derived_view,
+    questions=(
+        Question("verdict", 1, VERDICTS, label="Is the system's answer correct?"),
+        Question("notes", 1, None, label="Notes", note=True),
+    ),
+    primary_key="verdict",
+    agreement_keys=("verdict",),
+    gold_values=VERDICTS,
+    gold_from_answers=True,
+    binary={v: v for v in VERDICTS},
+    binary_label="correct vs incorrect",
+    answer_file=AnswerFile(
+        layout="records", stem="verdicts", suffix=".jsonl", id_field="question_id", fields=("verdict", "notes"),
+        required=("verdict",),
+    ),
+    conventions=(
+        "Grade the system's answer against the gold answer by the rubric shown with the item, as written: where the "
+        "rubric says answer yes, the answer is correct; where it says no, incorrect.",
+        "A hedge that commits to nothing is incorrect, except on an unanswerable question, where declining is what "
+        "is asked.",
+        "Grade the answer's content, not its tone or fluency.",
+    ),
+    item_template="annotation/item_judged.html",
+    agreement_figures="labels",
+    # A key record's "id" is what the canonical key sorts and hashes by: here the benchmark's question_id.
+    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance")),
+    candidate_fields=(
+        ("id", "external_id"),
+        ("question_type", "family"),
+        ("question", "request"),
+        ("answer", "draft"),
+        ("hypothesis", "response"),
+        ("hidden", "hidden"),
+    ),
+    reasons=REASONS,
+    queue_rules=queue_rules,
+    suggest=suggest,
+    agreement_panels=(Panel("judges.selectors.judge_audit", "judges/_judge_audit.html"),),
+    agreement_summary=agreement_summary,
+    forest_rows=forest_rows,
+    agreement_template="adjudication/_agreement_judged.html",
+    agreement_main="five_way",
+    adjudication_template="adjudication/_item_judged.html",
+    wording=Wording(
+        relabel="set verdict", relabel_prompt="adjudicated verdict…", council="Judge labels",
+        confusion_caption=" (verdicts)",
+    ),
+    council_prompt=CouncilPrompt(name="judged-v1", system=COUNCIL_SYSTEM, phase1=COUNCIL_PHASE1),
+    # The human verdicts validate the judge: whoever decides one must not see what the judge said.
+    detectors_sealed_until_decided=True,
+)
