@@ -216,7 +216,8 @@ def _flag(value) -> bool | None:
 @login_required
 def preferences_view(request):
     """Keyboard preferences (single-key shortcuts on or off, auto-advance): kept for the user, copied into
-    the session. A form post goes back to `next`; a script's post gets the preferences as JSON."""
+    the session. A form post goes back to `next`, else to the page it came from (the overlay's form names no
+    page, so the overlay is the same on every item); a script's post gets the preferences as JSON."""
     changed = services.preferences_update(
         user=request.user,
         single_key_shortcuts=_flag(request.POST.get("single_key_shortcuts")),
@@ -226,7 +227,7 @@ def preferences_view(request):
     preferences.remember(request.session, values)
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse(values)
-    following = request.POST.get("next", "")
+    following = request.POST.get("next") or request.headers.get("Referer", "")
     if not url_has_allowed_host_and_scheme(following, allowed_hosts={request.get_host()}):
         following = reverse("annotation:my-work")
     messages.success(request, "Keyboard preferences saved.")

@@ -365,6 +365,10 @@ def test_the_preferences_answer_a_script_with_json_and_ignore_what_they_do_not_k
     assert response.json() == {"single_key_shortcuts": True, "auto_advance": True}
     response = client.post("/annotate/preferences/", {"next": "https://evil.example/"})
     assert response["Location"] == "/annotate/"
+    response = client.post("/annotate/preferences/", {}, HTTP_REFERER="https://evil.example/")
+    assert response["Location"] == "/annotate/"
+    response = client.post("/annotate/preferences/", {}, HTTP_REFERER="http://testserver/annotate/c/items/")
+    assert response["Location"] == "http://testserver/annotate/c/items/"
 
 
 def test_preferences_need_a_login_and_a_post(client, annotator_a):

@@ -86,7 +86,10 @@ def assert_blind(page, item, conventions_seen: set) -> None:
     choices = page.locator("button.choice")
     assert [choices.nth(n).get_attribute("data-value") for n in range(choices.count())] == list(LABELS)
     assert page.locator("button.choice.selected").count() == 0
-    conventions_seen.add(page.locator("#conventions").evaluate("node => node.outerHTML"))
+    # The CSRF token is masked afresh on every render; everything else must be the same on every item.
+    conventions_seen.add(page.locator("#conventions").evaluate(
+        "node => { const c = node.cloneNode(true);"
+        " c.querySelectorAll('[name=csrfmiddlewaretoken]').forEach(i => i.remove()); return c.outerHTML; }"))
 
 
 def label_blind(page, campaign, annotator, *, flipped: tuple[int, ...] = ()) -> None:
