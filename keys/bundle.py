@@ -144,10 +144,21 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
+def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
+    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them)."""
+    digests = {} if digests is None else digests
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
-    files: dict[str, bytes] = {
+    files: dict[str, bytes] = {}
+
+    def digest(path: str) -> str:
+        known = digests.get(path)
+        if known is None:
+            known = digests[path] = hashlib.sha256(files[path]).hexdigest()
+        return known
+
+    files |= {
         "key.jsonl": data["key_bytes"],
         "candidates.jsonl": _jsonl(data["candidates"]),
         "generation_rejects.jsonl": _jsonl(data["rejects"]),
@@ -187,10 +198,9 @@ def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
             files[path] = _jsonl(rows)
         files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables))
-    files["MANIFEST.sha256"] = "".join(
-        f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
-    ).encode("utf-8")
+        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables, sha256=digest))
+    files["MANIFEST.sha256"] = "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8")
+    digest("MANIFEST.sha256")
     return dict(sorted(files.items()))
 
 
