@@ -184,31 +184,48 @@ DECISIONS_TABLE = "annotation/tables/decisions.jsonl"
 DECISION_KEYS = ("action", "new_gold", "note")
 
 
-def _answer_rows(documents: dict, who: str, keys: tuple[str, ...]) -> list[dict]:
+def _answer_row_parts(documents: dict, who: str, keys: tuple[str, ...]) -> list[tuple[dict, str]]:
+    """(row without its id, item id) per row. An annotator's rows with the same answer object (bundle_data
+    decodes each distinct answer text once) share one row object."""
     blank = dict.fromkeys(keys)
-    return [
-        {**blank, **values, who: name, "id": item}
-        for name, document in sorted(documents.items())
-        for item, values in sorted(document["answers"].items())
-    ]
+    parts = []
+    for name, document in sorted(documents.items()):
+        shared: dict[int, tuple[dict, object]] = {}  # id(values) -> (row, values): values kept alive
+        for item, values in sorted(document["answers"].items()):
+            known = shared.get(id(values))
+            if known is None:
+                known = shared[id(values)] = ({**blank, **values, who: name}, values)
+            parts.append((known[0], item))
+    return parts
+
+
+def trail_table_parts(data: dict) -> dict[str, list[tuple[dict, str]]]:
+    """The trail tables as (row without its id, item id) pairs: the row of a pair is `{**row, "id": item}`
+    (rows_of), and rows sharing everything but the id share the first part, which the bundle writes
+    once (keys/bundle.py)."""
+    spec = protocols.for_kind(data["key"]["kind"])
+    questions = tuple(q.key for q in spec.questions)
+    tables = {}
+    if data["answers"]:
+        tables[ANSWERS_TABLE] = _answer_row_parts(data["answers"], "annotator", questions)
+    if data["council"]:
+        tables[COUNCIL_TABLE] = _answer_row_parts(data["council"], "member", questions)
+    if data["decisions"]["decisions"]:
+        tables[DECISIONS_TABLE] = [
+            ({**dict.fromkeys(DECISION_KEYS), **decision}, item)
+            for item, decision in sorted(data["decisions"]["decisions"].items())
+        ]
+    return tables
+
+
+def rows_of(parts: list[tuple[dict, str]]) -> list[dict]:
+    return [{**row, "id": item} for row, item in parts]
 
 
 def trail_tables(data: dict) -> dict[str, list[dict]]:
     """The answers, council votes and decisions as rows: every question (or decision field) a column,
     None where it was not answered."""
-    spec = protocols.for_kind(data["key"]["kind"])
-    questions = tuple(q.key for q in spec.questions)
-    tables = {}
-    if data["answers"]:
-        tables[ANSWERS_TABLE] = _answer_rows(data["answers"], "annotator", questions)
-    if data["council"]:
-        tables[COUNCIL_TABLE] = _answer_rows(data["council"], "member", questions)
-    if data["decisions"]["decisions"]:
-        tables[DECISIONS_TABLE] = [
-            {**dict.fromkeys(DECISION_KEYS), **decision, "id": item}
-            for item, decision in sorted(data["decisions"]["decisions"].items())
-        ]
-    return tables
+    return {path: rows_of(parts) for path, parts in trail_table_parts(data).items()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,3 +74,22 @@ def test_json_lines_are_one_canonical_dumps_a_line():
     assert jsonl_bytes(records) == expected
     assert [dumps(r) for r in records] == expected.decode("utf-8").split("\n")[:-1]
     assert jsonl_bytes([]) == b""
+
+
+def test_the_trail_table_writer_is_byte_for_byte_one_canonical_line_per_row():
+    rng = random.Random(20261201)
+    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}, {}, [], "s", None]
+    marker = bundle._ID_MARK
+    for _ in range(300):
+        # Rows as the trail tables share them: a few row objects, each under many ids; some rows hold
+        # an "id" of their own, the marker itself, or values of every kind.
+        rows = []
+        for _ in range(rng.randint(1, 5)):
+            row = {rng.choice(["annotator", "q1", "q2", "id", "é", "z"]): _random_value(rng, shared) for _ in range(rng.randint(0, 5))}
+            if rng.random() < 0.2:
+                row[rng.choice(["note", "id"])] = rng.choice([marker, f"x{marker}y", [marker]])
+            rows.append(row)
+        ids = [rng.choice([f"conv-{rng.randint(0, 9)}:v1b{rng.randint(0, 99)}", "é\"\\\n", marker, 7, None]) for _ in range(40)]
+        parts = [(rng.choice(rows), item) for item in ids]
+        assert bundle._jsonl_of_parts(parts) == jsonl_bytes({**row, "id": item} for row, item in parts)
+    assert bundle._jsonl_of_parts([]) == jsonl_bytes([]) == b""
