@@ -30,10 +30,32 @@ def dumps(value) -> str:
     return _CANONICAL.encode(value)
 
 
+# Between two objects in one encoded list, NaN (a bare token, never a string) makes the text `},NaN,{`.
+_SEPARATOR = "},NaN,{"
+_NAN = float("nan")
+
+
 def jsonl_bytes(records: Iterable) -> bytes:
-    """One canonical JSON text a line, UTF-8 (empty input gives empty bytes)."""
-    lines = list(map(_CANONICAL.encode, records))
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    """One canonical JSON text a line, UTF-8 (empty input gives empty bytes).
+
+    Encoding each record is a call into the encoder, which builds its C encoder anew each time (a third
+    of the time of a small record). So records that are all dicts are encoded in ONE call, as a list
+    with NaN between them, and the text split where the records meet: the JSON text of a list is its
+    items' texts joined by the item separator, each the same text as when encoded alone. Where two
+    objects meet, `},NaN,{` is structural (outside any string); a string or a NaN inside a record can
+    hold that text too, but only within the record, so every meeting point is found and any other
+    occurrence makes the count exceed len - 1: then each record is encoded on its own instead. Tested
+    against one json.dumps per line, including records holding the separator."""
+    records = list(records)
+    if not records:
+        return b""
+    if all(type(record) is dict for record in records):
+        interleaved = [_NAN] * (2 * len(records) - 1)
+        interleaved[::2] = records
+        text = _CANONICAL.encode(interleaved)[1:-1]
+        if text.count(_SEPARATOR) == len(records) - 1:
+            return (text.replace(_SEPARATOR, "}\n{") + "\n").encode("utf-8")
+    return ("\n".join(map(_CANONICAL.encode, records)) + "\n").encode("utf-8")
 
 
 @cache
