@@ -219,7 +219,7 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
             files[f"{folder}/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     if fmt >= 2:
         parts = metadata.trail_table_parts(data)
-        tables = {path: metadata.rows_of(pairs) for path, pairs in parts.items()}
+        tables = metadata.croissant_tables(parts)
         for path, pairs in parts.items():
             files[path] = _jsonl_of_parts(pairs)
         files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")

@@ -222,6 +222,23 @@ def rows_of(parts: list[tuple[dict, str]]) -> list[dict]:
     return [{**row, "id": item} for row, item in parts]
 
 
+def croissant_tables(parts: dict[str, list[tuple[dict, str]]]) -> dict[str, list[dict]]:
+    """What croissant() reads of the trail tables, from their (row, id) pairs: the decisions as rows, and
+    of the answer and council tables one row per shared row object and type of id. croissant() reads
+    those two for their column names and the types of their values only (their record key is the
+    annotator or member with the id, whatever the ids), which these rows share with the whole tables;
+    a test compares the two documents."""
+    tables = {}
+    for path, pairs in parts.items():
+        if path in (ANSWERS_TABLE, COUNCIL_TABLE):
+            first: dict[tuple, tuple[dict, str]] = {}
+            for row, item in pairs:
+                first.setdefault((id(row), type(item)), (row, item))
+            pairs = list(first.values())
+        tables[path] = rows_of(pairs)
+    return tables
+
+
 def trail_tables(data: dict) -> dict[str, list[dict]]:
     """The answers, council votes and decisions as rows: every question (or decision field) a column,
     None where it was not answered."""
