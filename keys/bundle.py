@@ -71,6 +71,31 @@ def _jsonl(records) -> bytes:
     return jsonl_bytes(records)
 
 
+# A value no row holds, put where a row's id goes to find where the id's text goes (checked: a template
+# is used only if the marker's text occurs exactly once).
+_ID_MARK = "\x00goldkey:id\x00"
+
+
+def _jsonl_of_parts(parts: list[tuple[dict, object]]) -> bytes:
+    """Exactly _jsonl([{**row, "id": item} for row, item in parts]), for the trail tables, where 200,000
+    rows share a few dozen row objects and differ only in the id: each shared row is encoded once, as
+    the text before and after its id's value. The canonical text of an object is its members' texts in
+    key order, each value encoded on its own, so a row's text is that prefix, the id's text and that
+    suffix. The memo lives for this call only and `parts` holds every row it has seen, so an id()
+    always names the same row."""
+    templates: dict[int, tuple[str, str] | None] = {}
+    lines = []
+    mark = dumps(_ID_MARK)
+    for row, item in parts:
+        template = templates.get(id(row), False)
+        if template is False:
+            text = dumps({**row, "id": _ID_MARK})
+            before, found, after = text.partition(mark)
+            template = templates[id(row)] = (before, after) if found and mark not in after else None
+        lines.append(dumps({**row, "id": item}) if template is None else template[0] + dumps(item) + template[1])
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
@@ -144,10 +169,21 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
+def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+    """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
+    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them)."""
+    digests = {} if digests is None else digests
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
-    files: dict[str, bytes] = {
+    files: dict[str, bytes] = {}
+
+    def digest(path: str) -> str:
+        known = digests.get(path)
+        if known is None:
+            known = digests[path] = hashlib.sha256(files[path]).hexdigest()
+        return known
+
+    files |= {
         "key.jsonl": data["key_bytes"],
         "candidates.jsonl": _jsonl(data["candidates"]),
         "generation_rejects.jsonl": _jsonl(data["rejects"]),
@@ -182,15 +218,15 @@ def render(data: dict, *, fmt: int = FORMAT) -> dict[str, bytes]:
         for pseudonym, answers in trail["answers"].items():
             files[f"{folder}/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
     if fmt >= 2:
-        tables = metadata.trail_tables(data)
-        for path, rows in tables.items():
-            files[path] = _jsonl(rows)
+        parts = metadata.trail_table_parts(data)
+        tables = metadata.croissant_tables(parts)
+        for path, pairs in parts.items():
+            files[path] = _jsonl_of_parts(pairs)
         files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables))
-    files["MANIFEST.sha256"] = "".join(
-        f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items())
-    ).encode("utf-8")
+        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables, sha256=digest))
+    files["MANIFEST.sha256"] = "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8")
+    digest("MANIFEST.sha256")
     return dict(sorted(files.items()))
 
 

@@ -8,6 +8,7 @@ sealed release re-renders to the same bytes (keys/releases.py compares them).
 
 import hashlib
 import re
+from itertools import repeat
 
 import yaml
 
@@ -183,31 +184,65 @@ DECISIONS_TABLE = "annotation/tables/decisions.jsonl"
 DECISION_KEYS = ("action", "new_gold", "note")
 
 
-def _answer_rows(documents: dict, who: str, keys: tuple[str, ...]) -> list[dict]:
+def _answer_row_parts(documents: dict, who: str, keys: tuple[str, ...]) -> list[tuple[dict, str]]:
+    """(row without its id, item id) per row. An annotator's rows with the same answer object (bundle_data
+    decodes each distinct answer text once) share one row object."""
     blank = dict.fromkeys(keys)
-    return [
-        {**blank, **values, who: name, "id": item}
-        for name, document in sorted(documents.items())
-        for item, values in sorted(document["answers"].items())
-    ]
+    parts = []
+    for name, document in sorted(documents.items()):
+        shared: dict[int, tuple[dict, object]] = {}  # id(values) -> (row, values): values kept alive
+        for item, values in sorted(document["answers"].items()):
+            known = shared.get(id(values))
+            if known is None:
+                known = shared[id(values)] = ({**blank, **values, who: name}, values)
+            parts.append((known[0], item))
+    return parts
+
+
+def trail_table_parts(data: dict) -> dict[str, list[tuple[dict, str]]]:
+    """The trail tables as (row without its id, item id) pairs: the row of a pair is `{**row, "id": item}`
+    (rows_of), and rows sharing everything but the id share the first part, which the bundle writes
+    once (keys/bundle.py)."""
+    spec = protocols.for_kind(data["key"]["kind"])
+    questions = tuple(q.key for q in spec.questions)
+    tables = {}
+    if data["answers"]:
+        tables[ANSWERS_TABLE] = _answer_row_parts(data["answers"], "annotator", questions)
+    if data["council"]:
+        tables[COUNCIL_TABLE] = _answer_row_parts(data["council"], "member", questions)
+    if data["decisions"]["decisions"]:
+        tables[DECISIONS_TABLE] = [
+            ({**dict.fromkeys(DECISION_KEYS), **decision}, item)
+            for item, decision in sorted(data["decisions"]["decisions"].items())
+        ]
+    return tables
+
+
+def rows_of(parts: list[tuple[dict, str]]) -> list[dict]:
+    return [{**row, "id": item} for row, item in parts]
+
+
+def croissant_tables(parts: dict[str, list[tuple[dict, str]]]) -> dict[str, list[dict]]:
+    """What croissant() reads of the trail tables, from their (row, id) pairs: the decisions as rows, and
+    of the answer and council tables one row per shared row object and type of id. croissant() reads
+    those two for their column names and the types of their values only (their record key is the
+    annotator or member with the id, whatever the ids), which these rows share with the whole tables;
+    a test compares the two documents."""
+    tables = {}
+    for path, pairs in parts.items():
+        if path in (ANSWERS_TABLE, COUNCIL_TABLE):
+            first: dict[tuple, tuple[dict, str]] = {}
+            for row, item in pairs:
+                first.setdefault((id(row), type(item)), (row, item))
+            pairs = list(first.values())
+        tables[path] = rows_of(pairs)
+    return tables
 
 
 def trail_tables(data: dict) -> dict[str, list[dict]]:
     """The answers, council votes and decisions as rows: every question (or decision field) a column,
     None where it was not answered."""
-    spec = protocols.for_kind(data["key"]["kind"])
-    questions = tuple(q.key for q in spec.questions)
-    tables = {}
-    if data["answers"]:
-        tables[ANSWERS_TABLE] = _answer_rows(data["answers"], "annotator", questions)
-    if data["council"]:
-        tables[COUNCIL_TABLE] = _answer_rows(data["council"], "member", questions)
-    if data["decisions"]["decisions"]:
-        tables[DECISIONS_TABLE] = [
-            {**dict.fromkeys(DECISION_KEYS), **decision, "id": item}
-            for item, decision in sorted(data["decisions"]["decisions"].items())
-        ]
-    return tables
+    return {path: rows_of(parts) for path, parts in trail_table_parts(data).items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,7 +321,7 @@ def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
     """The Croissant data type of one column from the types of its values (and whether it is a list);
     None for a column holding JSON objects, which Croissant cannot type. Works on sets of types: a
     column of a 100,000-item key is read once, at C speed."""
-    values = [record.get(name) for record in records]
+    values = list(map(dict.get, records, repeat(name)))  # record.get(name) for each record, in C
     types = set(map(type, values)) - {type(None)}
     elements: set = set()
     if list in types:
@@ -327,17 +362,21 @@ def _question_description(data: dict) -> str:
     return "; ".join(f"{q.key}: {', '.join(q.choices) if q.choices else 'free text'}" for q in spec.questions)
 
 
-def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None) -> dict:
+def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None, *, sha256=None) -> dict:
     """The release as a Croissant 1.0 dataset: every file (but this one and MANIFEST.sha256, which lists
     this one's hash) as a FileObject with its SHA-256, and a record set per record file. `tables`: the
-    trail_tables(data) the caller already built."""
+    trail_tables(data) the caller already built; `sha256`: path -> the hex SHA-256 of files[path], if
+    the caller hashes the files anyway (each file of a release is hashed once)."""
+    if sha256 is None:
+        def sha256(path: str) -> str:
+            return hashlib.sha256(files[path]).hexdigest()
     key = data["key"]
     bench = benchmark_of(data)
     found = licenses(data)
     distribution = [
         {"@type": "cr:FileObject", "@id": path, "name": path, "contentUrl": path,
          "encodingFormat": ENCODING.get(path[path.rfind("."):], "application/octet-stream"),
-         "contentSize": f"{len(content)} B", "sha256": hashlib.sha256(content).hexdigest()}
+         "contentSize": f"{len(content)} B", "sha256": sha256(path)}
         for path, content in sorted(files.items())
     ]
     record_sets = []

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from adjudication.selectors import collector_paused
 from goldkey.errors import ApplicationError
 from keys import bundle
 from keys.models import GoldKey, Release, ReleaseFile
@@ -32,10 +33,12 @@ def release_seal(*, key: GoldKey, entries: list | None = None, key_bytes: bytes 
         raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
     if Release.objects.filter(key=key).exists():
         raise ApplicationError(f"key '{key.version}' is already released")
-    files = bundle.render(bundle_data(key, entries=entries, key_bytes=key_bytes))
-    release = Release.objects.create(key=key, sha256=_sha(files[MANIFEST]), format=bundle.FORMAT)
+    digests: dict[str, str] = {}
+    with collector_paused():  # the bundle's data and files are a few hundred thousand acyclic objects
+        files = bundle.render(bundle_data(key, entries=entries, key_bytes=key_bytes), digests=digests)
+    release = Release.objects.create(key=key, sha256=digests[MANIFEST], format=bundle.FORMAT)
     ReleaseFile.objects.bulk_create(
-        ReleaseFile(release=release, path=path, sha256=_sha(content), size=len(content), content=zlib.compress(content, 1))
+        ReleaseFile(release=release, path=path, sha256=digests[path], size=len(content), content=zlib.compress(content, 1))
         for path, content in files.items()
     )
     return release

@@ -11,7 +11,7 @@ from django.db.models.functions import Cast
 import protocols
 from adjudication.agreement import campaign_agreement, kept_set_kappa
 from adjudication.models import Decision
-from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot
+from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot, collector_paused
 from annotation import access
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment
 from council.models import CouncilMember, CouncilVote, GateVerdict
@@ -135,7 +135,8 @@ def key_entry_page(key: GoldKey, *, number: int = 0, gold: str = "", size: int =
 
 
 def key_canonical_bytes(key: GoldKey) -> bytes:
-    return key_bytes(key.kind, key.version, key_entries(key))
+    with collector_paused():  # 100,000 acyclic rows and records
+        return key_bytes(key.kind, key.version, key_entries(key))
 
 
 def key_lineage(key: GoldKey) -> list[GoldKey]:

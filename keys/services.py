@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 import protocols
-from adjudication.selectors import CampaignSnapshot, campaign_snapshot
+from adjudication.selectors import CampaignSnapshot, campaign_snapshot, collector_paused
 from annotation.models import Campaign, Enrollment
 from annotation.services import campaign_create, campaign_lock, campaign_mark_frozen
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
@@ -162,17 +162,18 @@ def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
             created_by=user,
             notes=notes,
         )
-    snapshot = campaign_snapshot(campaign)
-    entries = _entries_from_campaign(snapshot, key)
-    _entries_insert(entries)
-    counts = _counts(entries)
-    content = key_bytes(key.kind, version, entries)
-    key.sha256 = sha256_hex(content)
-    key.manifest = {
-        "key_version": version,
-        "entries": len(entries),
-        **campaign_manifest(snapshot, {e.item_id for e in entries}, counts),
-    }
+    with collector_paused():  # the campaign, the entries and their records: acyclic, 100,000s of objects
+        snapshot = campaign_snapshot(campaign)
+        entries = _entries_from_campaign(snapshot, key)
+        _entries_insert(entries)
+        counts = _counts(entries)
+        content = key_bytes(key.kind, version, entries)
+        key.sha256 = sha256_hex(content)
+        key.manifest = {
+            "key_version": version,
+            "entries": len(entries),
+            **campaign_manifest(snapshot, {e.item_id for e in entries}, counts),
+        }
     key.notes = notes or key.notes
     key.save()
     return _Built(key, entries, content)

@@ -74,3 +74,45 @@ def test_json_lines_are_one_canonical_dumps_a_line():
     assert jsonl_bytes(records) == expected
     assert [dumps(r) for r in records] == expected.decode("utf-8").split("\n")[:-1]
     assert jsonl_bytes([]) == b""
+
+
+def test_the_trail_table_writer_is_byte_for_byte_one_canonical_line_per_row():
+    rng = random.Random(20261201)
+    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}, {}, [], "s", None]
+    marker = bundle._ID_MARK
+    for _ in range(300):
+        # Rows as the trail tables share them: a few row objects, each under many ids; some rows hold
+        # an "id" of their own, the marker itself, or values of every kind.
+        rows = []
+        for _ in range(rng.randint(1, 5)):
+            row = {rng.choice(["annotator", "q1", "q2", "id", "é", "z"]): _random_value(rng, shared) for _ in range(rng.randint(0, 5))}
+            if rng.random() < 0.2:
+                row[rng.choice(["note", "id"])] = rng.choice([marker, f"x{marker}y", [marker]])
+            rows.append(row)
+        ids = [rng.choice([f"conv-{rng.randint(0, 9)}:v1b{rng.randint(0, 99)}", "é\"\\\n", marker, 7, None]) for _ in range(40)]
+        parts = [(rng.choice(rows), item) for item in ids]
+        assert bundle._jsonl_of_parts(parts) == jsonl_bytes({**row, "id": item} for row, item in parts)
+    assert bundle._jsonl_of_parts([]) == jsonl_bytes([]) == b""
+
+
+def _reference_jsonl(records) -> bytes:
+    lines = [json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for r in records]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+def test_canonical_lines_are_one_json_dumps_per_record_even_when_records_hold_the_separator():
+    rng = random.Random(20261202)
+    shared = [{"q1": "contradicts"}, [1, "x"], {"a": {"b": [None, 1.25]}}, {}, [], "s", None]
+    tricky = ["},NaN,{", "a},NaN,{b", float("nan"), [{}, float("nan"), {}], {"x": [{"y": 1}, float("nan"), {"z": 2}]}]
+    for _ in range(1500):
+        records = []
+        for _ in range(rng.randint(1, 12)):
+            record = {f"k{n}": _random_value(rng, shared) for n in range(rng.randint(0, 4))}
+            if rng.random() < 0.25:
+                record["t"] = rng.choice(tricky)
+            records.append(record)
+        if rng.random() < 0.1:
+            records.insert(rng.randrange(len(records) + 1), rng.choice([[1, 2], "text", None, 3]))  # not a record
+        assert jsonl_bytes(records) == _reference_jsonl(records)
+    assert jsonl_bytes(iter([{"a": 1}, {"b": "},NaN,{"}])) == _reference_jsonl([{"a": 1}, {"b": "},NaN,{"}])
+    assert jsonl_bytes([]) == b""

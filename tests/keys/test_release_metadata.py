@@ -331,3 +331,18 @@ def test_a_benchmark_that_declares_no_citation_is_cited_by_its_key(monkeypatch):
         "  year = {2026},\n  note = {gold key B-v2.1, SHA-256 " + "c" * 64 + "}\n}\n"
     )
     assert metadata.hf_card_metadata(data)["license"] == "unknown"
+
+
+def test_croissant_from_the_shared_rows_of_the_trail_tables_is_croissant_from_every_row(voted_key):
+    data = bundle_data(voted_key)
+    files = release_files(voted_key)
+    parts = metadata.trail_table_parts(data)
+    shared = metadata.croissant_tables(parts)
+    assert len(shared[metadata.ANSWERS_TABLE]) < len(parts[metadata.ANSWERS_TABLE])  # fewer rows are typed
+    assert metadata.croissant(data, files, shared) == metadata.croissant(data, files, metadata.trail_tables(data))
+    # A row that no other shares still types its own values (an integer answer, a list of turns).
+    answers = next(iter(data["answers"].values()))["answers"]
+    item = sorted(answers)[0]
+    answers[item] = {**answers[item], "q3turn": 7, "extra": ["a", None]}
+    parts = metadata.trail_table_parts(data)
+    assert metadata.croissant(data, files, metadata.croissant_tables(parts)) == metadata.croissant(data, files, metadata.trail_tables(data))

@@ -1,0 +1,118 @@
+"""The freeze + export of the synthetic key of the bench as it was before the restructure (`763ee5b`).
+
+    .venv/bin/python bench/export_compare.py [--items 20000] [--json] [--profile PREFIX]
+
+Same untimed data as that bench built (N items without conversation or evidence, a two-annotator
+campaign, one one-field answer per assignment), so its figures compare with that code's own bench run on
+the same machine: `cd <checkout of 763ee5b> && .venv/bin/python bench/export_bench.py --items 20000`.
+Timed in this process: `key_freeze` (which now also renders and seals the release) and what `key_export`
+does (the key's hash checked against its rows, the sealed files written to a folder). A throw-away
+database (bench/scratch.py), never the project's own.
+"""
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from scratch import scratch_database  # noqa: E402
+
+TYPES = ["contradicting", "aligned", "hard_negative"]
+VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
+
+
+def build(items: int):
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Answer, Assignment, Enrollment
+    from annotation.services import campaign_close, campaign_create
+    from goldkey import roles
+    from items.models import Item
+    from items.services import item_set_get_or_create
+
+    roles.ensure_groups()
+    User = get_user_model()
+    author = User.objects.create_user("bench-author", password="x")
+    other = User.objects.create_user("bench-b", password="x")
+    author.groups.add(*roles.Group.objects.filter(name__in=[roles.AUTHOR, roles.ANNOTATOR]))
+    item_set = item_set_get_or_create(name="bench items", kind="twist")
+    Item.objects.bulk_create(
+        (
+            Item(
+                item_set=item_set, kind="twist", external_id=f"bench-{i:06d}", recipient="Ana",
+                draft=f"Hey Ana, how is the pottery class going? ({i})", gold_type=TYPES[i % 3],
+                family=f"F{i % 7}", contradicted_quote="I quit pottery last week" if i % 3 == 0 else "",
+                rationale="synthetic", history_turns=369 + i % 320,
+            )
+            for i in range(items)
+        ),
+        batch_size=5000,
+    )
+    campaign = campaign_create(slug="bench", item_set=item_set, annotators=[author, other], seed=1)
+    Answer.objects.bulk_create(
+        (
+            Answer(assignment_id=a_id, values={"q1": VERDICT[gold]}, revision=1)
+            for a_id, gold in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item__gold_type")
+        ),
+        batch_size=5000,
+    )
+    # The code before froze an open campaign; now the enrollments are handed in and the campaign closed.
+    Enrollment.objects.filter(campaign=campaign).update(submitted_at=timezone.now())
+    campaign_close(campaign=campaign, user=author)
+    return campaign, author
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
+    args = parser.parse_args()
+    with scratch_database() as scratch:
+        from django.core.management import call_command
+
+        from keys.services import key_freeze
+
+        campaign, author = build(args.items)
+        profiler = cProfile.Profile() if args.profile else None
+        c0 = time.process_time()
+        if profiler:
+            profiler.enable()
+        key = key_freeze(campaign=campaign, version="BENCH-v1.0", user=author)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(f"{args.profile}.freeze")
+            profiler = cProfile.Profile()
+            profiler.enable()
+        c1 = time.process_time()
+        out = scratch.folder / "bundle"
+        call_command("key_export", key.version, "--out", str(out), stdout=io.StringIO())
+        c2 = time.process_time()
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(f"{args.profile}.export")
+        files = [p for p in out.rglob("*") if p.is_file()]
+        figures = {
+            "items": args.items, "freeze_cpu_s": round(c1 - c0, 2), "export_cpu_s": round(c2 - c1, 2),
+            "freeze_export_cpu_s": round(c2 - c0, 2), "sha256": key.sha256, "files": len(files),
+            "bundle_mb": round(sum(p.stat().st_size for p in files) / 1e6, 1), "load": [round(x, 2) for x in os.getloadavg()],
+        }
+    if args.json:
+        print(json.dumps(figures, indent=1))
+        return
+    print(f"items {args.items:,}: freeze CPU {figures['freeze_cpu_s']:.2f} s, export CPU {figures['export_cpu_s']:.2f} s, "
+          f"freeze + export CPU {figures['freeze_export_cpu_s']:.2f} s | {figures['files']} files, {figures['bundle_mb']} MB | "
+          f"sha256 {key.sha256[:16]}… | load {figures['load']}")
+
+
+if __name__ == "__main__":
+    main()
