@@ -66,6 +66,9 @@ class QueueItem(models.Model):
     suggestion_why = models.TextField(blank=True)
     blocking = models.BooleanField(default=False)  # queued for a human reason (holds a key back)
     decided = models.BooleanField(default=False)
+    # The council's §4 band against the gold, for the queue page's filter ('' without a council). The page
+    # offers the filter only where the protocol does not seal detector labels (ProtocolSpec.detectors_sealed).
+    band = models.CharField(max_length=24, blank=True, default="")
 
     class Meta:
         constraints = [

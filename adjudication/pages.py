@@ -1,6 +1,7 @@
 """What the adjudication pages show, composed from the stored queue and selectors in a fixed number of
 queries whatever the campaign size."""
 
+import dataclasses
 import math
 import random
 from urllib.parse import urlencode
@@ -26,6 +27,7 @@ from annotation.models import Campaign, Enrollment
 from goldkey.lib.statistics import json_safe
 from items.models import Item
 from items.selectors import excerpts_for, items_with_excerpts
+from protocols.base import BANDS
 
 
 def sides_for(campaign: Campaign, item_id: int, pseudonyms: list[str]) -> list[str]:
@@ -36,12 +38,13 @@ def sides_for(campaign: Campaign, item_id: int, pseudonyms: list[str]) -> list[s
     return order
 
 
-def queue_filter(spec, *, reason: str = "", gold_type: str = "") -> stored_queue.QueueFilter:
+def queue_filter(spec, *, reason: str = "", gold_type: str = "", band: str = "") -> stored_queue.QueueFilter:
     """The queue page's filter from request values: a value the protocol does not know is no filter
     (a stale bookmark shows the whole queue rather than an error)."""
     return stored_queue.QueueFilter(
         reason=reason if reason in spec.reasons else "",
         gold_type=gold_type if gold_type in spec.gold_values and not spec.gold_from_answers else "",
+        band=band if band in BANDS else "",
     )
 
 
@@ -59,6 +62,11 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
     else:
         counts = stored_queue.counts(campaign, n_queued=state.n_queued)
         queue_page_cache_store(state=state, counts=(counts.decided, counts.undecided))
+    # The council band is a detector label: no filter by it without a council or while the protocol seals
+    # detector labels (a filtered count would tell the band of every item it shows).
+    bands_open = bool(state.council_members) and not spec.detectors_sealed(counts.undecided)
+    if where.band and not bands_open:
+        where = dataclasses.replace(where, band="")
     shown = stored_queue.filtered_count(campaign, where) if where else state.n_queued
     pages = max(1, math.ceil(shown / stored_queue.PAGE_SIZE))
     if at is not None and (stored := stored_queue.row(campaign, at)) is not None and stored.queued:
@@ -81,6 +89,7 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
         "filter_query": _filter_query(where),
         "reason_choices": list(spec.reasons),
         "type_choices": [] if spec.gold_from_answers else list(spec.gold_values),
+        "band_choices": list(BANDS) if bands_open else [],
         "at": at,
         "decided": counts.decided,
         "undecided": counts.undecided,
@@ -92,8 +101,8 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
 
 
 def _filter_query(where: stored_queue.QueueFilter) -> str:
-    """The filter as query parameters for the page links ('&reason=…&type=…', or '')."""
-    query = urlencode({k: v for k, v in (("reason", where.reason), ("type", where.gold_type)) if v})
+    """The filter as query parameters for the page links ('&reason=…&type=…&band=…', or '')."""
+    query = urlencode({k: v for k, v in (("reason", where.reason), ("type", where.gold_type), ("band", where.band)) if v})
     return f"&{query}" if query else ""
 
 

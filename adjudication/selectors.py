@@ -161,6 +161,7 @@ class QueueEntry:
     decision: Decision | None
     answers: dict[str, dict] = field(default_factory=dict)  # pseudonym -> values (full in campaign_queue)
     council: list[CouncilBallot] = field(default_factory=list)
+    band: str = ""  # the council's PROTOCOL §4 band against the gold ('' without a council)
 
     @property
     def blocking(self) -> bool:
@@ -359,7 +360,7 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
     pseudonyms, all_answers, council, decisions = data.pseudonyms, data.answers, data.council, data.decisions
     spec = data.spec
     empty: dict = {}
-    memo: dict[tuple, tuple[list[str], str, str]] = {}
+    memo: dict[tuple, tuple[list[str], str, str, str]] = {}
     # The reasons are symmetric in the annotators, so with two annotators the answers' order is free.
     any_order = len(pseudonyms) <= 2
     for item in data.items:
@@ -374,7 +375,7 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         found = memo.get(key)
         if found is None:
             found = memo[key] = _queue_verdict(spec, item.gold_type, answers, council_votes)
-        reasons, action, why = found
+        reasons, action, why, band = found
         if not reasons:
             continue
         entries.append(
@@ -386,17 +387,19 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
                 decision=decisions.get(item.id),
                 answers=dict(per_item),
                 council=ballots or [],
+                band=band,
             )
         )
     entries.sort(key=lambda e: q.sort_key(e.suggestion, e.item.external_id))
     return entries
 
 
-def _queue_verdict(spec, gold_type: str, answers: list, council_votes: list | None) -> tuple[list[str], str, str]:
-    """(reasons, suggested action, why) for one item: the plain path of the queue."""
+def _queue_verdict(spec, gold_type: str, answers: list, council_votes: list | None) -> tuple[list[str], str, str, str]:
+    """(reasons, suggested action, why, council band) for one item: the plain path of the queue."""
     reasons = spec.queue_reasons(gold_type, answers, council_votes)
     action, why = spec.suggestion(gold_type, answers, reasons) if reasons else ("", "")
-    return reasons, action, why
+    band = spec.council_band(gold_type, council_votes) if council_votes else ""
+    return reasons, action, why, band
 
 
 def _full_items(campaign: Campaign, ids) -> dict[int, Item]:

@@ -208,10 +208,10 @@ RANK_SHIFT = 2**32
 def _entry_fields(entry: QueueEntry | None, ordinal: int, decided: bool) -> dict:
     if entry is None:  # not queued
         return {"queued": False, "sort_key": q.suggestion_rank("") * RANK_SHIFT + ordinal, "reasons": [],
-                "suggestion": "", "suggestion_why": "", "blocking": False, "decided": decided}
+                "suggestion": "", "suggestion_why": "", "blocking": False, "decided": decided, "band": ""}
     return {"queued": True, "sort_key": q.suggestion_rank(entry.suggestion) * RANK_SHIFT + ordinal,
             "reasons": list(entry.reasons), "suggestion": entry.suggestion, "suggestion_why": entry.suggestion_why,
-            "blocking": entry.blocking, "decided": decided}
+            "blocking": entry.blocking, "decided": decided, "band": entry.band}
 
 
 # What the stored entries are built from, each read as (id, item id, when written, member or None,

@@ -26,13 +26,14 @@ def _queued(campaign: Campaign):
 
 @dataclass(frozen=True)
 class QueueFilter:
-    """What the queue page narrows to: a queue reason and/or the item's gold type ('' = any)."""
+    """What the queue page narrows to: a queue reason, the item's gold type and/or the council band ('' = any)."""
 
     reason: str = ""
     gold_type: str = ""
+    band: str = ""
 
     def __bool__(self) -> bool:
-        return bool(self.reason or self.gold_type)
+        return bool(self.reason or self.gold_type or self.band)
 
     def apply(self, rows):
         if self.reason:
@@ -41,6 +42,8 @@ class QueueFilter:
             rows = rows.filter(reasons__icontains=f'"{self.reason}"')
         if self.gold_type:
             rows = rows.filter(item__gold_type=self.gold_type)
+        if self.band:
+            rows = rows.filter(band=self.band)
         return rows
 
 
@@ -71,7 +74,8 @@ def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: Queue
     keys = list(rows.order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
     rows = list(
         QueueItem.objects.filter(pk__in=keys).order_by("sort_key").select_related("item")
-        .only("item_id", "reasons", "suggestion", "suggestion_why", "item__id", "item__external_id", "item__gold_type")
+        .only("item_id", "reasons", "suggestion", "suggestion_why", "band", "item__id", "item__external_id",
+              "item__gold_type")
     )
     decisions = {
         d.item_id: d
@@ -79,7 +83,7 @@ def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: Queue
     }
     return [
         QueueEntry(item=r.item, reasons=r.reasons, suggestion=r.suggestion, suggestion_why=r.suggestion_why,
-                   decision=decisions.get(r.item_id))
+                   decision=decisions.get(r.item_id), band=r.band)
         for r in rows
     ]
 

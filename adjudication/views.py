@@ -122,7 +122,7 @@ def queue_page(request, campaign):
     except ValueError:
         at = None
     where = pages.queue_filter(protocols.get(campaign.protocol), reason=request.GET.get("reason", ""),
-                               gold_type=request.GET.get("type", ""))
+                               gold_type=request.GET.get("type", ""), band=request.GET.get("band", ""))
     view = pages.queue_page_view(campaign, page=page, where=where, at=at)
     return render(request, "adjudication/queue.html", {"campaign": campaign, **view})
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 from adjudication import stored_queue
 from adjudication.models import QueueItem
 from adjudication.services import queue_sync
+from council.models import CouncilMember, CouncilVote
 from items.models import Item
 from tests.adjudication.conftest import DISAGREE, NOT_SELF_CONTAINED, make_twist_campaign
 
@@ -134,3 +135,34 @@ def test_the_next_step_to_the_key_appears_once_every_queued_item_of_every_page_i
     Decision.objects.create(campaign=campaign, item_id=rows[0].item_id, action="keep")
     html = client.get(url, {"page": 2}).content.decode()
     assert 'data-testid="next-step"' in html and f'href="/keys/new/{campaign.slug}/"' in html
+
+
+def _council_on(campaign, verdicts: dict[str, str]) -> None:
+    """Two council members voting `verdicts` (external id -> q1 answer) on the campaign's items."""
+    members = [CouncilMember.objects.create(name=name) for name in ("judge-1", "judge-2")]
+    for item in Item.objects.filter(external_id__in=verdicts):
+        for member in members:
+            CouncilVote.objects.create(campaign=campaign, member=member, item=item, prompt_version="v1",
+                                       values={"q1": verdicts[item.external_id]})
+
+
+def test_the_queue_filtered_by_council_band_lists_only_that_band_and_shows_each_rows_band(client, campaigns):
+    campaign = campaigns[0]
+    rows = _queued(campaign)
+    # Gold contradicting: "contradicts" matches it, "consistent" opposes it.
+    contradicting = [r.item.external_id for r in rows if r.item.gold_type == "contradicting"]
+    _council_on(campaign, {ext: ("contradicts" if i % 2 else "consistent") for i, ext in enumerate(contradicting)})
+    url = reverse("adjudication:queue", args=[campaign.slug])
+    html = client.get(url, {"band": "majority_against"}).content.decode()
+    against = [ext for i, ext in enumerate(contradicting) if not i % 2]
+    assert against and f"{len(against)} of " in html and 'name="band"' in html
+    for row in QueueItem.objects.filter(campaign=campaign, queued=True).select_related("item"):
+        assert (f">{row.item.external_id}<" in html) == (row.item.external_id in against), row.item.external_id
+    assert html.count('data-testid="band">majority_against<') == len(against)
+    assert "&amp;band=majority_against" in html or "page 1 of" not in html
+
+
+def test_without_a_council_there_is_no_band_filter_and_a_band_in_the_address_is_ignored(client, campaigns):
+    url = reverse("adjudication:queue", args=[campaigns[0].slug])
+    html = client.get(url, {"band": "majority_against"}).content.decode()
+    assert 'name="band"' not in html and "queued items match" not in html

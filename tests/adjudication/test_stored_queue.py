@@ -32,12 +32,12 @@ pytestmark = pytest.mark.django_db
 
 def stored(campaign) -> list[tuple]:
     rows = QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
-    return [(r.item_id, r.reasons, r.suggestion, r.suggestion_why, r.blocking) for r in rows]
+    return [(r.item_id, r.reasons, r.suggestion, r.suggestion_why, r.blocking, r.band) for r in rows]
 
 
 def recomputed(campaign) -> list[tuple]:
     return [
-        (e.item.id, e.reasons, e.suggestion, e.suggestion_why, e.blocking)
+        (e.item.id, e.reasons, e.suggestion, e.suggestion_why, e.blocking, e.band)
         for e in queue_from_data(campaign_data(campaign))
     ]
 

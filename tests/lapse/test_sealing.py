@@ -112,6 +112,10 @@ def test_the_agreement_page_shows_no_detector_figure_while_sealed(client, author
     assert 'data-testid="scorer-validation-sealed"' in page
     assert "llm-judge-binary-kappa" not in page and "judge-binary-kappa" not in page
     assert "seed-oss" not in page
+    # Nor can the queue be narrowed by the judge's band: a filtered count would tell it.
+    queue = client.get(reverse("adjudication:queue", args=[undecided_trail.slug]), {"band": "majority_against"})
+    html = queue.content.decode()
+    assert 'name="band"' not in html and 'data-testid="band"' not in html and "queued items match" not in html
 
 
 def test_after_the_last_decision_the_validation_shows_binary_and_five_way_figures_with_the_bars(
@@ -162,6 +166,8 @@ def test_after_the_last_decision_the_adjudication_page_shows_the_judge(client, a
     client.force_login(author)
     page = page_without_label_choices(client, undecided_trail, item)
     assert JUDGE_MEMBER in page and label in page
+    queue = client.get(reverse("adjudication:queue", args=[undecided_trail.slug])).content.decode()
+    assert 'name="band"' in queue and 'data-testid="band"' in queue
 
 
 def test_the_agreement_command_says_the_judge_is_sealed(undecided_trail, capsys):
