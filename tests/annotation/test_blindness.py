@@ -177,8 +177,15 @@ def _walk(user, forbidden: re.Pattern, skip_prefixes=(), only_prefixes=("/",)) -
         visited += 1
         match = forbidden.search(_body(response))
         if match and match.group(0) not in unquote(path):  # an error echoing the asked-for URL reveals nothing
-            leaks.append(f"{path} ({response.status_code}): {match.group(0)}")
+            leaks.append(f"{path} ({response.status_code}): {match.group(0)} in …{_body(response)[max(0, match.start() - 80):match.end() + 40]}…")
     return visited, leaks
+
+
+def item_ids_pattern() -> str:
+    """Every item's external id as a whole token: a short id ("g004") must not match inside a random
+    CSRF token or CSP nonce, which would fail the walk by chance; an id shown on a page is delimited."""
+    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    return rf"(?<![A-Za-z0-9])(?:{ids})(?![A-Za-z0-9])"
 
 
 ANY_SECRET = re.compile(r"SECRET-[A-Z-]+[\w-]*")
@@ -209,7 +216,7 @@ def test_annotator_in_phase1_reaches_no_hidden_value_at_any_url(world, annotator
 def test_annotator_in_phase1_never_sees_an_item_id(world, annotator_a):
     # TWIST ids name the generation batch (the contradicting-only top-ups were v1c/v1d) and Lapse
     # battery ids name the constructed label: an id is gold by another name until Phase 1 is locked.
-    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    ids = item_ids_pattern()
     visited, leaks = _walk(annotator_a, re.compile(ids), only_prefixes=("/annotate/", "/api/annotation/", "/"))
     assert visited > 50
     assert leaks == []
@@ -329,7 +336,7 @@ def _write_walk(user, forbidden: re.Pattern) -> tuple[int, list[str], set[int], 
 
 
 def _ids_or(secrets: re.Pattern) -> re.Pattern:
-    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    ids = item_ids_pattern()
     return re.compile(f"{secrets.pattern}|{ids}")
 
 
@@ -357,7 +364,7 @@ def test_blind_author_writing_with_every_method_and_body_meets_no_id_and_no_hidd
 
 def test_annotator_in_phase2_never_sees_an_item_id(world, annotator_a):
     answer_all_phase1(enrollment_of(world["twist"], annotator_a))
-    ids = "|".join(re.escape(i) for i in Item.objects.values_list("external_id", flat=True))
+    ids = item_ids_pattern()
     visited, leaks = _walk(annotator_a, re.compile(ids), only_prefixes=("/annotate/", "/api/annotation/"))
     assert visited > 20
     assert leaks == []

@@ -2,8 +2,6 @@
 undo, the guidelines dialog), the single-key shortcuts setting, and the progress labels across the
 Phase 1 / Phase 2 boundary."""
 
-import os
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -11,11 +9,10 @@ from playwright.sync_api import expect
 from annotation.models import Preferences, Skip
 from annotation.services import campaign_create, campaign_guidelines_set
 from tests.annotation.conftest import enrollment_of, make_twist_items
-from tests.conftest import browser_login
+from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 GUIDELINES = "# Read the whole draft\n\nA *draft* that repeats an excerpt word for word is **consistent**."
 
 
@@ -38,12 +35,6 @@ def _tab_to(page, selector, limit=60):
 
 def _focused_inside(page, selector) -> bool:
     return page.evaluate("(s) => !!document.activeElement.closest(s)", selector)
-
-
-def _screenshot(page, name):
-    if os.environ.get("GOLDKEY_SCREENSHOTS"):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
 
 
 def _bar(page) -> str:
@@ -92,7 +83,7 @@ def test_annotator_reads_the_guidelines_filters_jumps_skips_and_undoes_by_keyboa
         assert _focused_inside(page, "#conventions")
     page.keyboard.press("Shift+Tab")
     assert _focused_inside(page, "#conventions")
-    _screenshot(page, "annotate-guidelines.png")
+    save_screenshot(page, "annotate-guidelines")
     page.keyboard.press("Escape")
     expect(page.locator("#conventions")).to_be_hidden()
     assert page.evaluate("document.activeElement.matches('[data-help]')")
@@ -115,7 +106,7 @@ def test_annotator_reads_the_guidelines_filters_jumps_skips_and_undoes_by_keyboa
     positions = page.locator("#item-list tbody tr").evaluate_all("rows => rows.map(r => r.dataset.position)")
     assert positions == ["2", "3", "4", "5"]
     expect(page.locator('#item-list tr[data-position="2"]')).to_contain_text("skipped · unanswered")
-    _screenshot(page, "annotate-list.png")
+    save_screenshot(page, "annotate-list")
     _tab_to(page, 'a[data-filter="answered"]')
     page.keyboard.press("Enter")
     page.wait_for_url("**/annotate/bench/items/?show=answered")

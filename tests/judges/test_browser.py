@@ -16,7 +16,7 @@ from council.services import council_member_add
 from judges.selectors import judge_audit
 from judges.services import judge_calibration_run
 from protocols import judged
-from tests.conftest import browser_login
+from tests.conftest import browser_login, save_screenshot
 from tests.judges.conftest import FLIP, FLIPPED, TRUTH
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -116,6 +116,8 @@ def test_a_judge_audit_is_labelled_blind_adjudicated_and_reported_per_type_in_th
     audit = judge_audit(campaign)
     assert not audit["sealed"] and audit["gold_n"] == 14
     shown = lambda selector: page.locator(selector).inner_text().strip()  # noqa: E731
+    page.locator("[data-testid=judge-model]").first.scroll_into_view_if_needed()
+    save_screenshot(page, "judge-audit")
     assert shown("[data-testid=judge-model]") == "demo-judge-gpt"
     assert "admissible" in shown("[data-testid=judge-calibration]") and calibration.admissible
     groups = [row["group"] for row in audit["rows"]]
