@@ -22,7 +22,7 @@ from adjudication.selectors import (
     full_answers,
     queue_from_data,
 )
-from adjudication.services import queue_page_cache_store, queue_sync
+from adjudication.services import NOTE_MAX_CHARS, queue_page_cache_store, queue_sync
 from annotation.models import Campaign, Enrollment
 from goldkey.lib.statistics import json_safe
 from items.models import Item
@@ -185,6 +185,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         "relabel_choices": list(spec.gold_values),
         "gold_verdict": spec.verdict_of(item.gold_type),
         "reason_help": q.REASON_HELP,
+        "note_max": NOTE_MAX_CHARS,
     }
 
 

@@ -30,6 +30,11 @@ class DecisionResult:
     changed: bool
 
 
+# A note says why in a few sentences; a page-long paste is a mistake, and every note is carried into the
+# release bundle and each page that lists decisions.
+NOTE_MAX_CHARS = 4000
+
+
 def _check_decision(*, campaign: Campaign, item: Item, action: str, new_gold: str, note: str, source: str) -> list[str]:
     problems = []
     choices = f"{', '.join(Action.values[:-1])} or {Action.values[-1]}"
@@ -49,6 +54,8 @@ def _check_decision(*, campaign: Campaign, item: Item, action: str, new_gold: st
     # Interactive decisions must say why; a released trail is recorded as it was published.
     if action in (Action.DROP, Action.RELABEL) and not note.strip() and source != "import":
         problems.append(f"a {action} decision needs a note saying why")
+    if len(note) > NOTE_MAX_CHARS:
+        problems.append(f"the note is {len(note):,} characters long: keep it under {NOTE_MAX_CHARS:,}")
     return problems
 
 
