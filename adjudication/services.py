@@ -22,6 +22,7 @@ from goldkey.errors import ApplicationError
 from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, json_key_lines, read_json_document
 from items.models import Item
+from protocols.base import MAX_NOTE_CHARS
 
 
 @dataclass
@@ -30,9 +31,9 @@ class DecisionResult:
     changed: bool
 
 
-# A note says why in a few sentences; a page-long paste is a mistake, and every note is carried into the
-# release bundle and each page that lists decisions.
-NOTE_MAX_CHARS = 4000
+# A decision's note is held to the same limit as an annotator's (protocols.base.MAX_NOTE_CHARS): it is
+# carried into the release bundle and every page that lists decisions.
+NOTE_MAX_CHARS = MAX_NOTE_CHARS
 
 
 def _check_decision(*, campaign: Campaign, item: Item, action: str, new_gold: str, note: str, source: str) -> list[str]:

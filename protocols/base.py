@@ -47,6 +47,24 @@ def council_band(gold_verdict: str, votes: Sequence[str | None], *, opposing: Co
     return ABSTAIN_HEAVY
 
 
+def one_label_queue_rules(key: str, disagreement: str) -> Callable[..., list[str]]:
+    """The queue rule of a protocol whose annotators each give one label under `key` (Lapse's label, a judged
+    answer's verdict): the labels differ (`disagreement`), or one is missing. Detector labels (council,
+    judge) never queue an item there: gold is human."""
+
+    def queue_rules(spec, gold: str, answers: Sequence[dict | None], council_votes: Sequence[dict] | None = None) -> list[str]:
+        labels = [(a or {}).get(key, "") for a in answers]
+        present = [label for label in labels if label]
+        reasons = []
+        if len(set(present)) > 1:
+            reasons.append(disagreement)
+        if len(present) < max(2, len(labels)):
+            reasons.append(MISSING_ANSWERS)
+        return reasons
+
+    return queue_rules
+
+
 def format_kappa(section: dict | None) -> str:
     """One figure of a command's summary: "kappa 0.812 [0.70, 0.92], 150/161 agree"."""
     if not section or section.get("kappa") is None:

@@ -35,6 +35,7 @@ from protocols.base import (
     Question,
     Wording,
     format_kappa,
+    one_label_queue_rules,
 )
 
 # LongMemEval's six question types (PROTOCOL §12); a benchmark may bring its own (judged with the
@@ -321,17 +322,8 @@ REASONS = {
 }
 
 
-def queue_rules(spec: ProtocolSpec, gold: str, answers: Sequence[dict | None],
-                council_votes: Sequence[dict] | None = None) -> list[str]:
-    """Verdicts differ, or one is missing. The judge's label never queues an item: the humans validate it."""
-    verdicts = [(a or {}).get("verdict", "") for a in answers]
-    present = [v for v in verdicts if v]
-    reasons = []
-    if len(set(present)) > 1:
-        reasons.append(VERDICT_DISAGREEMENT)
-    if len(present) < max(2, len(verdicts)):
-        reasons.append(MISSING_ANSWERS)
-    return reasons
+# Verdicts differ, or one is missing. The judge's label never queues an item: the humans validate it.
+queue_rules = one_label_queue_rules("verdict", VERDICT_DISAGREEMENT)
 
 
 def suggest(spec: ProtocolSpec, gold: str, answers: list[dict], reasons: Sequence[str]) -> tuple[str, str]:

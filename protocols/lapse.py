@@ -18,6 +18,7 @@ from protocols.base import (
     Question,
     Wording,
     format_kappa,
+    one_label_queue_rules,
 )
 
 LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
@@ -61,17 +62,8 @@ Reply with ONLY a JSON object of this shape (lists give the allowed values):
 {schema_marker} {schema}"""
 
 
-def queue_rules(spec: ProtocolSpec, gold: str, answers: Sequence[dict | None],
-                council_votes: Sequence[dict] | None = None) -> list[str]:
-    """Labels differ, or one is missing. Judge labels never queue an item: gold is human (§11)."""
-    labels = [(a or {}).get("label", "") for a in answers]
-    present = [label for label in labels if label]
-    reasons = []
-    if len(set(present)) > 1:
-        reasons.append(LABEL_DISAGREEMENT)
-    if len(present) < max(2, len(labels)):
-        reasons.append(MISSING_ANSWERS)
-    return reasons
+# Labels differ, or one is missing. Judge labels never queue an item: gold is human (§11).
+queue_rules = one_label_queue_rules("label", LABEL_DISAGREEMENT)
 
 
 def suggest(spec: ProtocolSpec, gold: str, answers: list[dict], reasons: Sequence[str]) -> tuple[str, str]:

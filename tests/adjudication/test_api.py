@@ -51,6 +51,6 @@ def test_unknown_campaign_or_item_is_404_and_anonymous_is_refused(client, small_
 def test_a_note_over_the_limit_is_a_400_naming_it_and_nothing_is_saved(client, small_campaign, author):
     client.force_login(author)
     url = f"/api/adjudication/{small_campaign.slug}/decisions/{item_id('conv-1:v1c4')}/"
-    refused = client.put(url, {"action": "drop", "note": "n" * 5000}, content_type="application/json")
-    assert refused.status_code == 400 and "the note is 5,000 characters long" in refused.json()["detail"]
+    refused = client.put(url, {"action": "drop", "note": "n" * 12000}, content_type="application/json")
+    assert refused.status_code == 400 and "the note is 12,000 characters long" in refused.json()["detail"]
     assert not Decision.objects.exists()

@@ -187,7 +187,7 @@ def test_lapse_keep_is_refused_when_the_labels_differ(lapse_campaign, author):
 
 def test_a_note_longer_than_the_limit_is_refused_saying_how_long_it_is(small_campaign, item, author):
     note = "x" * (services.NOTE_MAX_CHARS + 1)
-    with pytest.raises(ApplicationError, match="the note is 4,001 characters long: keep it under 4,000"):
+    with pytest.raises(ApplicationError, match="the note is 10,001 characters long: keep it under 10,000"):
         services.decision_save(campaign=small_campaign, item=item, action="drop", note=note, user=author)
     assert not Decision.objects.exists()
     kept = services.decision_save(campaign=small_campaign, item=item, action="drop", note=note[:-1], user=author)

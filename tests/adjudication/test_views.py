@@ -169,7 +169,7 @@ def test_lapse_item_page_marks_placeholders_shows_the_judge_and_offers_a_label_n
 
 def test_a_note_over_the_limit_is_refused_on_the_page_and_the_form_keeps_it(client, small_campaign, author):
     client.force_login(author)
-    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": "n" * 5000})
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": "n" * 12000})
     html = response.content.decode()
-    assert response.status_code == 400 and "the note is 5,000 characters long" in html and "n" * 5000 in html
+    assert response.status_code == 400 and "the note is 12,000 characters long" in html and "n" * 12000 in html
     assert not Decision.objects.exists()
