@@ -155,11 +155,10 @@ def test_the_queue_filtered_by_council_band_lists_only_that_band_and_shows_each_
     url = reverse("adjudication:queue", args=[campaign.slug])
     html = client.get(url, {"band": "majority_against"}).content.decode()
     against = [ext for i, ext in enumerate(contradicting) if not i % 2]
-    assert against and f"{len(against)} of " in html and 'name="band"' in html
+    assert against and f"{len(against)} of 30 queued items match" in html and 'name="band"' in html
     for row in QueueItem.objects.filter(campaign=campaign, queued=True).select_related("item"):
         assert (f">{row.item.external_id}<" in html) == (row.item.external_id in against), row.item.external_id
     assert html.count('data-testid="band">majority_against<') == len(against)
-    assert "&amp;band=majority_against" in html or "page 1 of" not in html
 
 
 def test_without_a_council_there_is_no_band_filter_and_a_band_in_the_address_is_ignored(client, campaigns):
