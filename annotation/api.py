@@ -13,7 +13,7 @@ from annotation import access, selectors
 from annotation.api_campaigns import PhaseProgressSerializer
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
-from annotation.services import answer_save
+from annotation.services import answer_save, answer_undo, assignment_skip
 from goldkey.api_schema import errors
 
 
@@ -194,6 +194,29 @@ class AssignmentItemView(AnnotatorAPIView):
         return Response(item_view_data(assignment))
 
 
+def answer_response(assignment: Assignment, result) -> dict:
+    """What a write of an answer returns: the answer as stored and the annotator's progress."""
+    enrollment = assignment.enrollment
+    progress = selectors.enrollment_progress(enrollment)
+    bar = progress["phase2"] if progress["phase"] == 2 else progress["phase1"]
+    answer = result.answer
+    return {
+        "values": answer.values,
+        "revision": answer.revision,
+        "changed": result.changed,
+        "phase1_done": answer.phase1_done,
+        "phase2_done": answer.phase2_done,
+        "phase1_ready": result.phase1_ready,
+        "phase_ready": bar.complete and not enrollment.submitted_at,
+        "progress_percent": bar.percent,
+        "phase": progress["phase"],
+        "phases": {
+            str(number): {"done": p.done, "total": p.total, "percent": p.percent}
+            for number, p in ((1, progress["phase1"]), (2, progress["phase2"])) if p is not None
+        },
+    }
+
+
 class AnswerView(AnnotatorAPIView):
     @extend_schema(
         request=AnswerInSerializer,
@@ -235,22 +258,38 @@ class AnswerView(AnnotatorAPIView):
             writer=incoming.validated_data["writer"],
             writer_seq=incoming.validated_data["seq"],
         )
-        enrollment = assignment.enrollment
-        progress = selectors.enrollment_progress(enrollment)
-        bar = progress["phase2"] if progress["phase"] == 2 else progress["phase1"]
-        answer = result.answer
-        return Response({
-            "values": answer.values,
-            "revision": answer.revision,
-            "changed": result.changed,
-            "phase1_done": answer.phase1_done,
-            "phase2_done": answer.phase2_done,
-            "phase1_ready": result.phase1_ready,
-            "phase_ready": bar.complete and not enrollment.submitted_at,
-            "progress_percent": bar.percent,
-            "phase": progress["phase"],
-            "phases": {
-                str(number): {"done": p.done, "total": p.total, "percent": p.percent}
-                for number, p in ((1, progress["phase1"]), (2, progress["phase2"])) if p is not None
-            },
-        })
+        return Response(answer_response(assignment, result))
+
+
+class SkipOutSerializer(serializers.Serializer):
+    skipped = serializers.BooleanField(help_text="false when the item was already answered in this phase (nothing recorded)")
+    next = AssignmentSerializer(allow_null=True, help_text="the next item still to answer, wrapping round; null when only skipped ones are left")
+
+
+class SkipView(AnnotatorAPIView):
+    @extend_schema(
+        request=None,
+        responses={200: SkipOutSerializer, **errors(403, 404)},
+        summary="Skip one of my items for now: Resume passes over it until every other open item of the phase is answered",
+    )
+    def post(self, request, pk: int):
+        assignment = access.get_assignment_for_user(request.user, pk=pk)
+        skipped = assignment_skip(assignment=assignment)
+        following = selectors.next_open_assignment(assignment.enrollment, assignment.position)
+        return Response({"skipped": skipped, "next": AssignmentSerializer(following).data if following else None})
+
+
+class UndoOutSerializer(AnswerOutSerializer):
+    assignment = AssignmentSerializer(help_text="the item the undone change was on")
+
+
+class UndoView(AnnotatorAPIView):
+    @extend_schema(
+        request=None,
+        responses={200: UndoOutSerializer, **errors(400, 403, 404, 409)},
+        summary="Take back my last change in this campaign (on whichever item it was); the undo is itself a revision",
+    )
+    def post(self, request, slug: str):
+        enrollment = access.get_enrollment_for_user(request.user, slug)
+        assignment, result = answer_undo(enrollment=enrollment, user=request.user)
+        return Response({"assignment": AssignmentSerializer(assignment).data, **answer_response(assignment, result)})

@@ -535,10 +535,10 @@ def _open_for_work(enrollment: Enrollment, assignment: Assignment, doing: str) -
 
 
 @transaction.atomic
-def assignment_skip(*, assignment: Assignment) -> Assignment:
+def assignment_skip(*, assignment: Assignment) -> bool:
     """Skip an item for now: it stays unanswered (the review and the item list say so), and Resume and
     the next skip pass over it until every other open item of the phase is answered. Skipping an item
-    already answered in this phase records nothing. Refused once the work is handed in or closed."""
+    already answered in this phase records nothing (False). Refused once the work is handed in or closed."""
     # Lock the enrollment, as answer_save does: the phase cannot change under the skip.
     enrollment = Enrollment.objects.select_for_update(of=("self",)).select_related("campaign").get(
         pk=assignment.enrollment_id
@@ -548,7 +548,7 @@ def assignment_skip(*, assignment: Assignment) -> Assignment:
     done = assignment.phase2_done if phase == 2 else assignment.phase1_done
     if not done:
         Skip.objects.get_or_create(assignment=assignment, phase=phase)
-    return assignment
+    return not done
 
 
 def answer_undo(*, enrollment: Enrollment, user) -> tuple[Assignment, SaveResult]:

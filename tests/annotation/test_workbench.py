@@ -468,3 +468,67 @@ def test_campaign_guidelines_command_names_a_missing_or_undecodable_file_and_ref
     good.write_text("x", encoding="utf-8")
     with pytest.raises(CommandError, match="only authors"):
         call_command("campaign_guidelines", "tw", str(good), "--by", annotator_a.username)
+
+
+# ----- skip and undo through the API ---------------------------------------------------------------------
+
+def _api(user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+def test_api_skip_records_the_skip_and_names_the_next_open_item_by_its_assignment_and_position(
+        twist_campaign, annotator_a):
+    first, second = _assignment(twist_campaign, annotator_a, 1), _assignment(twist_campaign, annotator_a, 2)
+    data = _api(annotator_a).post(f"/api/annotation/assignments/{first.pk}/skip/").json()
+    assert data["skipped"] is True
+    assert (data["next"]["id"], data["next"]["position"], data["next"]["campaign"]) == (second.pk, 2, "tw")
+    assert "item" not in data["next"] and "external_id" not in str(data)
+    assert list(Skip.objects.values_list("assignment_id", "phase")) == [(first.pk, 1)]
+    # an answered item: nothing recorded, and the response says so
+    _answer(twist_campaign, annotator_a, 2, {"q1": "consistent"})
+    data = _api(annotator_a).post(f"/api/annotation/assignments/{second.pk}/skip/").json()
+    assert data["skipped"] is False and data["next"]["position"] == 3
+    assert Skip.objects.count() == 1
+
+
+def test_api_skip_of_another_annotators_item_or_after_submission_is_refused_without_a_record(
+        twist_campaign, lapse_campaign, annotator_a, annotator_b):
+    theirs = _assignment(twist_campaign, annotator_b, 1)
+    assert _api(annotator_a).post(f"/api/annotation/assignments/{theirs.pk}/skip/").status_code == 403
+    for position in range(1, 6):
+        _answer(lapse_campaign, annotator_a, position, {"label": "HEDGE"})
+    enrollment_submit(enrollment=enrollment_of(lapse_campaign, annotator_a))
+    mine = _assignment(lapse_campaign, annotator_a, 1)
+    response = _api(annotator_a).post(f"/api/annotation/assignments/{mine.pk}/skip/")
+    assert response.status_code == 403 and "submitted" in response.json()["detail"]
+    assert Skip.objects.count() == 0
+
+
+def test_api_undo_takes_back_the_last_change_and_returns_the_answer_and_its_item(twist_campaign, annotator_a):
+    _answer(twist_campaign, annotator_a, 2, {"q1": "contradicts"})
+    _answer(twist_campaign, annotator_a, 2, {"q1": "consistent"})
+    second = _assignment(twist_campaign, annotator_a, 2)
+    data = _api(annotator_a).post("/api/annotation/campaigns/tw/undo/").json()
+    assert (data["assignment"]["id"], data["assignment"]["position"]) == (second.pk, 2)
+    assert data["values"] == {"q1": "contradicts"} and data["revision"] == 3 and data["changed"] is True
+    assert data["phase"] == 1 and data["phases"]["1"]["done"] == 1
+    assert list(second.answer.history.values_list("source", flat=True)) == ["web", "web", "undo"]
+    # one step: the next undo is refused with a clear 400 and writes nothing
+    response = _api(annotator_a).post("/api/annotation/campaigns/tw/undo/")
+    assert response.status_code == 400
+    assert response.json()["detail"] == "nothing to undo: your last change was already taken back"
+    assert AnswerRevision.objects.filter(answer__assignment=second).count() == 3
+
+
+def test_api_undo_in_a_campaign_i_am_not_in_is_refused(twist_campaign, outsider):
+    from django.contrib.auth.models import Group
+
+    assert _api(outsider).post("/api/annotation/campaigns/tw/undo/").status_code == 403  # not an annotator
+    outsider.groups.add(Group.objects.get_or_create(name="annotator")[0])
+    assert _api(outsider).post("/api/annotation/campaigns/tw/undo/").status_code == 403  # not in this campaign
+    assert _api(outsider).post("/api/annotation/campaigns/nope/undo/").status_code == 404
