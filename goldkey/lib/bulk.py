@@ -7,7 +7,9 @@ database triggers still fire, so nothing is hidden.
 
 The columns come from the model's `_meta`, not from a list kept beside it: a row must name every
 concrete field except the auto primary key (the database knows no Django defaults), and a missing or
-unknown name is refused before anything is written.
+unknown name is refused before anything is written. `bulk_insert` takes a dict per row;
+`bulk_insert_columns` the same rows as one list per column, for many narrow rows where building a
+dict per row would cost more than writing it.
 """
 
 import json
