@@ -125,33 +125,55 @@ def build(n_items: int, creates_count: int = 1) -> dict:
         # The first campaign meets an empty assignment table; each further one (another campaign over
         # the same items, as a second round or a reliability pass makes) meets the ones before it.
         load_before = load()
-        server0 = backend_cpu_s()
+        server0, pid = backend_cpu_s(), backend_pid()
+        waits0 = cpu_wait_s(os.getpid()), cpu_wait_s(pid)
         wall, cpu = time.perf_counter(), time.process_time()
         campaign_create(slug=SLUG if n == 0 else f"{SLUG}-{n + 1}", item_set=item_set, annotators=users, seed=1)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         server = backend_cpu_s()
+        waits = [None if w0 is None or w1 is None else round(w1 - w0, 2)
+                 for w0, w1 in zip(waits0, (cpu_wait_s(os.getpid()), cpu_wait_s(pid)), strict=True)]
         creates.append({"items": n_items, "annotators": 2, "assignments": 2 * n_items,
                         "assignments_before": 2 * n_items * n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                         "database_server_cpu_s": round(server - server0, 2) if server is not None else None,
+                        "waited_for_cpu_s": waits[0], "database_server_waited_for_cpu_s": waits[1],
                         "load_before": load_before, "load": load()})
     return {"users": users, "campaign_create": creates}
 
 
-def backend_cpu_s() -> float | None:
-    """CPU used so far by this connection's PostgreSQL backend, when it runs on this machine (SQLite
-    runs inside this process, so its time is in the process's own CPU)."""
+def backend_pid() -> int | None:
     from django.db import connection
 
     if connection.vendor != "postgresql":
         return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
+        return cursor.fetchone()[0]
+
+
+def backend_cpu_s() -> float | None:
+    """CPU used so far by this connection's PostgreSQL backend, when it runs on this machine (SQLite
+    runs inside this process, so its time is in the process's own CPU)."""
+    pid = backend_pid()
+    if pid is None:
+        return None
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_wait_s(pid: int | None) -> float | None:
+    """Time the process's threads have spent runnable but waiting for a CPU (the scheduler's run
+    delay, /proc/<pid>/task/*/schedstat): on a shared 2-CPU machine, how much of a wall time is the
+    load rather than the work."""
+    if pid is None:
+        return None
+    try:
+        return sum(int((task / "schedstat").read_text().split()[1]) for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+    except OSError:
+        return None
 
 
 def advance(enrollment, done_before: int, upto: int) -> None:
@@ -381,10 +403,12 @@ def main():
         for c in built["campaign_create"]:
             server_cpu = (f" + {c['database_server_cpu_s']:.2f} s in the database server"
                           if c["database_server_cpu_s"] is not None else "")
+            waited = " + ".join(f"{w:.2f}" for w in (c["waited_for_cpu_s"], c["database_server_waited_for_cpu_s"])
+                                if w is not None)
             log(args, f"campaign_create: {c['items']:,} items x 2 annotators ({c['assignments']:,} assignments, "
                       f"{c['assignments_before']:,} already in the table): {c['wall_s']:.2f} s wall, "
-                      f"{c['cpu_s']:.2f} s CPU in this process{server_cpu} | load {c['load_before'][0]:.2f} "
-                      f"before, {c['load'][0]:.2f} after")
+                      f"{c['cpu_s']:.2f} s CPU in this process{server_cpu}; waited {waited or '?'} s for a CPU "
+                      f"| load {c['load_before'][0]:.2f} before, {c['load'][0]:.2f} after")
         log(args, f"(setup {time.perf_counter() - started:.1f} s)")
         if args.create_only:
             if args.json:
