@@ -127,7 +127,9 @@ class Enrollment(models.Model):
 class Assignment(models.Model):
     """Item `item` is the annotator's `position`-th item (a seeded permutation, stored)."""
 
-    enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="assignments")
+    # No index of its own: both unique pairs below lead with the enrollment and serve every lookup by
+    # it, and each index is one more B-tree that `campaign_create` fills with a row per assignment.
+    enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
     position = models.PositiveIntegerField()
     crisis = models.BooleanField(default=False)

@@ -14,7 +14,7 @@ from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enro
 from annotation.selectors import current_phase, required_count
 from goldkey import roles
 from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
-from goldkey.lib.bulk import bulk_insert
+from goldkey.lib.bulk import bulk_insert_columns
 from items.models import Item, ItemSet
 
 # Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
@@ -126,22 +126,26 @@ def campaign_create(
         )
         for index, user in enumerate(annotators)
     )
-    rows = []
+    columns = {name: [] for name in ("enrollment_id", "item_id", "position", "crisis", "phase1_done", "phase2_done")}
     for index, (enrollment, ids) in enumerate(zip(enrollments, per_annotator, strict=True)):
         order = list(ids)
         rng = random.Random(f"{order_secret}:{index}") if order_secret else random.Random(enrollment.order_seed)
         rng.shuffle(order)
-        # The crisis block is a separate, declinable block: it comes after the rest.
-        order.sort(key=lambda i: i in crisis_ids)
-        rows.extend(
-            {"enrollment_id": enrollment.pk, "item_id": item_id, "position": position, "crisis": item_id in crisis_ids,
-             "phase1_done": False, "phase2_done": False}
-            for position, item_id in enumerate(order)
-        )
-    # One stream for every assignment (COPY on PostgreSQL): a model instance per assignment was most of
-    # the time at 100,000 items. The rows are built here from validated ids, and the unique constraints
-    # still check them.
-    bulk_insert(Assignment, rows)
+        # The crisis block is a separate, declinable block: it comes after the rest (a stable sort, so
+        # without crisis items the order is the shuffle's).
+        if crisis_ids:
+            order.sort(key=lambda i: i in crisis_ids)
+        n = len(order)
+        columns["enrollment_id"] += [enrollment.pk] * n
+        columns["item_id"] += order
+        columns["position"] += range(n)
+        columns["crisis"] += [i in crisis_ids for i in order] if crisis_ids else [False] * n
+        columns["phase1_done"] += [False] * n
+        columns["phase2_done"] += [False] * n
+    # One stream for every assignment (COPY on PostgreSQL), given column by column: a model instance,
+    # or even a dict, per assignment was most of the Python time at 100,000 items. The values are
+    # built here from validated ids, and the database's constraints still check every row.
+    bulk_insert_columns(Assignment, columns)
     return campaign
 
 

@@ -16,8 +16,13 @@ annotators). Then it starts the servers itself — `manage.py runserver` and, if
 
 Each figure is the client's wall time per request (p50/p95/max ms) and the servers' CPU per request
 (all of the server's processes, from /proc). Every figure is printed with the load average.
+`campaign_create` is printed as wall time, this process's CPU (SQLite runs in it) and, on PostgreSQL,
+the CPU of the connection's backend (from /proc, when the server runs on this machine); `--creates N`
+times N campaigns over the same items (the later ones meet the assignments of the earlier), and
+`--create-only` stops there.
 
     .venv/bin/python bench/annotate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json]
+    .venv/bin/python bench/annotate_bench.py --create-only --creates 3
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/annotate_bench.py
 """
 
@@ -75,7 +80,7 @@ def summary(wall_s: list[float], server_cpu_s: float) -> dict:
 
 # ----- building the campaign (untimed, except campaign_create) ----------------------------------
 
-def build(n_items: int) -> dict:
+def build(n_items: int, creates_count: int = 1) -> dict:
     from django.contrib.auth import get_user_model
 
     from annotation.services import campaign_create
@@ -115,35 +120,60 @@ def build(n_items: int) -> dict:
         (Evidence(item=item, turn=turns[(2 * i) % 600], position=0) for i, item in enumerate(items)),
         batch_size=5000,
     )
-    server0 = backend_cpu_s()
-    wall, cpu = time.perf_counter(), time.process_time()
-    campaign_create(slug=SLUG, item_set=item_set, annotators=users, seed=1)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    server = backend_cpu_s()
-    return {
-        "users": users,
-        "campaign_create": {"items": n_items, "annotators": 2, "assignments": 2 * n_items,
-                            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-                            "database_server_cpu_s": round(server - server0, 2) if server is not None else None,
-                            "load": load()},
-    }
+    creates = []
+    for n in range(creates_count):
+        # The first campaign meets an empty assignment table; each further one (another campaign over
+        # the same items, as a second round or a reliability pass makes) meets the ones before it.
+        load_before = load()
+        server0, pid = backend_cpu_s(), backend_pid()
+        waits0 = cpu_wait_s(os.getpid()), cpu_wait_s(pid)
+        wall, cpu = time.perf_counter(), time.process_time()
+        campaign_create(slug=SLUG if n == 0 else f"{SLUG}-{n + 1}", item_set=item_set, annotators=users, seed=1)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        server = backend_cpu_s()
+        waits = [None if w0 is None or w1 is None else round(w1 - w0, 2)
+                 for w0, w1 in zip(waits0, (cpu_wait_s(os.getpid()), cpu_wait_s(pid)), strict=True)]
+        creates.append({"items": n_items, "annotators": 2, "assignments": 2 * n_items,
+                        "assignments_before": 2 * n_items * n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                        "database_server_cpu_s": round(server - server0, 2) if server is not None else None,
+                        "waited_for_cpu_s": waits[0], "database_server_waited_for_cpu_s": waits[1],
+                        "load_before": load_before, "load": load()})
+    return {"users": users, "campaign_create": creates}
 
 
-def backend_cpu_s() -> float | None:
-    """CPU used so far by this connection's PostgreSQL backend, when it runs on this machine (SQLite
-    runs inside this process, so its time is in the process's own CPU)."""
+def backend_pid() -> int | None:
     from django.db import connection
 
     if connection.vendor != "postgresql":
         return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
+        return cursor.fetchone()[0]
+
+
+def backend_cpu_s() -> float | None:
+    """CPU used so far by this connection's PostgreSQL backend, when it runs on this machine (SQLite
+    runs inside this process, so its time is in the process's own CPU)."""
+    pid = backend_pid()
+    if pid is None:
+        return None
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_wait_s(pid: int | None) -> float | None:
+    """Time the process's threads have spent runnable but waiting for a CPU (the scheduler's run
+    delay, /proc/<pid>/task/*/schedstat): on a shared 2-CPU machine, how much of a wall time is the
+    load rather than the work."""
+    if pid is None:
+        return None
+    try:
+        return sum(int((task / "schedstat").read_text().split()[1]) for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+    except OSError:
+        return None
 
 
 def advance(enrollment, done_before: int, upto: int) -> None:
@@ -360,21 +390,35 @@ def main():
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=200, help="requests per figure and server")
     parser.add_argument("--servers", type=lambda s: s.split(","), default=["runserver", "gunicorn"])
+    parser.add_argument("--creates", type=int, default=1,
+                        help="campaign_create runs over the same items (each a new campaign), each timed")
+    parser.add_argument("--create-only", action="store_true", help="time campaign_create only: no servers")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with scratch_database() as scratch:
         started = time.perf_counter()
         log(args, f"database: {scratch.vendor} ({scratch.name}); items: {args.items:,}; python {sys.version.split()[0]}; "
                   f"load average {load()} on {os.cpu_count()} CPUs")
-        built = build(args.items)
-        c = built["campaign_create"]
-        server_cpu = f" + {c['database_server_cpu_s']:.2f} s in the database server" if c["database_server_cpu_s"] else ""
-        log(args, f"campaign_create: {c['items']:,} items x 2 annotators ({c['assignments']:,} assignments): "
-                  f"{c['wall_s']:.2f} s wall, {c['cpu_s']:.2f} s CPU in this process{server_cpu} | load {c['load'][0]:.2f}")
+        built = build(args.items, args.creates)
+        for c in built["campaign_create"]:
+            server_cpu = (f" + {c['database_server_cpu_s']:.2f} s in the database server"
+                          if c["database_server_cpu_s"] is not None else "")
+            waited = " + ".join(f"{w:.2f}" for w in (c["waited_for_cpu_s"], c["database_server_waited_for_cpu_s"])
+                                if w is not None)
+            log(args, f"campaign_create: {c['items']:,} items x 2 annotators ({c['assignments']:,} assignments, "
+                      f"{c['assignments_before']:,} already in the table): {c['wall_s']:.2f} s wall, "
+                      f"{c['cpu_s']:.2f} s CPU in this process{server_cpu}; waited {waited or '?'} s for a CPU "
+                      f"| load {c['load_before'][0]:.2f} before, {c['load'][0]:.2f} after")
         log(args, f"(setup {time.perf_counter() - started:.1f} s)")
+        if args.create_only:
+            if args.json:
+                print(json.dumps({"database": scratch.vendor, "items": args.items, "python": sys.version.split()[0],
+                                  "cpus": os.cpu_count(), "campaign_create": built["campaign_create"],
+                                  "load_at_end": load()}, indent=1))
+            return
         servers = measure(args, scratch, built)
         result = {"database": scratch.vendor, "items": args.items, "python": sys.version.split()[0],
-                  "cpus": os.cpu_count(), "campaign_create": c, "servers": servers, "load_at_end": load()}
+                  "cpus": os.cpu_count(), "campaign_create": built["campaign_create"], "servers": servers, "load_at_end": load()}
         if args.json:
             print(json.dumps(result, indent=1))
         else:

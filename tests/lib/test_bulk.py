@@ -1,10 +1,17 @@
 """The bulk inserter writes exactly what the ORM would, and refuses rows that do not name every column."""
 
 import pytest
+from django.db import connection
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
-from goldkey.lib.bulk import BulkRowError, bulk_insert, insert_columns
+from goldkey.lib.bulk import (
+    SQLITE_BULK_CACHE_KIB,
+    BulkRowError,
+    bulk_insert,
+    bulk_insert_columns,
+    insert_columns,
+)
 from items.models import Item
 from items.services import item_set_get_or_create
 
@@ -48,3 +55,53 @@ def test_bulk_insert_refuses_an_unknown_column():
     item_set = item_set_get_or_create(name="bulk", kind="lapse")
     with pytest.raises(BulkRowError, match=r"unknown \['colour'\]"):
         bulk_insert(Item, [_row(item_set, "a") | {"colour": "red"}])
+
+
+def test_bulk_insert_columns_stores_the_same_rows_as_bulk_insert():
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    hidden = {"arm": "b", "nested": [2, None]}
+    rows = [_row(item_set, f"row{n}", request=f"r{n}", hidden=hidden) for n in range(3)]
+    columns = {name: [row[name] for row in rows] for name in rows[0]}
+    columns["external_id"] = [f"col{n}" for n in range(3)]
+    assert bulk_insert(Item, rows) == 3
+    assert bulk_insert_columns(Item, columns) == 3
+
+    def stored(prefix):
+        return [model_to_dict(item, exclude=["id", "external_id"])
+                for item in Item.objects.filter(external_id__startswith=prefix).order_by("external_id")]
+
+    assert stored("col") == stored("row") and len(stored("col")) == 3
+    assert Item.objects.get(external_id="col1").hidden == hidden
+
+
+def test_bulk_insert_columns_refuses_a_missing_or_unknown_column_and_writes_nothing():
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    row = _row(item_set, "a")
+    columns = {name: [value] for name, value in row.items() if name != "hidden"} | {"colour": ["red"]}
+    with pytest.raises(BulkRowError, match=r"missing \['hidden'\], unknown \['colour'\]"):
+        bulk_insert_columns(Item, columns)
+    assert not Item.objects.filter(item_set=item_set).exists()
+
+
+def test_bulk_insert_columns_refuses_columns_of_different_lengths_and_writes_nothing():
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    columns = {name: [value, value] for name, value in _row(item_set, "a").items()}
+    columns["external_id"] = ["a"]
+    with pytest.raises(BulkRowError, match="different lengths"):
+        bulk_insert_columns(Item, columns)
+    assert not Item.objects.filter(item_set=item_set).exists()
+
+
+def test_a_bulk_insert_on_sqlite_gives_the_connection_its_own_cache_size_back():
+    if connection.vendor != "sqlite":
+        pytest.skip("the page cache setting is SQLite's")
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+
+    def cache_size():
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA cache_size")
+            return cursor.fetchone()[0]
+
+    before = cache_size()
+    assert bulk_insert(Item, [_row(item_set, "a")]) == 1
+    assert cache_size() == before != -SQLITE_BULK_CACHE_KIB
