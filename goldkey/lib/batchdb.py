@@ -9,7 +9,7 @@ of those rows anyway, so hash and merge joins are right for it whatever the stat
 
 SQLite reads every page through its own small page cache (2 MB by default), one read() system call
 and one copy per page: a 100,000-item freeze reads a few hundred megabytes of items, answers and
-evidence, several times over, and spent a third of its CPU time in the kernel doing so. Within a batch
+evidence, some of it twice, and spent about a sixth of its CPU time in the kernel. Within a batch
 block the database file is memory-mapped instead (`PRAGMA mmap_size`), so pages are read in place.
 Only how pages reach SQLite changes: the same rows, the same transaction, writes as before (SQLite
 writes through the WAL, never through the mapping). Outside a batch block the connection keeps its
