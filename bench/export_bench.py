@@ -1,6 +1,6 @@
 """Freeze and export a real-shaped 100,000-item TWIST gold key, in-process and as a user runs it.
 
-    .venv/bin/python bench/export_bench.py [--items 100000] [--json] [--queries] [--profile PREFIX]
+    .venv/bin/python bench/export_bench.py [--items 100000] [--json] [--queries] [--profile PREFIX] [--reuse FILE]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/export_bench.py
 
 The database is a throw-away one (bench/scratch.py): a SQLite file in a new temporary folder, whatever
@@ -14,6 +14,10 @@ through the real importers (`corpus_import_locomo`, `items_import_twist`); two c
 each with two annotators' answers in both phases as the released answer files have them (annotator A
 with a Phase 1 and a Phase 2 note on every item, B the bare choices), one revision per answer, both
 enrollments submitted, the campaigns closed.
+
+`--reuse FILE` (SQLite only): the first run saves the database as set up to FILE, later runs start from a
+copy of it instead of setting up again (the setup of 100,000 items takes minutes); FILE is never written
+by the timed part.
 
 Timed, the same work twice:
   - in this process: `key_freeze` (queue check, entries, canonical JSONL, SHA-256, manifest with the
@@ -40,13 +44,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scratch import scratch_database  # noqa: E402
+from scratch import save_template, scratch_database  # noqa: E402
 
 NOTES = {
     "q1note": "The excerpt and the draft were read together; nothing in the recipient's turns rules the draft out.",
     "p2note": "Scanned every turn of the recipient for the activity, its dates and any change of plan; the quote "
               "states exactly the fact the draft gets wrong, and no later turn takes it back.",
 }
+AUTHOR = "bench-author"
 VERDICT = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
 
 
@@ -84,7 +89,7 @@ def build(args, folder: Path) -> dict:
     assert report.created == args.items, report
     roles.ensure_groups()
     User = get_user_model()
-    author = User.objects.create_user("bench-author", password="x")
+    author = User.objects.create_user(AUTHOR, password="x")
     other = User.objects.create_user("bench-b", password="x")
     author.groups.add(*roles.Group.objects.filter(name__in=[roles.AUTHOR, roles.ANNOTATOR]))
     other.groups.add(*roles.Group.objects.filter(name=roles.ANNOTATOR))
@@ -210,24 +215,48 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--queries", action="store_true", help="print the slowest queries of freeze and export")
     parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
+    parser.add_argument("--reuse", type=Path, metavar="FILE",
+                        help="start from this SQLite copy of the setup; made by the first run that names it")
+    parser.add_argument("--no-commands", action="store_true", help="time the in-process path only")
     args = parser.parse_args()
-    with scratch_database() as scratch:
+    reused = args.reuse is not None and args.reuse.exists()
+    with scratch_database(template=args.reuse if reused else None) as scratch:
         figures = {"database": scratch.vendor, "items": args.items, "cpus": os.cpu_count(), "load_at_start": load()}
-        built = build(args, scratch.folder)
+        if reused:
+            from items.models import Item
+
+            found = Item.objects.filter(item_set__name="bench items").count()
+            if found != args.items:
+                raise SystemExit(f"{args.reuse} holds {found:,} items, not {args.items:,}: pass --items {found}")
+            built = {"setup_s": 0.0, "author": AUTHOR}
+        else:
+            built = build(args, scratch.folder)
+            if args.reuse is not None:
+                save_template(scratch, args.reuse)
         figures["setup_untimed_s"] = built["setup_s"]
+        figures["reused_setup"] = reused
+        # The setup (or the template's copy) leaves hundreds of megabytes of dirty pages: written back
+        # now, not by whichever timed process the kernel makes pay for them (seconds of system time).
+        os.sync()
         figures["in_process"] = in_process(args, scratch, built["author"])
-        figures["command_path"] = command_path(scratch, built["author"])
+        if not args.no_commands:
+            os.sync()
+            figures["command_path"] = command_path(scratch, built["author"])
     if args.json:
         print(json.dumps(figures, indent=1))
         return
-    p, c = figures["in_process"], figures["command_path"]
-    print(f"database: {figures['database']}; items: {args.items:,}; setup (untimed): {figures['setup_untimed_s']} s; "
+    p, c = figures["in_process"], figures.get("command_path")
+    print(f"database: {figures['database']}; items: {args.items:,}; setup (untimed): "
+          f"{'reused ' + str(args.reuse) if reused else str(figures['setup_untimed_s']) + ' s'}; "
           f"load at start {figures['load_at_start']}")
     for seconds, sql in p["slowest_queries"]:
         print(f"  {seconds:6.3f} s  {sql}")
     print(f"in process  freeze {p['freeze_s']:6.2f} s (CPU {p['freeze_cpu_s']:5.2f})  export {p['export_s']:6.2f} s "
           f"(CPU {p['export_cpu_s']:5.2f})  = {p['freeze_export_s']:6.2f} s (CPU {p['freeze_export_cpu_s']:5.2f}) "
           f"| {p['files']} files, {p['bundle_mb']} MB; zip {p['zip_s']} s, {p['zip_mb']} MB | load {p['load']}")
+    if c is None:
+        print(f"sha256 {p['sha256'][:16]}… (in process); commands not run (--no-commands)")
+        return
     print(f"commands    freeze {c['freeze_s']:6.2f} s (CPU {c['freeze_cpu_s']:5.2f})  export {c['export_s']:6.2f} s "
           f"(CPU {c['export_cpu_s']:5.2f})  = {c['freeze_export_s']:6.2f} s (CPU {c['freeze_export_cpu_s']:5.2f}) "
           f"| {c['files']} files, {c['bundle_mb']} MB | load {c['load']}")

@@ -34,7 +34,9 @@ def _postgres_url(url: str, name: str) -> str:
 
 
 @contextmanager
-def scratch_database(*, keep: bool = False):
+def scratch_database(*, keep: bool = False, template: Path | None = None):
+    """`template`: a SQLite file (saved by `save_template`) to start from instead of an empty database;
+    the scratch database is a copy of it, so the template itself is never written."""
     folder = Path(tempfile.mkdtemp(prefix="goldkey-bench-"))
     os.environ["GOLDKEY_VAR_DIR"] = str(folder)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
@@ -50,6 +52,8 @@ def scratch_database(*, keep: bool = False):
     from django.db import connection
 
     env = {**os.environ, "GOLDKEY_VAR_DIR": str(folder), "DJANGO_DEBUG": "0", "GOLDKEY_PRODUCTION": "0"}
+    if template is not None and connection.vendor != "sqlite":
+        raise SystemExit("a database template is a SQLite file: run without DATABASE_URL")
     if connection.vendor == "postgresql":
         project_name = connection.settings_dict["NAME"]
         name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
@@ -57,6 +61,9 @@ def scratch_database(*, keep: bool = False):
     else:
         name = connection.settings_dict["NAME"]
         assert Path(name).resolve().parent == folder.resolve(), name  # the file is the scratch folder's
+        if template is not None:
+            connection.close()
+            shutil.copyfile(template, name)
         call_command("migrate", verbosity=0)
         env.pop("DATABASE_URL", None)
     try:
@@ -67,3 +74,17 @@ def scratch_database(*, keep: bool = False):
             connection.creation.destroy_test_db(project_name, verbosity=0)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def save_template(scratch: Scratch, path: Path) -> None:
+    """Copy the scratch SQLite database, as it stands, to `path` (for `scratch_database(template=path)`)."""
+    from django.db import connection
+
+    if scratch.vendor != "sqlite":
+        raise SystemExit("a database template is a SQLite file: run without DATABASE_URL")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every committed page in the main file
+    connection.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(scratch.name, f"{path}.partial")
+    os.replace(f"{path}.partial", path)

@@ -2,19 +2,39 @@
 
 The SDK's own retries are off (max_retries=0): every retry is Goldkey's, explicit and counted. Errors are
 sorted into the ones worth retrying (429, 5xx, timeouts, connection errors) and the ones that are not.
+
+The SDK is imported on first use (`_sdk()`), not with this module: importing it costs about a second of
+CPU, and every process that loads the apps imports this module (the admin's autodiscovery reaches it
+through the keys and council services), so every management command — freezing or exporting a key
+included — paid for an SDK it never calls.
 """
+
+from __future__ import annotations
 
 import functools
 import logging
 import os
 import ssl
-from typing import NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 import httpx2
-import openai
-from openai.types.chat import ChatCompletion
 
 from goldkey.errors import ApplicationError
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletion
+
+
+@functools.cache
+def _sdk() -> ModuleType:
+    """The `openai` module, imported the first time a client or an SDK error is needed (see above)."""
+    # Imported here, not at the top: a heavy library only council calls need (module docstring).
+    import openai
+    import openai.types.chat  # ChatCompletion, the model of the responses
+
+    return openai
 
 
 class TransientCallError(Exception):
@@ -59,7 +79,7 @@ def client_for(member) -> openai.OpenAI:
     key = (member.base_url, api_key, float(member.timeout_seconds))
     client = _clients.get(key)
     if client is None:
-        client = _clients[key] = openai.OpenAI(
+        client = _clients[key] = _sdk().OpenAI(
             base_url=member.base_url, api_key=api_key, timeout=member.timeout_seconds, max_retries=0
         )
     return client
@@ -75,6 +95,7 @@ def _ssl_context() -> ssl.SSLContext:
 def async_client_for(member) -> openai.AsyncOpenAI:
     """A fresh async SDK client: its connection pool belongs to the event loop it is used in, so one client
     per batch task (closed with `await client.close()`), never shared between loops."""
+    openai = _sdk()
     return openai.AsyncOpenAI(
         base_url=member.base_url, api_key=_api_key(member), timeout=member.timeout_seconds, max_retries=0,
         http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context()),
@@ -85,6 +106,7 @@ def warm_up() -> None:
     """Pay the one-time costs (TLS settings, the SDK's lazy imports) when a worker process starts, not in
     the first batch."""
     _ssl_context()
+    openai = _sdk()
     openai.AsyncOpenAI(base_url="http://127.0.0.1/v1", api_key="unused", max_retries=0, http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context()))
 
 
@@ -94,6 +116,7 @@ def _body(member, messages: list[dict]) -> dict:
 
 def _sorted_error(exc: Exception, member) -> Exception:
     """The SDK's exception as TransientCallError (worth retrying) or PermanentCallError."""
+    openai = _sdk()
     if isinstance(exc, openai.RateLimitError):
         return TransientCallError(f"429 rate limited: {exc.message}", _retry_after(exc))
     if isinstance(exc, openai.InternalServerError):
@@ -116,12 +139,13 @@ def _content(response: ChatCompletion) -> str:
 def chat(member, messages: list[dict]) -> str:
     """One completion; the reply text. Raises TransientCallError or PermanentCallError."""
     client = client_for(member)
+    openai = _sdk()
     try:
         # The SDK's generic `post` (its documented way to call an endpoint directly) with the same request
         # body `chat.completions.create` would send: same transport, timeout, error classes and response
         # model, without re-validating our own plain-dict body against the typed parameters on every call
         # (~1 ms of CPU per call, a third of the SDK's cost here).
-        response = client.post("/chat/completions", body=_body(member, messages), cast_to=ChatCompletion)
+        response = client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
     except openai.APIError as exc:
         raise _sorted_error(exc, member) from exc
     return _content(response)
@@ -138,8 +162,9 @@ class Reply(NamedTuple):
 async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -> Reply:
     """`chat` on the async client: the same request and errors; many can be in flight at once. The reply
     comes with the model and fingerprint the endpoint reported, which council votes record."""
+    openai = _sdk()
     try:
-        response = await client.post("/chat/completions", body=_body(member, messages), cast_to=ChatCompletion)
+        response = await client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
     except openai.APIError as exc:
         raise _sorted_error(exc, member) from exc
     return Reply(_content(response), response.model or "", response.system_fingerprint or "")

@@ -107,5 +107,16 @@ def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:
     return canonical_jsonl(build(e, extra) for e in entries)
 
 
+def key_contents(kind: str, entries: Iterable) -> list[dict]:
+    """The entries' contents (entry_content), in key order: what a release's data holds."""
+    return sorted(map(_record_builder(kind), entries), key=itemgetter("id"))
+
+
+def contents_bytes(version: str, contents: list[dict]) -> bytes:
+    """key_bytes of the entries whose contents, in key order, these are (each record built once for
+    the key's hash and its release; tested equal to key_bytes)."""
+    return jsonl_bytes([{**content, "key_version": version} for content in contents])
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

@@ -12,9 +12,10 @@ from django.db import transaction
 
 from adjudication.selectors import collector_paused
 from goldkey.errors import ApplicationError
+from goldkey.lib.batchdb import batch_reads
 from keys import bundle
 from keys.models import GoldKey, Release, ReleaseFile
-from keys.selectors import bundle_data
+from keys.selectors import Sealing, bundle_data
 
 MANIFEST = "MANIFEST.sha256"
 
@@ -24,18 +25,18 @@ def _sha(content: bytes) -> str:
 
 
 @transaction.atomic
-def release_seal(*, key: GoldKey, entries: list | None = None, key_bytes: bytes | None = None) -> Release:
+def release_seal(*, key: GoldKey, sealing: Sealing | None = None) -> Release:
     """Render and store the release of a key that has just been frozen (called by the freezing service
-    in the same transaction, so a key is never frozen without its release). `entries` and `key_bytes`:
-    what the freezing service wrote the key's rows from and hashed, in this transaction (otherwise the
-    rows are read back and hashed again)."""
+    in the same transaction, so a key is never frozen without its release). `sealing`: what the
+    freezing service wrote the key's rows from and hashed, in this transaction (otherwise the rows are
+    read back and hashed again)."""
     if not key.is_frozen:
         raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
     if Release.objects.filter(key=key).exists():
         raise ApplicationError(f"key '{key.version}' is already released")
     digests: dict[str, str] = {}
     with collector_paused():  # the bundle's data and files are a few hundred thousand acyclic objects
-        files = bundle.render(bundle_data(key, entries=entries, key_bytes=key_bytes), digests=digests)
+        files = bundle.render(bundle_data(key, sealing=sealing), digests=digests)
     release = Release.objects.create(key=key, sha256=digests[MANIFEST], format=bundle.FORMAT)
     ReleaseFile.objects.bulk_create(
         ReleaseFile(release=release, path=path, sha256=digests[path], size=len(content), content=zlib.compress(content, 1))
@@ -58,10 +59,11 @@ def release_format(release: Release) -> int:
 def release_files(key: GoldKey) -> dict[str, bytes]:
     """The sealed files, byte for byte as they were rendered at the freeze."""
     release = release_get(key)
-    return {
-        path: zlib.decompress(bytes(content))
-        for path, content in ReleaseFile.objects.filter(release=release).order_by("path").values_list("path", "content")
-    }
+    with batch_reads():  # a few hundred megabytes of sealed files
+        return {
+            path: zlib.decompress(bytes(content))
+            for path, content in ReleaseFile.objects.filter(release=release).order_by("path").values_list("path", "content")
+        }
 
 
 @dataclass

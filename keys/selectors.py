@@ -2,6 +2,7 @@
 
 import json
 from collections import defaultdict, namedtuple
+from dataclasses import dataclass
 from itertools import combinations
 from operator import attrgetter
 
@@ -18,9 +19,9 @@ from council.models import CouncilMember, CouncilVote, GateVerdict
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
-from goldkey.lib.batchdb import batch_joins
+from goldkey.lib.batchdb import batch_reads
 from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
-from keys.canonical import canonical_jsonl, entry_content, key_bytes, sha256_hex
+from keys.canonical import contents_bytes, entry_content, key_bytes, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def key_entry_page(key: GoldKey, *, number: int = 0, gold: str = "", size: int =
 
 
 def key_canonical_bytes(key: GoldKey) -> bytes:
-    with collector_paused():  # 100,000 acyclic rows and records
+    with batch_reads(), collector_paused():  # 100,000 acyclic rows and records
         return key_bytes(key.kind, key.version, key_entries(key))
 
 
@@ -370,25 +371,48 @@ def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def bundle_data(
-    key: GoldKey, *, snapshot: CampaignSnapshot | None = None, entries: list | None = None, key_bytes: bytes | None = None
-) -> dict:
+@dataclass(frozen=True)
+class Sealing:
+    """What the freezing service has just written a key's rows from, in the same transaction, handed to
+    the release it seals instead of reading 100,000 rows back: the entries' contents in key order
+    (`keys.canonical.key_contents`), the canonical bytes hashed into key.sha256, and (if it read them)
+    the evidence turns of the campaign's item set (`item_set_evidence`). A sealed release from these is
+    the release `bundle_data(key)` gives from the rows (tested)."""
+
+    contents: list[dict]
+    key_bytes: bytes
+    evidence: dict[int, list[str]] | None = None
+
+
+def item_set_evidence(item_set_id: int) -> dict[int, list[str]]:
+    """item id -> its evidence turn ids in order, for every item of the set with evidence (one query;
+    by item set, not `item_id__in`: 100,000 ids exceed SQLite's bound-parameter limit)."""
+    evidence: dict[int, list[str]] = {}
+    for item_id, dia_id in _raw_rows(
+        Evidence.objects.filter(item__item_set_id=item_set_id).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
+    ):
+        turns = evidence.get(item_id)
+        if turns is None:
+            turns = evidence[item_id] = []
+        turns.append(dia_id)
+    return evidence
+
+
+def bundle_data(key: GoldKey, *, snapshot: CampaignSnapshot | None = None, sealing: Sealing | None = None) -> dict:
     """Everything a release bundle holds, as plain Python data in a stable order. It reads what the key
     recorded at freezing; `snapshot` (of the key's campaign) is read only for a key whose manifest
-    predates the recorded queue, and built here if not given. `entries` and `key_bytes` (the key's
-    canonical bytes, hashed into key.sha256): given by the service that has just written the key's rows
-    from them, in the same transaction; otherwise the rows are read and hashed here."""
-    if key_bytes is not None and entries is None:
-        raise ValueError("key_bytes are trusted only with the entries they were computed from")
-    with batch_joins():  # a batch read of most of the campaign's rows (goldkey/lib/batchdb.py)
-        return _bundle_data(key, snapshot=snapshot, entries=entries, key_bytes=key_bytes)
+    predates the recorded queue, and built here if not given. `sealing`: given by the service that has
+    just written the key's rows from it, in the same transaction; otherwise the rows are read and
+    hashed here."""
+    with batch_reads():  # a batch read of most of the campaign's rows (goldkey/lib/batchdb.py)
+        return _bundle_data(key, snapshot=snapshot, sealing=sealing)
 
 
-def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
+def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
     lineage = key_lineage(key)
     root = lineage[0]
     campaign = root.campaign
-    entries = key_entries(key) if entries is None else sorted(entries, key=attrgetter("external_id"))
+    contents = [entry_content(key.kind, e) for e in key_entries(key)] if sealing is None else sealing.contents
     data: dict = {
         "key": {
             "version": key.version,
@@ -401,7 +425,7 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
             "notes": key.notes,
             "manifest": key.manifest,
         },
-        "entries": [entry_content(key.kind, e) for e in entries],
+        "entries": contents,
         "lineage": [
             {"version": k.version, "sha256": k.sha256, "frozen_at": _iso(k.frozen_at), "changelog": k.changelog, "notes": k.notes}
             for k in lineage
@@ -431,9 +455,7 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
         "decisions": {"exported": None, "decisions": {}},
         "council": {},
     }
-    data["key_bytes"] = key_bytes if key_bytes is not None else canonical_jsonl(
-        {**content, "key_version": key.version} for content in data["entries"]
-    )
+    data["key_bytes"] = contents_bytes(key.version, contents) if sealing is None else sealing.key_bytes
     if key.is_frozen and sha256_hex(data["key_bytes"]) != key.sha256:
         raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
     if campaign is None:
@@ -453,12 +475,10 @@ def _bundle_data(key: GoldKey, *, snapshot, entries, key_bytes) -> dict:
     paths = _candidate_paths(spec)
     item_rows = Item.objects.filter(item_set=campaign.item_set).values_list("id", *paths)
     rows = list(item_rows.iterator(chunk_size=20000) if _converted(paths) else _raw_rows(item_rows))
-    evidence: dict[int, list[str]] = defaultdict(list)
+    evidence: dict[int, list[str]] = defaultdict(list)  # an item without evidence has []
     if any(source == EVIDENCE for _, source in spec.candidate_fields):
-        for item_id, dia_id in _raw_rows(
-            Evidence.objects.filter(item__item_set=campaign.item_set).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
-        ):
-            evidence[item_id].append(dia_id)
+        evidence.update(item_set_evidence(campaign.item_set_id) if sealing is None or sealing.evidence is None
+                        else sealing.evidence)
     external_ids = {row[0]: row[paths.index("external_id") + 1] for row in rows}
     candidates = sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"])
     by_external = {r["id"]: r for r in candidates}

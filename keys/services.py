@@ -19,12 +19,21 @@ from annotation.services import campaign_create, campaign_lock, campaign_mark_fr
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
+from goldkey.lib.batchdb import batch_reads
 from goldkey.lib.bulk import bulk_insert
-from items.models import Evidence, Item, Turn
-from keys.canonical import entry_content, key_bytes, sha256_hex
+from items.models import Item, Turn
+from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
 from keys.releases import release_drift, release_seal
-from keys.selectors import agreement_figures, campaign_manifest, key_canonical_bytes, key_get, key_lineage
+from keys.selectors import (
+    Sealing,
+    agreement_figures,
+    campaign_manifest,
+    item_set_evidence,
+    key_canonical_bytes,
+    key_get,
+    key_lineage,
+)
 
 HOW = {p.value: p.value for p in Provenance}
 # Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
@@ -37,10 +46,13 @@ def _valid_gold(kind: str) -> tuple[str, ...]:
     return protocols.for_kind(kind).gold_values
 
 
-def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[SimpleNamespace]:
+def _entries_from_campaign(
+    snapshot: CampaignSnapshot, key: GoldKey, evidence: dict[int, list[str]] | None = None
+) -> list[SimpleNamespace]:
     """The key's entries as plain records (written by _entries_insert; no model instances), from the
     snapshot's queue and retained set (light item rows: full Items for a 100,000-item campaign would
-    cost more than the rest of the freeze)."""
+    cost more than the rest of the freeze). `evidence`: the item set's (`item_set_evidence`), if the
+    caller has read it."""
     campaign = snapshot.campaign
     undecided = snapshot.undecided
     if undecided:
@@ -62,14 +74,8 @@ def _entries_from_campaign(snapshot: CampaignSnapshot, key: GoldKey) -> list[Sim
             f"was created: drop them in adjudication first ({', '.join(kept_rejected)})",
             extra={"gate_rejected": kept_rejected},
         )
-    evidence: dict[int, list[str]] = {}
-    # By item set, not `item_id__in` (100,000 ids exceed SQLite's bound-parameter limit).
-    kept = set(item_ids)
-    for item_id, dia_id in Evidence.objects.filter(item__item_set_id=campaign.item_set_id).order_by(
-        "item_id", "position"
-    ).values_list("item_id", "turn__dia_id"):
-        if item_id in kept:
-            evidence.setdefault(item_id, []).append(dia_id)
+    if evidence is None:
+        evidence = item_set_evidence(campaign.item_set_id)
     # One query for the quotes: the queue's items come with only the fields it needs.
     quoted_gold = protocols.for_kind(key.kind).quoted_gold
     quotes = dict(
@@ -126,12 +132,11 @@ def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> Gol
 
 @dataclass
 class _Built:
-    """A key just written, with the entries and canonical bytes it was written from: the freeze in the
-    same transaction seals its release from them instead of reading 100,000 rows back."""
+    """A key just written, with what it was written from: the freeze in the same transaction seals its
+    release from that instead of reading 100,000 rows back."""
 
     key: GoldKey
-    entries: list
-    key_bytes: bytes
+    sealing: Sealing
 
 
 def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
@@ -162,12 +167,15 @@ def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
             created_by=user,
             notes=notes,
         )
-    with collector_paused():  # the campaign, the entries and their records: acyclic, 100,000s of objects
+    # The campaign, the entries and their records: acyclic, 100,000s of objects, read in one batch.
+    with batch_reads(), collector_paused():
         snapshot = campaign_snapshot(campaign)
-        entries = _entries_from_campaign(snapshot, key)
+        evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
+        entries = _entries_from_campaign(snapshot, key, evidence)
         _entries_insert(entries)
         counts = _counts(entries)
-        content = key_bytes(key.kind, version, entries)
+        contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
+        content = contents_bytes(version, contents)
         key.sha256 = sha256_hex(content)
         key.manifest = {
             "key_version": version,
@@ -176,7 +184,7 @@ def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
         }
     key.notes = notes or key.notes
     key.save()
-    return _Built(key, entries, content)
+    return _Built(key, Sealing(contents, content, evidence))
 
 
 def _counts(entries) -> dict:
@@ -211,7 +219,7 @@ def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> Go
     built = _build(campaign=campaign, version=version, user=user, notes=notes)
     key = _freeze(built.key, user, sha256=built.key.sha256)
     campaign_mark_frozen(campaign=campaign)
-    release_seal(key=key, entries=built.entries, key_bytes=built.key_bytes)
+    release_seal(key=key, sealing=built.sealing)
     return key
 
 
@@ -225,8 +233,11 @@ def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
     if key.campaign_id is None:
         raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
     campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
-    current = _entries_from_campaign(campaign_snapshot(campaign), key)
-    content = key_bytes(key.kind, key.version, current)
+    with batch_reads():
+        evidence = item_set_evidence(campaign.item_set_id)
+        current = _entries_from_campaign(campaign_snapshot(campaign), key, evidence)
+    contents = key_contents(key.kind, current)
+    content = contents_bytes(key.version, contents)
     if sha256_hex(content) != key.sha256:
         raise ApplicationError(
             f"the decisions of '{campaign.slug}' changed since draft '{key.version}' was built: rebuild it and review it again"
@@ -234,7 +245,7 @@ def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
     key = _freeze(key, user)
     campaign_mark_frozen(campaign=campaign)
     # The draft's rows were checked against its hash by _freeze; `current` renders the same bytes.
-    release_seal(key=key, entries=current, key_bytes=content)
+    release_seal(key=key, sealing=Sealing(contents, content, evidence))
     return key
 
 
@@ -452,13 +463,14 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
         key.manifest["agreement"] = agreement_figures(
             parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
         )
-    content = key_bytes(key.kind, version, entries.values())
+    contents = key_contents(key.kind, entries.values())
+    content = contents_bytes(version, contents)
     key.sha256 = sha256_hex(content)
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
     # After the errata point at it: the release lists what it applied.
-    release_seal(key=key, entries=list(entries.values()), key_bytes=content)
+    release_seal(key=key, sealing=Sealing(contents, content))
     return key
 
 

@@ -116,3 +116,23 @@ def test_canonical_lines_are_one_json_dumps_per_record_even_when_records_hold_th
         assert jsonl_bytes(records) == _reference_jsonl(records)
     assert jsonl_bytes(iter([{"a": 1}, {"b": "},NaN,{"}])) == _reference_jsonl([{"a": 1}, {"b": "},NaN,{"}])
     assert jsonl_bytes([]) == b""
+
+
+def test_the_key_bytes_from_entry_records_built_once_are_the_key_bytes_of_the_entries():
+    from types import SimpleNamespace
+
+    from keys.canonical import contents_bytes, key_bytes, key_contents
+
+    rng = random.Random(3)
+    golds = ["contradicting", "aligned", "hard_negative", "not-a-gold-value"]
+    entries = [
+        SimpleNamespace(external_id=f"t-{n:04d}{suffix}", gold=rng.choice(golds),
+                        evidence=[f"D{rng.randint(1, 9)}:{rng.randint(1, 40)}" for _ in range(rng.randint(0, 3))],
+                        quote=rng.choice(["", 'she said "no" — ünïcødé']), family=rng.choice(["F1", "F2", ""]),
+                        history_turns=rng.choice([None, 0, 371]), provenance="kept_unanimous")
+        for n, suffix in zip(rng.sample(range(500), 200), rng.choices(["", "a", "É", "z"], k=200), strict=True)
+    ]
+    contents = key_contents("twist", entries)
+    assert [c["id"] for c in contents] == sorted(e.external_id for e in entries)
+    assert contents_bytes("T-v1.0", contents) == key_bytes("twist", "T-v1.0", entries)
+    assert all("key_version" not in c for c in contents)  # the release's entry records stay version-free

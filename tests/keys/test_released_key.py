@@ -11,6 +11,7 @@ import pytest
 
 from keys import bundle
 from keys.canonical import CANONICAL_OPTIONS, sha256_hex
+from keys.releases import release_files
 from keys.selectors import bundle_data, key_canonical_bytes
 from keys.services import key_freeze
 
@@ -75,3 +76,6 @@ def test_the_released_bundle_is_byte_for_byte_what_it_was(pinned_clock, twist_de
     key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
     files = bundle.render(bundle_data(key))
     assert {path: hashlib.sha256(content).hexdigest() for path, content in files.items()} == BUNDLE_SHA256
+    # The release the freeze sealed from its own data (entry records, key bytes, evidence turns) is the
+    # same bytes as the one rendered from the rows.
+    assert release_files(key) == files

@@ -17,7 +17,7 @@ from keys import bundle, triggers
 from keys.models import Release, ReleaseFile
 from keys.releases import release_files
 from keys.selectors import bundle_data
-from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
+from keys.services import erratum_decide, erratum_file, key_build, key_derive, key_freeze, key_freeze_draft
 
 pytestmark = pytest.mark.django_db
 
@@ -184,3 +184,32 @@ def test_a_new_release_records_the_current_format(frozen_key):
     assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 2
     with pytest.raises(ValueError, match="unknown release format 3"):
         bundle.render(bundle_data(frozen_key), fmt=3)
+
+
+def _plain(key) -> dict[str, bytes]:
+    """The release rendered from the key's rows alone, as key_verify re-renders it."""
+    return bundle.render(bundle_data(key))
+
+
+def test_a_release_sealed_from_the_freezes_own_data_is_the_release_the_rows_give(frozen_key, outsider, author):
+    # key_freeze seals from what it wrote the rows from (entry records, key bytes, evidence), key_derive
+    # from its derived entries: both must be the plain path's bytes, file by file.
+    assert release_files(frozen_key) == _plain(frozen_key)
+    erratum = erratum_file(key=frozen_key, item_external_id="s-0000", kind="drop", description="x", user=outsider)
+    erratum_decide(erratum=erratum, accept=True, note="agreed", user=author)
+    child = key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    assert release_files(child) == _plain(child)
+    assert release_files(child)["key.jsonl"] != release_files(frozen_key)["key.jsonl"]
+
+
+def test_a_draft_frozen_as_reviewed_seals_the_release_the_rows_give(key_campaign, author):
+    from tests.adjudication.conftest import decide
+
+    decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
+    decide(key_campaign, "s-0004", "keep", author)
+    draft = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    key = key_freeze_draft(key=draft, user=author)
+    files = release_files(key)
+    assert files == _plain(key)
+    relabelled = [json.loads(line) for line in files["key.jsonl"].splitlines() if b'"s-0001"' in line]
+    assert [(r["type"], r["provenance"]) for r in relabelled] == [("aligned", "relabelled")]
