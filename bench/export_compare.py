@@ -1,6 +1,6 @@
 """The freeze + export of the synthetic key of the bench as it was before the restructure (`763ee5b`).
 
-    .venv/bin/python bench/export_compare.py [--items 20000] [--json] [--profile PREFIX]
+    .venv/bin/python bench/export_compare.py [--items 20000] [--json] [--profile PREFIX] [--release-format 1]
 
 Same untimed data as that bench built (N items without conversation or evidence, a two-annotator
 campaign, one one-field answer per assignment), so its figures compare with that code's own bench run on
@@ -8,10 +8,15 @@ the same machine: `cd <checkout of 763ee5b> && .venv/bin/python bench/export_ben
 Timed in this process: `key_freeze` (which now also renders and seals the release) and what `key_export`
 does (the key's hash checked against its rows, the sealed files written to a folder). A throw-away
 database (bench/scratch.py), never the project's own.
+
+`--release-format 1` seals the release in its first format, the files the code before wrote (no
+croissant.json, CITATION.cff or trail tables): the same files as that code, so what is left between the
+two is the work both do plus the seal (compression, storage) and the export's hash check.
 """
 
 import argparse
 import cProfile
+import functools
 import io
 import json
 import os
@@ -76,11 +81,20 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
+    parser.add_argument("--release-format", type=int, choices=(1, 2), default=None,
+                        help="seal the release in this format (1: the files of the code before; default: the current)")
     args = parser.parse_args()
     with scratch_database() as scratch:
         from django.core.management import call_command
 
+        from keys import bundle
         from keys.services import key_freeze
+
+        if args.release_format is not None:
+            # The seal renders with the module's default format and records bundle.FORMAT; a check of a
+            # sealed release passes its recorded format explicitly, which the partial lets through.
+            bundle.render = functools.partial(bundle.render, fmt=args.release_format)
+            bundle.FORMAT = args.release_format
 
         campaign, author = build(args.items)
         os.sync()  # the setup's dirty pages written back before the timed part, not during it
@@ -107,12 +121,13 @@ def main() -> None:
             "freeze_export_cpu_s": round(c2 - c0, 2), "freeze_s": round(w1 - w0, 2), "export_s": round(w2 - w1, 2),
             "freeze_export_s": round(w2 - w0, 2), "sha256": key.sha256, "files": len(files),
             "bundle_mb": round(sum(p.stat().st_size for p in files) / 1e6, 1), "load": [round(x, 2) for x in os.getloadavg()],
+            "release_format": key.release.format,
         }
     if args.json:
         print(json.dumps(figures, indent=1))
         return
     print(f"items {args.items:,}: freeze CPU {figures['freeze_cpu_s']:.2f} s, export CPU {figures['export_cpu_s']:.2f} s, "
-          f"freeze + export CPU {figures['freeze_export_cpu_s']:.2f} s (wall {figures['freeze_export_s']:.2f} s) | {figures['files']} files, {figures['bundle_mb']} MB | "
+          f"freeze + export CPU {figures['freeze_export_cpu_s']:.2f} s (wall {figures['freeze_export_s']:.2f} s) | {figures['files']} files, {figures['bundle_mb']} MB (release format {figures['release_format']}) | "
           f"sha256 {key.sha256[:16]}… | load {figures['load']}")
 
 
