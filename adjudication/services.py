@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Subquery
 from django.utils import timezone
 
 import protocols
@@ -299,10 +299,35 @@ class _Changes:
 
 
 def _changes(campaign: Campaign, state: QueueState, *, own: bool = False) -> _Changes:
+    # A table whose newest id is at or below its mark (read with the state, see _state_with_newest) has
+    # nothing above it to read.
+    def above(mark: int, newest: str) -> bool:
+        return (getattr(state, newest, mark + 1) or 0) > mark
+
     return _Changes(
-        votes=_vote_rows(campaign, state.votes_mark, own=own),
-        revisions=[] if state.answers_final else _revision_rows(campaign, state.answers_mark, own=own),
-        decisions=_decision_rows(campaign, state.decisions_mark, own=own),
+        votes=_vote_rows(campaign, state.votes_mark, own=own) if above(state.votes_mark, "newest_vote") else [],
+        revisions=[] if state.answers_final or not above(state.answers_mark, "newest_revision")
+        else _revision_rows(campaign, state.answers_mark, own=own),
+        decisions=_decision_rows(campaign, state.decisions_mark, own=own)
+        if above(state.decisions_mark, "newest_decision") else [],
+    )
+
+
+def _state_with_newest(campaign: Campaign, *, lock: bool = False) -> QueueState | None:
+    """The campaign's queue state with the newest id of each table its marks follow, in one query (the
+    newest id is the primary key index's last entry): when none is above its mark, nothing changed."""
+    rows = QueueState.objects.select_for_update() if lock else QueueState.objects
+    newest = {name: Subquery(model.objects.order_by("-id").values("id")[:1])
+              for name, model in (("newest_vote", CouncilVote), ("newest_revision", AnswerRevision),
+                                  ("newest_decision", Decision))}
+    return rows.filter(campaign=campaign).annotate(**newest).first()
+
+
+def _nothing_above(state: QueueState) -> bool:
+    return (
+        (state.newest_vote or 0) <= state.votes_mark
+        and (state.newest_decision or 0) <= state.decisions_mark
+        and (state.answers_final or (state.newest_revision or 0) <= state.answers_mark)
     )
 
 
@@ -319,11 +344,14 @@ def queue_build(*, campaign: Campaign) -> QueueState:
     data = campaign_data(campaign)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     QueueItem.objects.filter(campaign=campaign).delete()
-    bulk_insert(QueueItem, (
-        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal,
+    rows = [
+        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal, "place": 0,
          **_entry_fields(entries.get(item.id), ordinal, item.id in data.decisions)}
         for ordinal, item in enumerate(data.items)
-    ))
+    ]
+    for place, row in enumerate(sorted((r for r in rows if r["queued"]), key=lambda r: r["sort_key"])):
+        row["place"] = place
+    bulk_insert(QueueItem, rows)
     changes.record(state, now)
     state.n_items, state.n_queued = len(data.items), len(entries)
     state.council_members = data.council_members
@@ -337,12 +365,30 @@ def _queue_refresh(campaign: Campaign, state: QueueState, item_ids: set[int]) ->
     data = campaign_data(campaign, item_ids=item_ids, council_members=state.council_members)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     rows = list(QueueItem.objects.filter(campaign=campaign, item_id__in=item_ids))
+    reordered = False
     for row in rows:
-        was_queued = row.queued
+        was = (row.queued, row.sort_key)
         for name, value in _entry_fields(entries.get(row.item_id), row.ordinal, row.item_id in data.decisions).items():
             setattr(row, name, value)
-        state.n_queued += int(row.queued) - int(was_queued)
+        state.n_queued += int(row.queued) - int(was[0])
+        reordered = reordered or (row.queued, row.sort_key) != was and (row.queued or was[0])
     QueueItem.objects.bulk_update(rows, list(_entry_fields(None, 0, False)))
+    if reordered:
+        _queue_renumber(campaign)
+
+
+def _queue_renumber(campaign: Campaign) -> None:
+    """Every queued entry's `place` from the queue order, in one statement over the queue's index (the
+    ORM has no UPDATE from a window function; UPDATE … FROM is PostgreSQL's and SQLite's since 3.33).
+    Only the rows whose place moved are written."""
+    table = connection.ops.quote_name(QueueItem._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET place = ranked.n FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS n "
+            f"FROM {table} WHERE campaign_id = %s AND queued) AS ranked "
+            f"WHERE {table}.id = ranked.id AND {table}.place <> ranked.n",
+            [campaign.pk],
+        )
 
 
 def queue_sync(*, campaign: Campaign) -> QueueState:
@@ -352,20 +398,23 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
 
     Changes are found by id marks (`QueueState`) rather than by each writer remembering to call in:
     answers and votes are written by lower layers, which may not import this app, and a decision
-    written by any path counts. Three indexed queries when nothing changed, whatever the campaign
-    size. A vote from a member the stored queue has not counted yet changes the council band of every
-    item, so the queue is then rebuilt whole."""
-    state = QueueState.objects.filter(campaign=campaign).first()
+    written by any path counts. One indexed query when nothing is above the marks, whatever the
+    campaign size (on PostgreSQL, rows of the last seconds stay above them: see COMMIT_GRACE; they are
+    then read again, a query per table that has any). A vote from a member the stored queue has not
+    counted yet changes the council band of every item, so the queue is then rebuilt whole."""
+    state = _state_with_newest(campaign)
     if state is None:
         return queue_build(campaign=campaign)
+    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
+    if _nothing_above(state) and not closing:
+        return state
     now = timezone.now()
     changes = _changes(campaign, state)
-    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
     if not (any(changes.fresh(state)) or changes.moves(state, now) or closing):
         return state
     with transaction.atomic():
         # Another request may be applying the same rows: one at a time, each on the latest marks.
-        state = QueueState.objects.select_for_update().get(pk=state.pk)
+        state = _state_with_newest(campaign, lock=True)
         changes = _changes(campaign, state)
         votes, revisions, decisions = changes.fresh(state)
         new_members = {row[3] for row in votes if row[3]} - set(state.council_members)
@@ -388,11 +437,31 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
 
 
 def queue_decision_recorded(*, campaign: Campaign, item: Item) -> None:
-    """A decision was saved (in the caller's transaction): its item is decided, and the queue page's
-    cached figures are out of date. (A sync would find the new decision too; this keeps the stored
-    queue exact at commit on the service path, and marks a changed decision, which makes no new row.)"""
-    QueueItem.objects.filter(campaign=campaign, item=item, decided=False).update(decided=True)
-    QueueState.objects.filter(campaign=campaign).update(version=F("version") + 1)
+    """A decision was saved (in the caller's transaction): its item is decided, the cached decision
+    counts move with it (when they were current), the queue page's figures are out of date, and the
+    decision rows above the mark are taken as applied, as a sync would, so the next read of the queue
+    has nothing to do. (A sync would find the new decision too; this keeps the stored queue exact at
+    commit on the service path, and marks a changed decision, which makes no new row.) Unapplied
+    decisions of this campaign written by another path are left to the next sync."""
+    # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts.
+    state = QueueState.objects.select_for_update().filter(campaign=campaign).first()
+    if state is None:  # no stored queue yet: its build reads every decision
+        return
+    counts_current = state.counts_version == state.version
+    row = QueueItem.objects.filter(campaign=campaign, item=item).values_list("pk", "queued", "blocking", "decided").first()
+    if row is not None and not row[3]:
+        QueueItem.objects.filter(pk=row[0]).update(decided=True)
+        if row[1] and counts_current:
+            state.n_decided += 1
+            state.n_undecided -= int(row[2])
+    rows = _decision_rows(campaign, state.decisions_mark)
+    seen = set(state.decisions_seen)
+    if not any(r[4] and r[0] not in seen and r[1] != item.pk for r in rows):
+        state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())
+    state.version += 1
+    if counts_current:
+        state.counts_version = state.version
+    state.save(update_fields=["n_decided", "n_undecided", "decisions_mark", "decisions_seen", "version", "counts_version"])
 
 
 def queue_page_cache_store(*, state: QueueState, counts: tuple[int, int] | None = None, figures: dict | None = None) -> None:
