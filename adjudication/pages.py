@@ -82,6 +82,7 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
         "filter_query": _filter_query(where),
         "reason_choices": list(spec.reasons),
         "type_choices": [] if spec.gold_from_answers else list(spec.gold_values),
+        "show_gold": not spec.gold_from_answers,
         "band_choices": list(BANDS) if bands_open else [],
         "at": at,
         "decided": counts.decided,
