@@ -241,8 +241,8 @@ def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueF
     """Where the adjudicator goes after deciding `after`: the next undecided queued item (passing `where`,
     the filter they came from), or None."""
     state = queue_sync(campaign=campaign)
-    spec = protocols.get(campaign.protocol)
-    where = _allowed_filter(where, _bands_open(spec, state, _counts(campaign, state)))
+    if where and where.band:  # only where the queue page offers the band filter
+        where = _allowed_filter(where, _bands_open(protocols.get(campaign.protocol), state, _counts(campaign, state)))
     return stored_queue.next_undecided(campaign, after=after, where=where)
 
 

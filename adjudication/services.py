@@ -104,7 +104,7 @@ def decision_save(
         )
         # A decision leaves the queue's reasons as they are; it makes the item decided and changes the
         # figures on the queue page.
-        queue_decision_recorded(campaign=campaign, item=item)
+        queue_decision_recorded(campaign=campaign, decision=decision)
     return DecisionResult(decision, True)
 
 
@@ -436,28 +436,33 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
     return state
 
 
-def queue_decision_recorded(*, campaign: Campaign, item: Item) -> None:
+def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
     """A decision was saved (in the caller's transaction): its item is decided, the cached decision
-    counts move with it (when they were current), the queue page's figures are out of date, and the
-    decision rows above the mark are taken as applied, as a sync would, so the next read of the queue
-    has nothing to do. (A sync would find the new decision too; this keeps the stored queue exact at
-    commit on the service path, and marks a changed decision, which makes no new row.) Unapplied
-    decisions of this campaign written by another path are left to the next sync."""
-    # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts.
-    state = QueueState.objects.select_for_update().filter(campaign=campaign).first()
+    counts move with it (when they were current), the queue page's figures are out of date, and a new
+    decision row is taken as applied, as a sync would take it, so the next read of the queue has nothing
+    to do. (A sync would find the new decision too; this keeps the stored queue exact at commit on the
+    service path, and marks a changed decision, which makes no new row.)"""
+    # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts. The
+    # item's stored entry is read with it (in its unique index).
+    entry = QueueItem.objects.filter(campaign=campaign, item_id=decision.item_id)
+    state = QueueState.objects.select_for_update().filter(campaign=campaign).annotate(
+        **{f"entry_{name}": Subquery(entry.values(name)) for name in ("pk", "queued", "blocking", "decided")},
+    ).first()
     if state is None:  # no stored queue yet: its build reads every decision
         return
     counts_current = state.counts_version == state.version
-    row = QueueItem.objects.filter(campaign=campaign, item=item).values_list("pk", "queued", "blocking", "decided").first()
-    if row is not None and not row[3]:
-        QueueItem.objects.filter(pk=row[0]).update(decided=True)
-        if row[1] and counts_current:
+    if state.entry_pk is not None and not state.entry_decided:
+        QueueItem.objects.filter(pk=state.entry_pk).update(decided=True)
+        if state.entry_queued and counts_current:
             state.n_decided += 1
-            state.n_undecided -= int(row[2])
-    rows = _decision_rows(campaign, state.decisions_mark)
-    seen = set(state.decisions_seen)
-    if not any(r[4] and r[0] not in seen and r[1] != item.pk for r in rows):
-        state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())
+            state.n_undecided -= int(state.entry_blocking)
+    if decision.pk > state.decisions_mark:  # a new row (a changed decision keeps its row)
+        # The rows above the mark, read and passed as a sync would (few: the mark follows every sync),
+        # unless one of this campaign's is not applied yet: the next sync applies it, and then this one.
+        rows = _decision_rows(campaign, state.decisions_mark)
+        seen = {*state.decisions_seen, decision.pk}
+        if not any(row[4] and row[0] not in seen for row in rows):
+            state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())
     state.version += 1
     if counts_current:
         state.counts_version = state.version

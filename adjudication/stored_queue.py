@@ -7,7 +7,7 @@ matching rows; neighbours and the next undecided entry are seeks)."""
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Subquery
 
 from adjudication.models import Decision, QueueItem
 from adjudication.selectors import QueueEntry
@@ -124,6 +124,8 @@ def next_undecided(campaign: Campaign, *, after: int, where: QueueFilter | None 
     if where:
         undecided = where.apply(undecided)
     undecided = undecided.exclude(item_id=after).order_by("sort_key").values_list("item_id", flat=True)
-    current = row(campaign, after)
-    found = undecided.filter(sort_key__gt=current.sort_key).first() if current is not None and current.queued else None
+    # One seek from `after`'s place in the order (no row when it is not queued: the comparison with
+    # NULL finds nothing), then from the start when nothing undecided follows it.
+    current = _queued(campaign).filter(item_id=after).values("sort_key")
+    found = undecided.filter(sort_key__gt=Subquery(current)).first()
     return found if found is not None else undecided.first()
