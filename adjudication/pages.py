@@ -180,10 +180,12 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     where = _allowed_filter(where, _bands_open(spec, state, counts))
     position = previous_id = next_id = None
     if stored.queued:  # its reasons and suggestion are stored; its council ballots and decision are read
+        # (The sync above applied every decision and counted every council member: an undecided entry has
+        # no decision to read, a campaign without a counted vote no ballot.)
         entry = QueueEntry(
             item=item, reasons=stored.reasons, suggestion=stored.suggestion, suggestion_why=stored.suggestion_why,
-            decision=campaign_decisions(campaign, item_ids={item_id}).get(item_id),
-            council=council_ballots(campaign, item_ids={item_id}).get(item_id, []),
+            decision=campaign_decisions(campaign, item_ids={item_id}).get(item_id) if stored.decided else None,
+            council=council_ballots(campaign, item_ids={item_id}).get(item_id, []) if state.council_members else [],
         )
         position = stored_queue.position(stored)
         previous_id, next_id = stored_queue.neighbours(campaign, stored, where)

@@ -296,9 +296,10 @@ def test_the_adjudication_pages_run_no_more_queries_than_these(client, small_and
     item = reverse("adjudication:item", args=[campaign.slug, stored(campaign)[1][0]])
     _one(client, "get", queue)  # the counts and figures cached for this state
     assert _one(client, "get", queue) <= 6
-    assert _one(client, "get", item) <= 11
-    # 15 queries, and the transaction's two statements (a savepoint and its release inside the test's).
-    assert _one(client, "post", item, {"action": "keep"}) <= 17
+    assert _one(client, "get", item) <= 9  # undecided, no council: no decision, history or ballots to read
+    # 15 queries and the transaction's two statements (a savepoint and its release inside the test's);
+    # on PostgreSQL the sync after it reads the new decision again (COMMIT_GRACE) and finds it applied.
+    assert _one(client, "post", item, {"action": "keep"}) <= (17 if connection.vendor == "sqlite" else 18)
 
 
 def test_the_item_page_under_a_filter_runs_the_same_queries_for_20_and_200_items(client, small_and_large):
