@@ -209,6 +209,9 @@ REFRESH_LIMIT = 500
 # takes an id: there the mark moves at once (and no sync re-reads the rows of the last seconds).
 COMMIT_GRACE = {"postgresql": timedelta(seconds=10)}
 
+# How many ids above its decision mark a decision may add to the queue state itself (queue_decision_recorded).
+SEEN_LIMIT = 200
+
 # sort_key = rank · 2³² + ordinal: the queue order in one column (see QueueItem).
 RANK_SHIFT = 2**32
 
@@ -456,9 +459,12 @@ def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
         if state.entry_queued and counts_current:
             state.n_decided += 1
             state.n_undecided -= int(state.entry_blocking)
-    if decision.pk > state.decisions_mark:  # a new row (a changed decision keeps its row)
+    if decision.pk > state.decisions_mark and len(state.decisions_seen) < SEEN_LIMIT:  # a new row
         # The rows above the mark, read and passed as a sync would (few: the mark follows every sync),
         # unless one of this campaign's is not applied yet: the next sync applies it, and then this one.
+        # (A changed decision keeps its row. Many rows held above the mark — an imported file's decisions
+        # inside one PostgreSQL transaction, all younger than the grace — are left to the next sync,
+        # which reads them once, instead of each decision re-reading all before it.)
         rows = _decision_rows(campaign, state.decisions_mark)
         seen = {*state.decisions_seen, decision.pk}
         if not any(row[4] and row[0] not in seen for row in rows):

@@ -306,3 +306,27 @@ def test_the_item_page_under_a_filter_runs_the_same_queries_for_20_and_200_items
     urls = [reverse("adjudication:item", args=[c.slug, stored(c)[1][0]]) + "?reason=q1_disagreement" for c in small_and_large]
     counts = _counts(client, *urls)
     assert counts[0] == counts[1], counts
+
+
+def test_decisions_held_above_the_mark_stop_being_recorded_at_the_limit_and_the_sync_applies_the_rest(
+        small_campaign, author, monkeypatch):
+    from datetime import timedelta
+
+    from django.db import transaction
+
+    from adjudication import services
+
+    # Every row younger than the grace stays above the mark, as on PostgreSQL (an imported file's decisions
+    # in one transaction): each decision records itself only while few ids are held there.
+    monkeypatch.setitem(services.COMMIT_GRACE, connection.vendor, timedelta(seconds=10))
+    monkeypatch.setattr(services, "SEEN_LIMIT", 2)
+    queue_sync(campaign=small_campaign)
+    with transaction.atomic():
+        for item_id_ in [row[0] for row in stored(small_campaign)]:
+            decision_save(campaign=small_campaign, item=Item.objects.get(pk=item_id_), action="keep", user=author)
+    state = QueueState.objects.get(campaign=small_campaign)
+    assert len(state.decisions_seen) == 2  # the third decision was left to the sync
+    after = queue_sync(campaign=small_campaign)
+    assert sorted(after.decisions_seen) == sorted(Decision.objects.filter(campaign=small_campaign).values_list("id", flat=True))
+    assert after.version == state.version + 1  # the sync applied the one it had not seen
+    assert counts(small_campaign) == stored_queue.QueueCounts(decided=3, undecided=0)
