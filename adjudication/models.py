@@ -51,9 +51,11 @@ class QueueItem(models.Model):
 
     Every item of the campaign has a row (queued or not): `ordinal` is its place in external-id order,
     fixed when the queue is built, and `sort_key` = the suggestion's rank · 2³² + ordinal, so that the
-    queue order (drop suggestions first, then by item id) is one indexed column: an item that becomes
-    queued later needs no renumbering, no database collation has to agree with Python's on the ids, and
-    an item's place, its neighbours and the next undecided item are each one index range or seek.
+    queue order (drop suggestions first, then by item id) is one indexed column: no database collation
+    has to agree with Python's on the ids, and the next undecided item is one index seek.
+    `place`: a queued entry's index in that order (from 0), so that "item 12 of 300", a page of the
+    queue and an item's neighbours are index lookups, not a count that grows with the place; renumbered
+    (one statement) by the build and by a refresh that changes which items are queued or their order.
     `decided`: the item has a decision (any path that writes one: see `services.queue_sync`)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="queue_items")
@@ -61,6 +63,7 @@ class QueueItem(models.Model):
     ordinal = models.PositiveIntegerField()
     sort_key = models.BigIntegerField()
     queued = models.BooleanField(default=False)
+    place = models.PositiveIntegerField(default=0)  # meaningful only while queued
     reasons = models.JSONField(default=list)
     suggestion = models.CharField(max_length=10, blank=True)
     suggestion_why = models.TextField(blank=True)
@@ -79,6 +82,7 @@ class QueueItem(models.Model):
         # `WHERE queued` as an expression, not an equality it can seek on.
         indexes = [
             models.Index(fields=["campaign", "sort_key"], condition=models.Q(queued=True), name="queue_item_order"),
+            models.Index(fields=["campaign", "place"], condition=models.Q(queued=True), name="queue_item_place"),
             # The next undecided item (a seek), and the decision counts read from the index alone.
             models.Index(fields=["campaign", "sort_key", "blocking"], condition=models.Q(queued=True, decided=False),
                          name="queue_item_undecided"),

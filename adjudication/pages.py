@@ -25,8 +25,7 @@ from adjudication.selectors import (
 from adjudication.services import NOTE_MAX_CHARS, queue_page_cache_store, queue_sync
 from annotation.models import Campaign, Enrollment
 from goldkey.lib.statistics import json_safe
-from items.models import Item
-from items.selectors import excerpts_for, items_with_excerpts
+from items.selectors import excerpts_for, excerpts_prefetched
 from protocols.base import BANDS
 
 
@@ -54,29 +53,23 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
     and the protocol's panels, whose figures are cached per campaign state. `at`: an item id whose page
     is shown instead of `page` (the item page's way back to the queue)."""
     spec = protocols.get(campaign.protocol)
-    where = where or stored_queue.QueueFilter()
     # Reading the queue brings it up to date first (a write only when answers or votes changed).
     state = queue_sync(campaign=campaign)
-    if state.counts_version == state.version:
-        counts = stored_queue.QueueCounts(state.n_decided, state.n_undecided)
-    else:
-        counts = stored_queue.counts(campaign, n_queued=state.n_queued)
-        queue_page_cache_store(state=state, counts=(counts.decided, counts.undecided))
-    # The council band is a detector label: no filter by it without a council or while the protocol seals
-    # detector labels (a filtered count would tell the band of every item it shows).
-    bands_open = bool(state.council_members) and not spec.detectors_sealed(counts.undecided)
-    if where.band and not bands_open:
-        where = dataclasses.replace(where, band="")
+    counts = _counts(campaign, state)
+    bands_open = _bands_open(spec, state, counts)
+    where = _allowed_filter(where, bands_open)
     shown = stored_queue.filtered_count(campaign, where) if where else state.n_queued
     pages = max(1, math.ceil(shown / stored_queue.PAGE_SIZE))
     if at is not None and (stored := stored_queue.row(campaign, at)) is not None and stored.queued:
         page = stored_queue.page_of(campaign, stored, where)
     page = min(max(0, page), pages - 1)
     entries = stored_queue.page(campaign, page, where=where)
-    # One reverse() for the page, not two per row (a fifth of the page's time at 100 rows).
-    link = reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+    # One reverse() for the page, not two per row (a fifth of the page's time at 100 rows); the item
+    # page keeps the filter, so that its next and previous stay within it.
+    link = item_link(campaign)
+    suffix = item_query(where)
     for entry in entries:
-        entry.href = f"{link}{entry.item.id}/"
+        entry.href = f"{link}{entry.item.id}/{suffix}"
     return {
         "spec": spec,
         "entries": entries,
@@ -89,6 +82,7 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
         "filter_query": _filter_query(where),
         "reason_choices": list(spec.reasons),
         "type_choices": [] if spec.gold_from_answers else list(spec.gold_values),
+        "show_gold": not spec.gold_from_answers,
         "band_choices": list(BANDS) if bands_open else [],
         "at": at,
         "decided": counts.decided,
@@ -100,10 +94,55 @@ def queue_page_view(campaign: Campaign, *, page: int = 0, where: stored_queue.Qu
     }
 
 
+def _filter_params(where: stored_queue.QueueFilter | None) -> dict[str, str]:
+    if not where:
+        return {}
+    return {k: v for k, v in (("reason", where.reason), ("type", where.gold_type), ("band", where.band)) if v}
+
+
 def _filter_query(where: stored_queue.QueueFilter) -> str:
     """The filter as query parameters for the page links ('&reason=…&type=…&band=…', or '')."""
-    query = urlencode({k: v for k, v in (("reason", where.reason), ("type", where.gold_type), ("band", where.band)) if v})
+    query = urlencode(_filter_params(where))
     return f"&{query}" if query else ""
+
+
+def item_link(campaign: Campaign) -> str:
+    """The item pages' URL without the item id (one reverse() for any number of links)."""
+    return reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+
+
+def item_query(where: stored_queue.QueueFilter | None, *, reveal: bool = False) -> str:
+    """The query string an item page link carries: the queue filter the adjudicator came from (its next,
+    previous and "save and next" stay within it) and whether identities are shown ('?…', or '')."""
+    params = _filter_params(where) | ({"reveal": "1"} if reveal else {})
+    return f"?{urlencode(params)}" if params else ""
+
+
+def queue_query(where: stored_queue.QueueFilter | None, *, at: int | None = None) -> str:
+    """The query string of the way back to the queue page: the filter, and the item whose page to show."""
+    params = ({"at": str(at)} if at is not None else {}) | _filter_params(where)
+    return f"?{urlencode(params)}" if params else ""
+
+
+def _counts(campaign: Campaign, state: QueueState) -> stored_queue.QueueCounts:
+    """The decision counts, cached per state version (a decision through the service keeps them
+    current: services.queue_decision_recorded), else counted and cached."""
+    if state.counts_version == state.version:
+        return stored_queue.QueueCounts(state.n_decided, state.n_undecided)
+    counts = stored_queue.counts(campaign, n_queued=state.n_queued)
+    queue_page_cache_store(state=state, counts=(counts.decided, counts.undecided))
+    return counts
+
+
+def _bands_open(spec, state: QueueState, counts: stored_queue.QueueCounts) -> bool:
+    """The council band is a detector label: no filter by it without a council or while the protocol seals
+    detector labels (a filtered count would tell the band of every item it shows)."""
+    return bool(state.council_members) and not spec.detectors_sealed(counts.undecided)
+
+
+def _allowed_filter(where: stored_queue.QueueFilter | None, bands_open: bool) -> stored_queue.QueueFilter:
+    where = where or stored_queue.QueueFilter()
+    return dataclasses.replace(where, band="") if where.band and not bands_open else where
 
 
 def queue_export_view(campaign: Campaign) -> dict:
@@ -127,21 +166,29 @@ def _queue_panels(campaign: Campaign, spec, state: QueueState, counts: stored_qu
     return [{"template": p.template, "data": figures[p.data]} for p in spec.queue_panels]
 
 
-def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict | None:
+def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
+              where: stored_queue.QueueFilter | None = None) -> dict | None:
+    """The side-by-side page of one item; its previous and next follow the queue under `where` (the
+    filter the adjudicator came from), its position is its place in the whole queue."""
     state = queue_sync(campaign=campaign)
-    stored = stored_queue.row(campaign, item_id)
+    stored = stored_queue.row(campaign, item_id, with_item=True)
     if stored is None:
         return None
-    item = items_with_excerpts(Item.objects.filter(pk=item_id)).get()
+    item = excerpts_prefetched(stored.item)
+    spec = protocols.get(campaign.protocol)
+    counts = _counts(campaign, state)
+    where = _allowed_filter(where, _bands_open(spec, state, counts))
     position = previous_id = next_id = None
     if stored.queued:  # its reasons and suggestion are stored; its council ballots and decision are read
+        # (The sync above applied every decision and counted every council member: an undecided entry has
+        # no decision to read, a campaign without a counted vote no ballot.)
         entry = QueueEntry(
             item=item, reasons=stored.reasons, suggestion=stored.suggestion, suggestion_why=stored.suggestion_why,
-            decision=campaign_decisions(campaign, item_ids={item_id}).get(item_id),
-            council=council_ballots(campaign, item_ids={item_id}).get(item_id, []),
+            decision=campaign_decisions(campaign, item_ids={item_id}).get(item_id) if stored.decided else None,
+            council=council_ballots(campaign, item_ids={item_id}).get(item_id, []) if state.council_members else [],
         )
-        position = stored_queue.position(campaign, stored)
-        previous_id, next_id = stored_queue.neighbours(campaign, stored)
+        position = stored_queue.position(stored)
+        previous_id, next_id = stored_queue.neighbours(campaign, stored, where)
     else:  # what the queue's rule suggests for an item it does not queue
         entry = _unqueued_entry(campaign_data(campaign, item_ids={item_id}, council_members=state.council_members), item_id)
     entry.answers = full_answers(campaign, item_id).get(item_id, {})
@@ -152,7 +199,6 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
             e.pseudonym: e.annotator.get_username()
             for e in Enrollment.objects.filter(campaign=campaign).select_related("annotator")
         }
-    spec = protocols.get(campaign.protocol)
     sides = []
     for n, pseudonym in enumerate(order, start=1):
         values = entry.answers.get(pseudonym, {})
@@ -163,7 +209,8 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         DecisionRevision.objects.filter(decision__campaign=campaign, decision__item_id=item_id)
         .select_related("decided_by")
         .order_by("-revision")
-    )
+    ) if entry.decision is not None else []  # revisions belong to a decision
+    link, suffix = item_link(campaign), item_query(where, reveal=reveal)
     return {
         "spec": spec,
         "item": item,
@@ -172,13 +219,16 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
         "sides": sides,
         # Detector labels (council/judge votes) stay off the page while the protocol seals them (Lapse:
         # until every disagreement is decided, since the gold decided here validates those detectors).
-        "council": [] if spec.detectors_sealed(stored_queue.counts(campaign, n_queued=state.n_queued).undecided)
-        else entry.council,
+        "council": [] if spec.detectors_sealed(counts.undecided) else entry.council,
         "history": history,
         "position": position,
         "queue_length": state.n_queued,
-        "previous_id": previous_id,
-        "next_id": next_id,
+        "previous_url": f"{link}{previous_id}/{suffix}" if previous_id else "",
+        "next_url": f"{link}{next_id}/{suffix}" if next_id else "",
+        "queue_url": reverse("adjudication:queue", args=[campaign.slug])
+        + queue_query(where, at=item_id if stored.queued else None),
+        "where": where,
+        "reveal_toggle": item_query(where, reveal=not reveal) or "?",
         "frozen": campaign_is_frozen(campaign),
         # Where gold is the agreed label, a queued item has no label to keep: it must be set.
         "keep_allowed": not (spec.gold_from_answers and entry.reasons),
@@ -189,10 +239,13 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False) -> dict
     }
 
 
-def next_undecided(campaign: Campaign, *, after: int) -> int | None:
-    """Where the adjudicator goes after deciding `after`: the next undecided queued item (or None)."""
-    queue_sync(campaign=campaign)
-    return stored_queue.next_undecided(campaign, after=after)
+def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None) -> int | None:
+    """Where the adjudicator goes after deciding `after`: the next undecided queued item (passing `where`,
+    the filter they came from), or None."""
+    state = queue_sync(campaign=campaign)
+    if where and where.band:  # only where the queue page offers the band filter
+        where = _allowed_filter(where, _bands_open(protocols.get(campaign.protocol), state, _counts(campaign, state)))
+    return stored_queue.next_undecided(campaign, after=after, where=where)
 
 
 def _unqueued_entry(data, item_id: int) -> QueueEntry:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Subquery
 from django.utils import timezone
 
 import protocols
@@ -104,7 +104,7 @@ def decision_save(
         )
         # A decision leaves the queue's reasons as they are; it makes the item decided and changes the
         # figures on the queue page.
-        queue_decision_recorded(campaign=campaign, item=item)
+        queue_decision_recorded(campaign=campaign, decision=decision)
     return DecisionResult(decision, True)
 
 
@@ -209,6 +209,9 @@ REFRESH_LIMIT = 500
 # takes an id: there the mark moves at once (and no sync re-reads the rows of the last seconds).
 COMMIT_GRACE = {"postgresql": timedelta(seconds=10)}
 
+# How many ids above its decision mark a decision may add to the queue state itself (queue_decision_recorded).
+SEEN_LIMIT = 200
+
 # sort_key = rank · 2³² + ordinal: the queue order in one column (see QueueItem).
 RANK_SHIFT = 2**32
 
@@ -299,10 +302,35 @@ class _Changes:
 
 
 def _changes(campaign: Campaign, state: QueueState, *, own: bool = False) -> _Changes:
+    # A table whose newest id is at or below its mark (read with the state, see _state_with_newest) has
+    # nothing above it to read.
+    def above(mark: int, newest: str) -> bool:
+        return (getattr(state, newest, mark + 1) or 0) > mark
+
     return _Changes(
-        votes=_vote_rows(campaign, state.votes_mark, own=own),
-        revisions=[] if state.answers_final else _revision_rows(campaign, state.answers_mark, own=own),
-        decisions=_decision_rows(campaign, state.decisions_mark, own=own),
+        votes=_vote_rows(campaign, state.votes_mark, own=own) if above(state.votes_mark, "newest_vote") else [],
+        revisions=[] if state.answers_final or not above(state.answers_mark, "newest_revision")
+        else _revision_rows(campaign, state.answers_mark, own=own),
+        decisions=_decision_rows(campaign, state.decisions_mark, own=own)
+        if above(state.decisions_mark, "newest_decision") else [],
+    )
+
+
+def _state_with_newest(campaign: Campaign, *, lock: bool = False) -> QueueState | None:
+    """The campaign's queue state with the newest id of each table its marks follow, in one query (the
+    newest id is the primary key index's last entry): when none is above its mark, nothing changed."""
+    rows = QueueState.objects.select_for_update() if lock else QueueState.objects
+    newest = {name: Subquery(model.objects.order_by("-id").values("id")[:1])
+              for name, model in (("newest_vote", CouncilVote), ("newest_revision", AnswerRevision),
+                                  ("newest_decision", Decision))}
+    return rows.filter(campaign=campaign).annotate(**newest).first()
+
+
+def _nothing_above(state: QueueState) -> bool:
+    return (
+        (state.newest_vote or 0) <= state.votes_mark
+        and (state.newest_decision or 0) <= state.decisions_mark
+        and (state.answers_final or (state.newest_revision or 0) <= state.answers_mark)
     )
 
 
@@ -319,11 +347,14 @@ def queue_build(*, campaign: Campaign) -> QueueState:
     data = campaign_data(campaign)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     QueueItem.objects.filter(campaign=campaign).delete()
-    bulk_insert(QueueItem, (
-        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal,
+    rows = [
+        {"campaign_id": campaign.pk, "item_id": item.id, "ordinal": ordinal, "place": 0,
          **_entry_fields(entries.get(item.id), ordinal, item.id in data.decisions)}
         for ordinal, item in enumerate(data.items)
-    ))
+    ]
+    for place, row in enumerate(sorted((r for r in rows if r["queued"]), key=lambda r: r["sort_key"])):
+        row["place"] = place
+    bulk_insert(QueueItem, rows)
     changes.record(state, now)
     state.n_items, state.n_queued = len(data.items), len(entries)
     state.council_members = data.council_members
@@ -337,12 +368,30 @@ def _queue_refresh(campaign: Campaign, state: QueueState, item_ids: set[int]) ->
     data = campaign_data(campaign, item_ids=item_ids, council_members=state.council_members)
     entries = {entry.item.id: entry for entry in queue_from_data(data)}
     rows = list(QueueItem.objects.filter(campaign=campaign, item_id__in=item_ids))
+    reordered = False
     for row in rows:
-        was_queued = row.queued
+        was = (row.queued, row.sort_key)
         for name, value in _entry_fields(entries.get(row.item_id), row.ordinal, row.item_id in data.decisions).items():
             setattr(row, name, value)
-        state.n_queued += int(row.queued) - int(was_queued)
+        state.n_queued += int(row.queued) - int(was[0])
+        reordered = reordered or (row.queued, row.sort_key) != was and (row.queued or was[0])
     QueueItem.objects.bulk_update(rows, list(_entry_fields(None, 0, False)))
+    if reordered:
+        _queue_renumber(campaign)
+
+
+def _queue_renumber(campaign: Campaign) -> None:
+    """Every queued entry's `place` from the queue order, in one statement over the queue's index (the
+    ORM has no UPDATE from a window function; UPDATE … FROM is PostgreSQL's and SQLite's since 3.33).
+    Only the rows whose place moved are written."""
+    table = connection.ops.quote_name(QueueItem._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET place = ranked.n FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS n "
+            f"FROM {table} WHERE campaign_id = %s AND queued) AS ranked "
+            f"WHERE {table}.id = ranked.id AND {table}.place <> ranked.n",
+            [campaign.pk],
+        )
 
 
 def queue_sync(*, campaign: Campaign) -> QueueState:
@@ -352,20 +401,23 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
 
     Changes are found by id marks (`QueueState`) rather than by each writer remembering to call in:
     answers and votes are written by lower layers, which may not import this app, and a decision
-    written by any path counts. Three indexed queries when nothing changed, whatever the campaign
-    size. A vote from a member the stored queue has not counted yet changes the council band of every
-    item, so the queue is then rebuilt whole."""
-    state = QueueState.objects.filter(campaign=campaign).first()
+    written by any path counts. One indexed query when nothing is above the marks, whatever the
+    campaign size (on PostgreSQL, rows of the last seconds stay above them: see COMMIT_GRACE; they are
+    then read again, a query per table that has any). A vote from a member the stored queue has not
+    counted yet changes the council band of every item, so the queue is then rebuilt whole."""
+    state = _state_with_newest(campaign)
     if state is None:
         return queue_build(campaign=campaign)
+    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
+    if _nothing_above(state) and not closing:
+        return state
     now = timezone.now()
     changes = _changes(campaign, state)
-    closing = not state.answers_final and campaign.status != Campaign.Status.ANNOTATING
     if not (any(changes.fresh(state)) or changes.moves(state, now) or closing):
         return state
     with transaction.atomic():
         # Another request may be applying the same rows: one at a time, each on the latest marks.
-        state = QueueState.objects.select_for_update().get(pk=state.pk)
+        state = _state_with_newest(campaign, lock=True)
         changes = _changes(campaign, state)
         votes, revisions, decisions = changes.fresh(state)
         new_members = {row[3] for row in votes if row[3]} - set(state.council_members)
@@ -387,12 +439,40 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
     return state
 
 
-def queue_decision_recorded(*, campaign: Campaign, item: Item) -> None:
-    """A decision was saved (in the caller's transaction): its item is decided, and the queue page's
-    cached figures are out of date. (A sync would find the new decision too; this keeps the stored
-    queue exact at commit on the service path, and marks a changed decision, which makes no new row.)"""
-    QueueItem.objects.filter(campaign=campaign, item=item, decided=False).update(decided=True)
-    QueueState.objects.filter(campaign=campaign).update(version=F("version") + 1)
+def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
+    """A decision was saved (in the caller's transaction): its item is decided, the cached decision
+    counts move with it (when they were current), the queue page's figures are out of date, and a new
+    decision row is taken as applied, as a sync would take it, so the next read of the queue has nothing
+    to do. (A sync would find the new decision too; this keeps the stored queue exact at commit on the
+    service path, and marks a changed decision, which makes no new row.)"""
+    # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts. The
+    # item's stored entry is read with it (in its unique index).
+    entry = QueueItem.objects.filter(campaign=campaign, item_id=decision.item_id)
+    state = QueueState.objects.select_for_update().filter(campaign=campaign).annotate(
+        **{f"entry_{name}": Subquery(entry.values(name)) for name in ("pk", "queued", "blocking", "decided")},
+    ).first()
+    if state is None:  # no stored queue yet: its build reads every decision
+        return
+    counts_current = state.counts_version == state.version
+    if state.entry_pk is not None and not state.entry_decided:
+        QueueItem.objects.filter(pk=state.entry_pk).update(decided=True)
+        if state.entry_queued and counts_current:
+            state.n_decided += 1
+            state.n_undecided -= int(state.entry_blocking)
+    if decision.pk > state.decisions_mark and len(state.decisions_seen) < SEEN_LIMIT:  # a new row
+        # The rows above the mark, read and passed as a sync would (few: the mark follows every sync),
+        # unless one of this campaign's is not applied yet: the next sync applies it, and then this one.
+        # (A changed decision keeps its row. Many rows held above the mark — an imported file's decisions
+        # inside one PostgreSQL transaction, all younger than the grace — are left to the next sync,
+        # which reads them once, instead of each decision re-reading all before it.)
+        rows = _decision_rows(campaign, state.decisions_mark)
+        seen = {*state.decisions_seen, decision.pk}
+        if not any(row[4] and row[0] not in seen for row in rows):
+            state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())
+    state.version += 1
+    if counts_current:
+        state.counts_version = state.version
+    state.save(update_fields=["n_decided", "n_undecided", "decisions_mark", "decisions_seen", "version", "counts_version"])
 
 
 def queue_page_cache_store(*, state: QueueState, counts: tuple[int, int] | None = None, figures: dict | None = None) -> None:

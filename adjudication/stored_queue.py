@@ -1,11 +1,13 @@
 """Reads of the stored queue (`QueueItem`, kept by `services.queue_sync`): a page of entries, the decision
 counts, an item's place, its neighbours and the next undecided item. Each is one query on an index
 whatever the campaign size: the queue order (drop suggestions first, then by item id) is the indexed
-column `sort_key`."""
+column `sort_key`, and a queued entry's index in it the indexed column `place`. Under a filter the
+queue is a range of `sort_key` read through the filter (counts and pages over it grow with the
+matching rows; neighbours and the next undecided entry are seeks)."""
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Subquery
 
 from adjudication.models import Decision, QueueItem
 from adjudication.selectors import QueueEntry
@@ -55,7 +57,7 @@ def filtered_count(campaign: Campaign, where: QueueFilter) -> int:
 def page_of(campaign: Campaign, entry: QueueItem, where: QueueFilter | None = None, *, size: int = PAGE_SIZE) -> int:
     """The page (from 0) on which the queued entry is listed, under the filter (if it passes it)."""
     return where.apply(_queued(campaign)).filter(sort_key__lt=entry.sort_key).count() // size if where \
-        else position(campaign, entry) // size
+        else entry.place // size
 
 
 def counts(campaign: Campaign, *, n_queued: int) -> QueueCounts:
@@ -70,17 +72,21 @@ def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: Queue
     """Entries number·size … in queue order (of those passing `where`), with their items and current
     decisions (three queries: the page's keys from the index, then only those rows and their
     decisions; an OFFSET over the joined rows would join every row it skips)."""
-    rows = where.apply(_queued(campaign)) if where else _queued(campaign)
-    keys = list(rows.order_by("sort_key").values_list("pk", flat=True)[number * size:(number + 1) * size])
+    if where:
+        keys = where.apply(_queued(campaign)).order_by("sort_key").values("pk")[number * size:(number + 1) * size]
+        rows = QueueItem.objects.filter(pk__in=keys)
+    else:  # a range of places: an index range whatever the page
+        rows = _queued(campaign).filter(place__gte=number * size, place__lt=(number + 1) * size)
     rows = list(
-        QueueItem.objects.filter(pk__in=keys).order_by("sort_key").select_related("item")
-        .only("item_id", "reasons", "suggestion", "suggestion_why", "band", "item__id", "item__external_id",
-              "item__gold_type")
+        rows.order_by("sort_key").select_related("item")
+        .only("item_id", "reasons", "suggestion", "suggestion_why", "band", "decided", "item__id",
+              "item__external_id", "item__gold_type")
     )
+    decided = [r.item_id for r in rows if r.decided]
     decisions = {
         d.item_id: d
-        for d in Decision.objects.filter(campaign=campaign, item_id__in=[r.item_id for r in rows]).select_related("decided_by")
-    }
+        for d in Decision.objects.filter(campaign=campaign, item_id__in=decided).select_related("decided_by")
+    } if decided else {}
     return [
         QueueEntry(item=r.item, reasons=r.reasons, suggestion=r.suggestion, suggestion_why=r.suggestion_why,
                    decision=decisions.get(r.item_id), band=r.band)
@@ -88,26 +94,38 @@ def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: Queue
     ]
 
 
-def row(campaign: Campaign, item_id: int) -> QueueItem | None:
-    """The item's stored entry (every item of the campaign has one; None: not in the campaign)."""
-    return QueueItem.objects.filter(campaign=campaign, item_id=item_id).first()
+def row(campaign: Campaign, item_id: int, *, with_item: bool = False) -> QueueItem | None:
+    """The item's stored entry (every item of the campaign has one; None: not in the campaign), with the
+    item itself read in the same query when asked."""
+    rows = QueueItem.objects.filter(campaign=campaign, item_id=item_id)
+    return (rows.select_related("item") if with_item else rows).first()
 
 
-def position(campaign: Campaign, entry: QueueItem) -> int:
-    """The queued entry's index in queue order."""
-    return _queued(campaign).filter(sort_key__lt=entry.sort_key).count()
+def position(entry: QueueItem) -> int:
+    """The queued entry's index in queue order (stored: no count that grows with the place)."""
+    return entry.place
 
 
-def neighbours(campaign: Campaign, entry: QueueItem) -> tuple[int | None, int | None]:
-    """The item ids before and after the queued entry in queue order."""
-    before = _queued(campaign).filter(sort_key__lt=entry.sort_key).order_by("-sort_key").values_list("item_id", flat=True)
-    after = _queued(campaign).filter(sort_key__gt=entry.sort_key).order_by("sort_key").values_list("item_id", flat=True)
+def neighbours(campaign: Campaign, entry: QueueItem, where: QueueFilter | None = None) -> tuple[int | None, int | None]:
+    """The item ids before and after the queued entry in queue order (among the entries passing `where`)."""
+    if not where:  # the places either side: one index lookup
+        found = dict(_queued(campaign).filter(place__in=[entry.place - 1, entry.place + 1]).values_list("place", "item_id"))
+        return found.get(entry.place - 1), found.get(entry.place + 1)
+    rows = where.apply(_queued(campaign))
+    before = rows.filter(sort_key__lt=entry.sort_key).order_by("-sort_key").values_list("item_id", flat=True)
+    after = rows.filter(sort_key__gt=entry.sort_key).order_by("sort_key").values_list("item_id", flat=True)
     return before.first(), after.first()
 
 
-def next_undecided(campaign: Campaign, *, after: int) -> int | None:
-    """The next queued item without a decision, in queue order after item `after` (wrapping round)."""
-    undecided = _queued(campaign).filter(decided=False).exclude(item_id=after).order_by("sort_key").values_list("item_id", flat=True)
-    current = row(campaign, after)
-    found = undecided.filter(sort_key__gt=current.sort_key).first() if current is not None and current.queued else None
+def next_undecided(campaign: Campaign, *, after: int, where: QueueFilter | None = None) -> int | None:
+    """The next queued item without a decision (passing `where`), in queue order after item `after`
+    (wrapping round)."""
+    undecided = _queued(campaign).filter(decided=False)
+    if where:
+        undecided = where.apply(undecided)
+    undecided = undecided.exclude(item_id=after).order_by("sort_key").values_list("item_id", flat=True)
+    # One seek from `after`'s place in the order (no row when it is not queued: the comparison with
+    # NULL finds nothing), then from the start when nothing undecided follows it.
+    current = _queued(campaign).filter(item_id=after).values("sort_key")
+    found = undecided.filter(sort_key__gt=Subquery(current)).first()
     return found if found is not None else undecided.first()

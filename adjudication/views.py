@@ -111,6 +111,12 @@ def queue_csv(request, campaign):
     return _csv_download(exports.queue_csv(view["spec"], view["entries"], view["pseudonyms"]), f"{campaign.slug}.queue.csv")
 
 
+def _queue_filter(request, campaign):
+    """The queue filter in the query string (the queue page's, and the item page's: where it came from)."""
+    return pages.queue_filter(protocols.get(campaign.protocol), reason=request.GET.get("reason", ""),
+                              gold_type=request.GET.get("type", ""), band=request.GET.get("band", ""))
+
+
 @campaign_page
 def queue_page(request, campaign):
     try:
@@ -121,9 +127,7 @@ def queue_page(request, campaign):
         at = int(request.GET["at"]) if "at" in request.GET else None
     except ValueError:
         at = None
-    where = pages.queue_filter(protocols.get(campaign.protocol), reason=request.GET.get("reason", ""),
-                               gold_type=request.GET.get("type", ""), band=request.GET.get("band", ""))
-    view = pages.queue_page_view(campaign, page=page, where=where, at=at)
+    view = pages.queue_page_view(campaign, page=page, where=_queue_filter(request, campaign), at=at)
     return render(request, "adjudication/queue.html", {"campaign": campaign, **view})
 
 
@@ -131,6 +135,7 @@ def queue_page(request, campaign):
 @require_http_methods(["GET", "POST"])
 def item_page(request, campaign, item_id: int):
     reveal = request.GET.get("reveal") == "1"
+    where = _queue_filter(request, campaign)
     errors, status = [], 200
     if request.method == "POST":
         item = selectors.campaign_item(campaign, item_id)
@@ -149,12 +154,13 @@ def item_page(request, campaign, item_id: int):
             errors, status = exc.extra.get("errors") or [exc.message], 400
         else:
             messages.success(request, f"{item.external_id}: {request.POST.get('action')} recorded.")
-            next_id = pages.next_undecided(campaign, after=item.id)
+            # The next undecided item within the filter the adjudicator came from (the band only where
+            # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
+            next_id = pages.next_undecided(campaign, after=item.id, where=where)
             if next_id is None:
-                return redirect(reverse("adjudication:queue", args=[campaign.slug]))
-            suffix = "?reveal=1" if reveal else ""
-            return redirect(reverse("adjudication:item", args=[campaign.slug, next_id]) + suffix)
-    view = pages.item_view(campaign, item_id, reveal=reveal)
+                return redirect(reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where))
+            return redirect(f"{pages.item_link(campaign)}{next_id}/{pages.item_query(where, reveal=reveal)}")
+    view = pages.item_view(campaign, item_id, reveal=reveal, where=where)
     if view is None:
         raise Http404("no such item in this campaign")
     context = {"campaign": campaign, "errors": errors, "reveal": reveal, "posted": request.POST if errors else None, **view}

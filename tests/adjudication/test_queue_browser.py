@@ -42,7 +42,7 @@ def ten_thousand_queued(author) -> Campaign:
     rank = 1 * RANK_SHIFT  # every suggestion "discuss": the queue order is the id order
     queue = _defaults(QueueItem) | {"campaign_id": campaign.pk, "queued": True, "suggestion": "discuss",
                                     "suggestion_why": "the annotators differ", "blocking": True, "decided": False}
-    bulk_insert(QueueItem, ({**queue, "item_id": item_id, "ordinal": n, "sort_key": rank + n,
+    bulk_insert(QueueItem, ({**queue, "item_id": item_id, "ordinal": n, "sort_key": rank + n, "place": n,
                              "reasons": ["q1_disagreement"] if n % 2 == 0 else ["q2_not_self_contained"]}
                             for n, item_id in enumerate(ids)))
     QueueState.objects.create(campaign=campaign, n_items=N, n_queued=N, answers_final=True, version=1)

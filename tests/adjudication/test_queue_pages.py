@@ -165,3 +165,54 @@ def test_without_a_council_there_is_no_band_filter_and_a_band_in_the_address_is_
     url = reverse("adjudication:queue", args=[campaigns[0].slug])
     html = client.get(url, {"band": "majority_against"}).content.decode()
     assert 'name="band"' not in html and "queued items match" not in html
+
+
+def _item_url(campaign, item, query: str = "") -> str:
+    return reverse("adjudication:item", args=[campaign.slug, item.id]) + query
+
+
+def test_the_item_page_reached_from_a_filtered_queue_steps_through_that_filter(client, campaigns):
+    campaign = campaigns[0]
+    query = "?type=aligned"
+    matching, everything = [r.item for r in _queued(campaign, type="aligned")], [r.item for r in _queued(campaign)]
+    # An item whose next in the whole queue is not its next under the filter (nor its previous).
+    n = next(n for n in range(1, len(matching) - 1)
+             if everything[everything.index(matching[n]) + 1] not in matching
+             and everything[everything.index(matching[n]) - 1] not in matching)
+    second = matching[n]
+    queue_html = client.get(reverse("adjudication:queue", args=[campaign.slug]) + query).content.decode()
+    assert f'href="{_item_url(campaign, second, query)}"' in queue_html  # the queue's rows keep the filter
+    html = client.get(_item_url(campaign, second, query)).content.decode()
+    assert f'id="prev" href="{_item_url(campaign, matching[n - 1], query)}"' in html
+    assert f'id="next" href="{_item_url(campaign, matching[n + 1], query)}"' in html
+    assert f"item {everything.index(second) + 1} of {len(everything)}" in html  # its place in the whole queue
+    back = reverse("adjudication:queue", args=[campaign.slug]) + f"?at={second.id}&amp;type=aligned"
+    assert f'href="{back}" id="to-queue"' in html
+    # Without the filter the same page steps through the whole queue, whose neighbours are other items.
+    whole = client.get(_item_url(campaign, second)).content.decode()
+    at = everything.index(second)
+    assert f'id="next" href="{_item_url(campaign, everything[at + 1])}"' in whole
+    assert f'id="prev" href="{_item_url(campaign, everything[at - 1])}"' in whole
+
+
+def test_save_and_next_from_a_filtered_queue_goes_to_the_next_undecided_item_within_it(client, campaigns, author):
+    from adjudication.services import decision_save
+
+    campaign = campaigns[0]
+    query = "?type=aligned"
+    matching = [r.item for r in _queued(campaign, type="aligned")]
+    response = client.post(_item_url(campaign, matching[0], query), {"action": "keep"})
+    assert response.status_code == 302 and response["Location"] == _item_url(campaign, matching[1], query)
+    for item in matching[1:-1]:
+        decision_save(campaign=campaign, item=item, action="keep", user=author)
+    # The filter's last undecided item: back to the filtered queue, though other items are undecided.
+    response = client.post(_item_url(campaign, matching[-1], query), {"action": "keep"})
+    assert response["Location"] == reverse("adjudication:queue", args=[campaign.slug]) + query
+    assert QueueItem.objects.filter(campaign=campaign, queued=True, decided=False).exists()
+
+
+def test_a_band_filter_the_queue_does_not_offer_is_not_followed_by_the_item_page(client, campaigns):
+    campaign = campaigns[0]  # no council: the queue offers no band filter
+    first = _queued(campaign)[0].item
+    html = client.get(_item_url(campaign, first, "?band=abstain_heavy")).content.decode()
+    assert 'id="next" href="' in html and "band=" not in html and 'data-testid="item-filter"' not in html
