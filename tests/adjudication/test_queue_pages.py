@@ -216,3 +216,23 @@ def test_a_band_filter_the_queue_does_not_offer_is_not_followed_by_the_item_page
     first = _queued(campaign)[0].item
     html = client.get(_item_url(campaign, first, "?band=abstain_heavy")).content.decode()
     assert 'id="next" href="' in html and "band=" not in html and 'data-testid="item-filter"' not in html
+
+
+def test_the_queue_rows_escape_every_value_they_write(client, author, annotator_a, annotator_b):
+    """The queue table's rows are written by a template tag, not the template engine: what an import or
+    a user name could carry is still text on the page, never markup."""
+    from django.contrib.auth import get_user_model
+
+    from adjudication.services import decision_save
+
+    client.force_login(author)
+    hostile = 'conv-1:<img src=x onerror="alert(1)">'
+    campaign = make_twist_campaign([annotator_a, annotator_b], {hostile: DISAGREE, "conv-1:plain": DISAGREE}, slug="esc")
+    author.username = "<b>author</b>"
+    get_user_model().objects.filter(pk=author.pk).update(username=author.username)
+    decision_save(campaign=campaign, item=Item.objects.get(external_id=hostile), action="relabel",
+                  new_gold="aligned", note="a reason", user=author)
+    html = client.get(reverse("adjudication:queue", args=[campaign.slug])).content.decode()
+    assert "<img src=x" not in html and "<b>author</b>" not in html
+    assert "conv-1:&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert "by &lt;b&gt;author&lt;/b&gt;" in html and "relabel</strong> → aligned" in html
