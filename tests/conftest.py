@@ -187,6 +187,8 @@ def browser_login(page, user) -> None:
 SKIP_GROUPS = [
     # (group, words that mark its skip reasons, how to enable it)
     ("browser/Chromium", ("Chromium",), "apt-get install chromium, or set GOLDKEY_CHROMIUM=/path/to/chromium"),
+    # Before PostgreSQL: a SQLite-only test's reason may name the other database.
+    ("SQLite-only", ("SQLite only",), "run without DATABASE_URL (the embedded SQLite database)"),
     ("PostgreSQL-only", ("PostgreSQL",), "set DATABASE_URL=postgres://USER@HOST:PORT/NAME"),
     ("Redis-only", ("CELERY_BROKER_URL=redis", "Redis"), "set CELERY_BROKER_URL=redis://HOST:PORT/N"),
     ("real data", ("released data",), "put the released data at ../shared/data, or set GOLDKEY_SHARED_DATA"),

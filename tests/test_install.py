@@ -91,12 +91,14 @@ def test_the_closing_line_names_each_skipped_group_and_how_to_enable_it():
         "TRUNCATE exists on PostgreSQL only",
         "needs a broker with acknowledgements (set CELERY_BROKER_URL=redis://…)",
         "released data not found at ../shared/data",
+        "SQLite only: PostgreSQL's batch setting is tested below",
     ])  # fmt: skip
     assert line.startswith("Skipped groups: ")
     assert "browser/Chromium (1 test: apt-get install chromium" in line
     assert "PostgreSQL-only (2 tests: set DATABASE_URL=" in line
     assert "Redis-only (1 test: set CELERY_BROKER_URL=redis://" in line
     assert "real data (1 test: put the released data at ../shared/data" in line
+    assert "SQLite-only (1 test: run without DATABASE_URL" in line
 
 
 def test_the_closing_line_says_when_nothing_was_skipped():

@@ -162,7 +162,7 @@ def test_after_a_freeze_raw_sql_cannot_change_answers_decisions_or_the_state(fro
     sealed(lambda: sql("DELETE FROM annotation_campaign WHERE id = %s", [frozen.pk]))
 
 
-@pytest.mark.skipif("connection.vendor != 'sqlite'")
+@pytest.mark.skipif("connection.vendor != 'sqlite'", reason="SQLite only: INSERT OR REPLACE is SQLite's statement")
 def test_insert_or_replace_cannot_turn_a_frozen_key_back_into_a_draft(frozen):
     key = GoldKey.objects.get(version="LIFE-v1.0")
     columns = [f.column for f in GoldKey._meta.concrete_fields]

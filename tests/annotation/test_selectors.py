@@ -110,7 +110,7 @@ def test_resume_runs_the_same_queries_at_the_first_item_and_at_99_percent(db, an
 
 def test_resume_reads_the_open_assignments_index_on_sqlite(db, annotator_a, annotator_b):
     if connection.vendor != "sqlite":
-        pytest.skip("SQLite's query plan (the other database's plan has its own test)")
+        pytest.skip("SQLite only: its query plan (the other database's plan has its own test)")
     enrollment = enrollment_of(_campaign(50, annotator_a, annotator_b), annotator_a)
     _answer_positions(enrollment, range(40))
     sql = _resume_sql(enrollment)

@@ -94,7 +94,7 @@ def test_bulk_insert_columns_refuses_columns_of_different_lengths_and_writes_not
 
 def test_a_bulk_insert_on_sqlite_gives_the_connection_its_own_cache_size_back():
     if connection.vendor != "sqlite":
-        pytest.skip("the page cache setting is SQLite's")
+        pytest.skip("SQLite only: the page cache setting is SQLite's")
     item_set = item_set_get_or_create(name="bulk", kind="lapse")
 
     def cache_size():
