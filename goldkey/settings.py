@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before WhiteNoise's: its runserver, with Nagle's algorithm off (goldkey/devserver).
+    "goldkey.devserver",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
