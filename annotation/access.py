@@ -31,9 +31,7 @@ def blind_campaigns(user):
     ended. Admin lists and draft keys filter on it (a subquery of campaign ids)."""
     if not user.is_authenticated:
         return Campaign.objects.none().values("pk")
-    return Campaign.objects.filter(
-        enrollments__annotator=user, enrollments__submitted_at__isnull=True, enrollments__ended_at__isnull=True
-    ).values("pk")
+    return Campaign.objects.filter(pk__in=_blinding_enrollments(user).values("campaign_id")).values("pk")
 
 
 def blind_item_sets(user):
