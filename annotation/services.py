@@ -261,6 +261,12 @@ def phase2_missing(enrollment: Enrollment) -> bool:
     )
 
 
+def _closed_to_work(enrollment: Enrollment) -> bool:
+    """No answer, skip, undo or submission any more: the enrollment was ended, or the campaign is no
+    longer annotating (closed or frozen)."""
+    return bool(enrollment.ended_at) or enrollment.campaign.status != Campaign.Status.ANNOTATING
+
+
 def _refusal(assignment: Assignment, enrollment: Enrollment, reason: str = "", *, status_code: int = 400,
              **kwargs) -> AnnotatorError:
     """An error about one item, as its annotator may read it: the item is named by its place in their work."""
@@ -311,7 +317,7 @@ def answer_save(
         enrollment = Enrollment.objects.select_for_update(of=("self",)).select_related("campaign").get(
             pk=assignment.enrollment_id
         )
-        if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+        if _closed_to_work(enrollment):
             raise _refusal(assignment, enrollment, "this campaign is closed to annotation: answers can no longer change",
                            status_code=403)
         # Lock the answer row: two tabs saving at once must each see the other's merged values.
@@ -483,7 +489,7 @@ def enrollment_submit(*, enrollment: Enrollment, as_imported: bool = False) -> E
     enrollment = Enrollment.objects.select_for_update().select_related("campaign").get(pk=enrollment.pk)
     if enrollment.submitted_at:
         return enrollment
-    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+    if _closed_to_work(enrollment):
         raise AnnotatorNotAllowed("this campaign is closed to annotation: nothing can be submitted")
     if as_imported:
         if protocols.get(enrollment.campaign.protocol).has_phase2:
@@ -531,7 +537,7 @@ UNDO_SOURCE = "undo"
 
 
 def _open_for_work(enrollment: Enrollment, assignment: Assignment, doing: str) -> None:
-    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+    if _closed_to_work(enrollment):
         raise _refusal(assignment, enrollment, f"this campaign is closed to annotation: cannot {doing}",
                        status_code=403)
     if enrollment.submitted_at:
@@ -561,7 +567,7 @@ def answer_undo(*, enrollment: Enrollment, user) -> tuple[Assignment, SaveResult
     campaign lifecycle refuse it exactly as they refuse any change — and the undo is itself a revision
     (source "undo"): the history keeps both. One step: an undo is not undone by the next one."""
     # Said first, in words about the campaign; answer_save below refuses it again under its row lock.
-    if enrollment.ended_at or enrollment.campaign.status != Campaign.Status.ANNOTATING:
+    if _closed_to_work(enrollment):
         raise AnnotatorNotAllowed("this campaign is closed to annotation: nothing can be undone")
     if enrollment.submitted_at:
         raise AnnotatorNotAllowed("this annotation was submitted; it is final")
