@@ -98,13 +98,9 @@ def entry_record(kind: str, version: str, entry) -> dict:
     return _record_builder(kind)(entry, {"key_version": version})
 
 
-def canonical_jsonl(records: Iterable[dict]) -> bytes:
-    return jsonl_bytes(sorted(records, key=itemgetter("id")))
-
-
 def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:
-    build, extra = _record_builder(kind), {"key_version": version}
-    return canonical_jsonl(build(e, extra) for e in entries)
+    """The key's canonical JSON lines: every entry's record, in id order, with the key version."""
+    return contents_bytes(version, key_contents(kind, entries))
 
 
 def key_contents(kind: str, entries: Iterable) -> list[dict]:
@@ -113,8 +109,8 @@ def key_contents(kind: str, entries: Iterable) -> list[dict]:
 
 
 def contents_bytes(version: str, contents: list[dict]) -> bytes:
-    """key_bytes of the entries whose contents, in key order, these are (each record built once for
-    the key's hash and its release; tested equal to key_bytes)."""
+    """The key's bytes from its entries' contents, in key order (key_contents): a freeze builds each
+    record once, for the key's hash and for its release."""
     return jsonl_bytes([{**content, "key_version": version} for content in contents])
 
 

@@ -121,7 +121,7 @@ def test_canonical_lines_are_one_json_dumps_per_record_even_when_records_hold_th
 def test_the_key_bytes_from_entry_records_built_once_are_the_key_bytes_of_the_entries():
     from types import SimpleNamespace
 
-    from keys.canonical import contents_bytes, key_bytes, key_contents
+    from keys.canonical import contents_bytes, entry_record, key_bytes, key_contents
 
     rng = random.Random(3)
     golds = ["contradicting", "aligned", "hard_negative", "not-a-gold-value"]
@@ -135,4 +135,9 @@ def test_the_key_bytes_from_entry_records_built_once_are_the_key_bytes_of_the_en
     contents = key_contents("twist", entries)
     assert [c["id"] for c in contents] == sorted(e.external_id for e in entries)
     assert contents_bytes("T-v1.0", contents) == key_bytes("twist", "T-v1.0", entries)
+    # ... and both are the plain path: one json.dumps with the key's options per record, in id order
+    plain = "".join(json.dumps(entry_record("twist", "T-v1.0", e), sort_keys=True, ensure_ascii=False,
+                               separators=(",", ":")) + "\n"
+                    for e in sorted(entries, key=lambda e: e.external_id))
+    assert key_bytes("twist", "T-v1.0", entries) == plain.encode("utf-8")
     assert all("key_version" not in c for c in contents)  # the release's entry records stay version-free
