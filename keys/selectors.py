@@ -21,7 +21,7 @@ from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_reads
 from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
-from keys.canonical import contents_bytes, entry_content, key_bytes, sha256_hex
+from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
 # ---------------------------------------------------------------------------------------------
@@ -412,7 +412,7 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
     lineage = key_lineage(key)
     root = lineage[0]
     campaign = root.campaign
-    contents = [entry_content(key.kind, e) for e in key_entries(key)] if sealing is None else sealing.contents
+    contents = key_contents(key.kind, key_entries(key)) if sealing is None else sealing.contents
     data: dict = {
         "key": {
             "version": key.version,
