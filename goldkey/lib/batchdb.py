@@ -32,11 +32,14 @@ def batch_reads():
     if connection.vendor == "postgresql":
         with transaction.atomic():
             with connection.cursor() as cursor:
+                cursor.execute("SHOW enable_nestloop")
+                (before,) = cursor.fetchone()
                 cursor.execute("SET LOCAL enable_nestloop = off")
             yield
-            # On an error the block's rollback undoes the setting (and a statement now would fail anyway).
+            # The setting the block found (an inner block leaves its outer block's "off" alone). On an
+            # error the block's rollback undoes the setting (and a statement now would fail anyway).
             with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL enable_nestloop = on")
+                cursor.execute(f"SET LOCAL enable_nestloop = {'on' if before == 'on' else 'off'}")
         return
     if connection.vendor != "sqlite":
         yield

@@ -41,4 +41,7 @@ def test_a_batch_block_on_postgresql_plans_no_nested_loops_and_restores_them_aft
         pytest.skip("PostgreSQL only")
     with batch_reads():
         assert _setting("SHOW enable_nestloop") == "off"
+        with batch_reads():  # nested: the inner block leaves the outer one's setting alone
+            assert _setting("SHOW enable_nestloop") == "off"
+        assert _setting("SHOW enable_nestloop") == "off"
     assert _setting("SHOW enable_nestloop") == "on"
