@@ -181,7 +181,7 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
     item_set = ItemSet.objects.get(pk=item_set_id)
     member = CouncilMember.objects.get(pk=llm_member_id) if llm_member_id else None
     items = list(
-        items_with_excerpts(Item.objects.filter(item_set=item_set).select_related("item_set")).prefetch_related("evidence__turn")
+        items_with_excerpts(Item.objects.filter(item_set=item_set).select_related("item_set"))
     )
     verdicts: list[GateVerdict] = []
     rejected_by_gate = {gate: 0 for gate in (*STRUCTURAL, *((VERIFICATION,) if member else ()))}

@@ -34,7 +34,7 @@ def status_report() -> dict:
 def excerpts_for(item: Item) -> list[dict]:
     """The item's cited turns as a vetting system would retrieve them: session date, speaker, text.
 
-    Expects `evidence` prefetched with turn__session (see items_with_excerpts)."""
+    Expects `evidence` prefetched with turn__session (EXCERPTS: see excerpts_prefetched, items_with_excerpts)."""
     return [
         {
             "dia_id": ev.turn.dia_id,
@@ -46,15 +46,21 @@ def excerpts_for(item: Item) -> list[dict]:
     ]
 
 
+def _excerpts() -> Prefetch:
+    """What excerpts_for reads: the cited turns with their sessions, in one query for any number of items."""
+    return Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session"))
+
+
 def excerpts_prefetched(item: Item) -> Item:
-    """The item with its cited turns and their sessions read in one query (for excerpts_for)."""
-    prefetch_related_objects([item], Prefetch("evidence", queryset=Evidence.objects.select_related("turn__session")))
+    """One item with its excerpts read (for excerpts_for)."""
+    prefetch_related_objects([item], _excerpts())
     return item
 
 
 def items_with_excerpts(queryset=None):
+    """Items with their conversation and excerpts read (for excerpts_for)."""
     qs = queryset if queryset is not None else Item.objects.all()
-    return qs.select_related("conversation").prefetch_related("evidence__turn__session")
+    return qs.select_related("conversation").prefetch_related(_excerpts())
 
 
 def recipient_turns(item: Item):
