@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from django.template.loader import render_to_string
@@ -169,13 +170,21 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None,
+           on_file: Callable[[str, bytes], None] | None = None) -> dict[str, bytes]:
     """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
-    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them)."""
+    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them).
+    `on_file(path, content)`, if given, is called once per file as soon as it is final, while the next
+    ones are rendered (a release compresses it in another thread)."""
     digests = {} if digests is None else digests
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {}
+
+    def put(path: str, content: bytes) -> None:
+        files[path] = content
+        if on_file is not None:
+            on_file(path, content)
 
     def digest(path: str) -> str:
         known = digests.get(path)
@@ -183,49 +192,47 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
             known = digests[path] = hashlib.sha256(files[path]).hexdigest()
         return known
 
-    files |= {
-        "key.jsonl": data["key_bytes"],
-        "candidates.jsonl": _jsonl(data["candidates"]),
-        "generation_rejects.jsonl": _jsonl(data["rejects"]),
-        "annotation/adjudication_queue.jsonl": _jsonl(data["queue"]),
-        "annotation/adjudication_decisions.json": _json_of_tables(data["decisions"]),
-        "errata.jsonl": _jsonl(data["errata"]),
-        "CHANGELOG.md": changelog_markdown(data).encode("utf-8"),
-        "stats.json": _json(
-            {
-                "key_version": data["key"]["version"],
-                "sha256": data["key"]["sha256"],
-                "parent": data["key"]["parent"],
-                # The hash chain over the key line: each release names the key it was derived from.
-                "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
-                "manifest": data["key"]["manifest"],
-                "changelog": data["lineage"][-1]["changelog"],
-            }
-        ),
-        "datasheet.md": datasheet(data).encode("utf-8"),
-        "hf/README.md": (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"),
-        "hf/test.jsonl": _jsonl(data.get("test_records", data["entries"])),
-    }
+    put("key.jsonl", data["key_bytes"])
+    put("candidates.jsonl", _jsonl(data["candidates"]))
+    put("generation_rejects.jsonl", _jsonl(data["rejects"]))
+    put("annotation/adjudication_queue.jsonl", _jsonl(data["queue"]))
+    put("annotation/adjudication_decisions.json", _json_of_tables(data["decisions"]))
+    put("errata.jsonl", _jsonl(data["errata"]))
+    put("CHANGELOG.md", changelog_markdown(data).encode("utf-8"))
+    put("stats.json", _json(
+        {
+            "key_version": data["key"]["version"],
+            "sha256": data["key"]["sha256"],
+            "parent": data["key"]["parent"],
+            # The hash chain over the key line: each release names the key it was derived from.
+            "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
+            "manifest": data["key"]["manifest"],
+            "changelog": data["lineage"][-1]["changelog"],
+        }
+    ))
+    put("datasheet.md", datasheet(data).encode("utf-8"))
+    put("hf/README.md", (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
+    put("hf/test.jsonl", _jsonl(data.get("test_records", data["entries"])))
     for pseudonym, answers in data["answers"].items():
-        files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
+        put(f"annotation/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     for member, answers in data["council"].items():
-        files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
+        put(f"annotation/council/{_safe(member)}.json", _json_of_tables(answers))
     for slug, trail in data.get("added", {}).items():
         # Items an erratum added from another frozen key, with the trail they were kept on.
         folder = f"annotation/added/{_safe(slug)}"
-        files[f"{folder}/candidates.jsonl"] = _jsonl(trail["candidates"])
-        files[f"{folder}/adjudication_decisions.json"] = _json_of_tables({"source_key": trail["source_key"], **trail["decisions"]})
+        put(f"{folder}/candidates.jsonl", _jsonl(trail["candidates"]))
+        put(f"{folder}/adjudication_decisions.json", _json_of_tables({"source_key": trail["source_key"], **trail["decisions"]}))
         for pseudonym, answers in trail["answers"].items():
-            files[f"{folder}/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
+            put(f"{folder}/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     if fmt >= 2:
         parts = metadata.trail_table_parts(data)
         tables = metadata.croissant_tables(parts)
         for path, pairs in parts.items():
-            files[path] = _jsonl_of_parts(pairs)
-        files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
+            put(path, _jsonl_of_parts(pairs))
+        put(metadata.CITATION_FILE, metadata.citation_cff_text(data).encode("utf-8"))
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables, sha256=digest))
-    files["MANIFEST.sha256"] = "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8")
+        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest)))
+    put("MANIFEST.sha256", "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8"))
     digest("MANIFEST.sha256")
     return dict(sorted(files.items()))
 
