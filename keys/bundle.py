@@ -7,6 +7,8 @@ import io
 import json
 import zipfile
 from collections.abc import Callable
+from json.encoder import encode_basestring
+from operator import itemgetter
 from pathlib import Path
 
 from django.template.loader import render_to_string
@@ -40,22 +42,25 @@ def _json_of_tables(document: dict) -> bytes:
     levels, and encodes each inner value object once (bundle_data shares one decoded dict per distinct
     answer text). The memo lives for this call only and holds the objects it has seen, so an id always
     names the same, unchanged object. Placing a text deeper is re-indenting it: json.dumps escapes
-    newlines inside strings, so each newline in its output is indentation."""
+    newlines inside strings, so each newline in its output is indentation. The rows of a table are
+    joined by C functions (map, format, join): a key's text is encode_basestring's, as json.dumps
+    writes a string key without ASCII escapes."""
     if not _str_keys(document) or not all(_str_keys(v) for v in document.values() if isinstance(v, dict)):
         return _json(document)  # json.dumps sorts or refuses other keys its own way
-    texts: dict[int, tuple[object, str]] = {}
-
-    def inner(value) -> str:
-        seen = texts.get(id(value))
-        if seen is None:
-            seen = texts[id(value)] = (value, json.dumps(value, **INDENTED).replace("\n", "\n  "))
-        return seen[1]
+    texts: dict[int, str] = {}
+    seen: list = []  # keeps every object whose id is in texts alive
 
     members = []
     for name in sorted(document):
         value = document[name]
         if isinstance(value, dict) and value:
-            rows = ",\n  ".join(f"{dumps(key)}: {inner(value[key])}" for key in sorted(value))
+            keys = sorted(value)
+            values = list(map(value.__getitem__, keys))
+            for inner in dict(zip(map(id, values), values, strict=True)).values():  # each distinct object once
+                if id(inner) not in texts:
+                    texts[id(inner)] = json.dumps(inner, **INDENTED).replace("\n", "\n  ")
+                    seen.append(inner)
+            rows = ",\n  ".join(map("{}: {}".format, map(encode_basestring, keys), map(texts.__getitem__, map(id, values))))
             text = "{\n  " + rows + "\n }"
         else:
             text = json.dumps(value, **INDENTED).replace("\n", "\n ")
@@ -82,19 +87,30 @@ def _jsonl_of_parts(parts: list[tuple[dict, object]]) -> bytes:
     rows share a few dozen row objects and differ only in the id: each shared row is encoded once, as
     the text before and after its id's value. The canonical text of an object is its members' texts in
     key order, each value encoded on its own, so a row's text is that prefix, the id's text and that
-    suffix. The memo lives for this call only and `parts` holds every row it has seen, so an id()
-    always names the same row."""
-    templates: dict[int, tuple[str, str] | None] = {}
-    lines = []
+    suffix. `parts` holds every row while the memo lives, so an id() always names the same row. When
+    every row has its template and every id is a string (the trail's item ids), the lines are joined by
+    C functions, an id's text being encode_basestring's, what the canonical encoder writes for a string."""
+    if not parts:
+        return b""
+    rows = list(map(itemgetter(0), parts))
+    items = list(map(itemgetter(1), parts))
     mark = dumps(_ID_MARK)
-    for row, item in parts:
-        template = templates.get(id(row), False)
-        if template is False:
-            text = dumps({**row, "id": _ID_MARK})
-            before, found, after = text.partition(mark)
-            template = templates[id(row)] = (before, after) if found and mark not in after else None
-        lines.append(dumps({**row, "id": item}) if template is None else template[0] + dumps(item) + template[1])
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    templates: dict[int, tuple[str, str] | None] = {}
+    for row in dict(zip(map(id, rows), rows, strict=True)).values():  # each distinct row once
+        text = dumps({**row, "id": _ID_MARK})
+        before, found, after = text.partition(mark)
+        templates[id(row)] = (before, after) if found and mark not in after else None
+    if None not in templates.values() and all(type(item) is str for item in items):
+        befores = {key: template[0] for key, template in templates.items()}
+        afters = {key: template[1] for key, template in templates.items()}
+        ids = list(map(id, rows))
+        lines = map("{}{}{}".format, map(befores.__getitem__, ids), map(encode_basestring, items), map(afters.__getitem__, ids))
+    else:
+        lines = (
+            dumps({**row, "id": item}) if templates[id(row)] is None else templates[id(row)][0] + dumps(item) + templates[id(row)][1]
+            for row, item in parts
+        )
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _safe(name: str) -> str:
