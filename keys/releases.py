@@ -6,8 +6,8 @@ it was rendered from with the sealed copy, so that a change made behind Goldkey'
 import hashlib
 import json
 import os
+import secrets
 import shutil
-import tempfile
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -117,9 +117,12 @@ def release_write(*, key: GoldKey, out: Path, check: Callable[[], None]) -> int:
     a temporary folder beside `out`: if it raises, that folder is removed and nothing is written into
     `out`; otherwise the files are moved into `out` (a rename, on the same file system)."""
     rows = _sealed_rows(key)  # read here: a thread's database connection would not see this transaction
-    out = Path(out)
+    out = Path(out).resolve()  # its parent is a real folder, also for "."
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    # Not tempfile.mkdtemp: its folder is private (0700), and it becomes `out`. os.mkdir takes the umask,
+    # as the folders the files go in do, and refuses a name that exists.
+    staging = out.parent / f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
+    staging.mkdir()
     try:
         with ThreadPoolExecutor(THREADS) as pool:
             def write(path: str, content: bytes) -> None:

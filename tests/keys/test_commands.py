@@ -129,6 +129,8 @@ def test_key_export_writes_the_sealed_files_into_a_new_or_an_existing_folder(fro
         written = {p.relative_to(tmp_path / name).as_posix(): p.read_bytes()
                    for p in (tmp_path / name).rglob("*") if p.is_file()}
         assert written == sealed | ({"notes.txt": b"not the bundle's\n"} if name == "earlier" else {})
-    # No temporary folder left beside them.
+    # No temporary folder left beside them, and the new folder as open as a folder made by mkdir.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "empty", "new"]
+    (tmp_path / "made").mkdir()
+    assert (tmp_path / "new" / "deeper").stat().st_mode == (tmp_path / "made").stat().st_mode
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["deeper"]
