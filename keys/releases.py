@@ -27,7 +27,7 @@ from keys.selectors import Sealing, bundle_data
 MANIFEST = "MANIFEST.sha256"
 
 
-# zlib and file writes release the GIL: the sealed files are compressed beside the rendering, and
+# Zstandard, zlib and file writes release the GIL: the sealed files are compressed beside the rendering, and
 # decompressed and written beside the export's hash check, in this many threads (the machine's cores
 # do the rest).
 THREADS = 2
