@@ -5,7 +5,14 @@ zip with fixed dates — exporting twice gives byte-identical files."""
 import hashlib
 import io
 import json
+import struct
+import sys
 import zipfile
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from json.encoder import encode_basestring
+from operator import itemgetter
 from pathlib import Path
 
 from django.template.loader import render_to_string
@@ -39,22 +46,25 @@ def _json_of_tables(document: dict) -> bytes:
     levels, and encodes each inner value object once (bundle_data shares one decoded dict per distinct
     answer text). The memo lives for this call only and holds the objects it has seen, so an id always
     names the same, unchanged object. Placing a text deeper is re-indenting it: json.dumps escapes
-    newlines inside strings, so each newline in its output is indentation."""
+    newlines inside strings, so each newline in its output is indentation. The rows of a table are
+    joined by C functions (map, format, join): a key's text is encode_basestring's, as json.dumps
+    writes a string key without ASCII escapes."""
     if not _str_keys(document) or not all(_str_keys(v) for v in document.values() if isinstance(v, dict)):
         return _json(document)  # json.dumps sorts or refuses other keys its own way
-    texts: dict[int, tuple[object, str]] = {}
-
-    def inner(value) -> str:
-        seen = texts.get(id(value))
-        if seen is None:
-            seen = texts[id(value)] = (value, json.dumps(value, **INDENTED).replace("\n", "\n  "))
-        return seen[1]
+    texts: dict[int, str] = {}
+    seen: list = []  # keeps every object whose id is in texts alive
 
     members = []
     for name in sorted(document):
         value = document[name]
         if isinstance(value, dict) and value:
-            rows = ",\n  ".join(f"{dumps(key)}: {inner(value[key])}" for key in sorted(value))
+            keys = sorted(value)
+            values = list(map(value.__getitem__, keys))
+            for inner in dict(zip(map(id, values), values, strict=True)).values():  # each distinct object once
+                if id(inner) not in texts:
+                    texts[id(inner)] = json.dumps(inner, **INDENTED).replace("\n", "\n  ")
+                    seen.append(inner)
+            rows = ",\n  ".join(map("{}: {}".format, map(encode_basestring, keys), map(texts.__getitem__, map(id, values))))
             text = "{\n  " + rows + "\n }"
         else:
             text = json.dumps(value, **INDENTED).replace("\n", "\n ")
@@ -81,19 +91,30 @@ def _jsonl_of_parts(parts: list[tuple[dict, object]]) -> bytes:
     rows share a few dozen row objects and differ only in the id: each shared row is encoded once, as
     the text before and after its id's value. The canonical text of an object is its members' texts in
     key order, each value encoded on its own, so a row's text is that prefix, the id's text and that
-    suffix. The memo lives for this call only and `parts` holds every row it has seen, so an id()
-    always names the same row."""
-    templates: dict[int, tuple[str, str] | None] = {}
-    lines = []
+    suffix. `parts` holds every row while the memo lives, so an id() always names the same row. When
+    every row has its template and every id is a string (the trail's item ids), the lines are joined by
+    C functions, an id's text being encode_basestring's, what the canonical encoder writes for a string."""
+    if not parts:
+        return b""
+    rows = list(map(itemgetter(0), parts))
+    items = list(map(itemgetter(1), parts))
     mark = dumps(_ID_MARK)
-    for row, item in parts:
-        template = templates.get(id(row), False)
-        if template is False:
-            text = dumps({**row, "id": _ID_MARK})
-            before, found, after = text.partition(mark)
-            template = templates[id(row)] = (before, after) if found and mark not in after else None
-        lines.append(dumps({**row, "id": item}) if template is None else template[0] + dumps(item) + template[1])
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    templates: dict[int, tuple[str, str] | None] = {}
+    for row in dict(zip(map(id, rows), rows, strict=True)).values():  # each distinct row once
+        text = dumps({**row, "id": _ID_MARK})
+        before, found, after = text.partition(mark)
+        templates[id(row)] = (before, after) if found and mark not in after else None
+    if None not in templates.values() and all(type(item) is str for item in items):
+        befores = {key: template[0] for key, template in templates.items()}
+        afters = {key: template[1] for key, template in templates.items()}
+        ids = list(map(id, rows))
+        lines = map("{}{}{}".format, map(befores.__getitem__, ids), map(encode_basestring, items), map(afters.__getitem__, ids))
+    else:
+        lines = (
+            dumps({**row, "id": item}) if templates[id(row)] is None else templates[id(row)][0] + dumps(item) + templates[id(row)][1]
+            for row, item in parts
+        )
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _safe(name: str) -> str:
@@ -169,13 +190,21 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None,
+           on_file: Callable[[str, bytes], None] | None = None) -> dict[str, bytes]:
     """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
-    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them)."""
+    is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them).
+    `on_file(path, content)`, if given, is called once per file as soon as it is final, while the next
+    ones are rendered (a release compresses it in another thread)."""
     digests = {} if digests is None else digests
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {}
+
+    def put(path: str, content: bytes) -> None:
+        files[path] = content
+        if on_file is not None:
+            on_file(path, content)
 
     def digest(path: str) -> str:
         known = digests.get(path)
@@ -183,49 +212,47 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
             known = digests[path] = hashlib.sha256(files[path]).hexdigest()
         return known
 
-    files |= {
-        "key.jsonl": data["key_bytes"],
-        "candidates.jsonl": _jsonl(data["candidates"]),
-        "generation_rejects.jsonl": _jsonl(data["rejects"]),
-        "annotation/adjudication_queue.jsonl": _jsonl(data["queue"]),
-        "annotation/adjudication_decisions.json": _json_of_tables(data["decisions"]),
-        "errata.jsonl": _jsonl(data["errata"]),
-        "CHANGELOG.md": changelog_markdown(data).encode("utf-8"),
-        "stats.json": _json(
-            {
-                "key_version": data["key"]["version"],
-                "sha256": data["key"]["sha256"],
-                "parent": data["key"]["parent"],
-                # The hash chain over the key line: each release names the key it was derived from.
-                "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
-                "manifest": data["key"]["manifest"],
-                "changelog": data["lineage"][-1]["changelog"],
-            }
-        ),
-        "datasheet.md": datasheet(data).encode("utf-8"),
-        "hf/README.md": (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"),
-        "hf/test.jsonl": _jsonl(data.get("test_records", data["entries"])),
-    }
+    put("key.jsonl", data["key_bytes"])
+    put("candidates.jsonl", _jsonl(data["candidates"]))
+    put("generation_rejects.jsonl", _jsonl(data["rejects"]))
+    put("annotation/adjudication_queue.jsonl", _jsonl(data["queue"]))
+    put("annotation/adjudication_decisions.json", _json_of_tables(data["decisions"]))
+    put("errata.jsonl", _jsonl(data["errata"]))
+    put("CHANGELOG.md", changelog_markdown(data).encode("utf-8"))
+    put("stats.json", _json(
+        {
+            "key_version": data["key"]["version"],
+            "sha256": data["key"]["sha256"],
+            "parent": data["key"]["parent"],
+            # The hash chain over the key line: each release names the key it was derived from.
+            "parent_sha256": data["lineage"][-2]["sha256"] if len(data["lineage"]) > 1 else None,
+            "manifest": data["key"]["manifest"],
+            "changelog": data["lineage"][-1]["changelog"],
+        }
+    ))
+    put("datasheet.md", datasheet(data).encode("utf-8"))
+    put("hf/README.md", (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
+    put("hf/test.jsonl", _jsonl(data.get("test_records", data["entries"])))
     for pseudonym, answers in data["answers"].items():
-        files[f"annotation/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
+        put(f"annotation/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     for member, answers in data["council"].items():
-        files[f"annotation/council/{_safe(member)}.json"] = _json_of_tables(answers)
+        put(f"annotation/council/{_safe(member)}.json", _json_of_tables(answers))
     for slug, trail in data.get("added", {}).items():
         # Items an erratum added from another frozen key, with the trail they were kept on.
         folder = f"annotation/added/{_safe(slug)}"
-        files[f"{folder}/candidates.jsonl"] = _jsonl(trail["candidates"])
-        files[f"{folder}/adjudication_decisions.json"] = _json_of_tables({"source_key": trail["source_key"], **trail["decisions"]})
+        put(f"{folder}/candidates.jsonl", _jsonl(trail["candidates"]))
+        put(f"{folder}/adjudication_decisions.json", _json_of_tables({"source_key": trail["source_key"], **trail["decisions"]}))
         for pseudonym, answers in trail["answers"].items():
-            files[f"{folder}/answers_{_safe(pseudonym)}.json"] = _json_of_tables(answers)
+            put(f"{folder}/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     if fmt >= 2:
         parts = metadata.trail_table_parts(data)
         tables = metadata.croissant_tables(parts)
         for path, pairs in parts.items():
-            files[path] = _jsonl_of_parts(pairs)
-        files[metadata.CITATION_FILE] = metadata.citation_cff_text(data).encode("utf-8")
+            put(path, _jsonl_of_parts(pairs))
+        put(metadata.CITATION_FILE, metadata.citation_cff_text(data).encode("utf-8"))
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        files[metadata.CROISSANT_FILE] = _json(metadata.croissant(data, files, tables, sha256=digest))
-    files["MANIFEST.sha256"] = "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8")
+        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest)))
+    put("MANIFEST.sha256", "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8"))
     digest("MANIFEST.sha256")
     return dict(sorted(files.items()))
 
@@ -242,6 +269,52 @@ def write(files: dict[str, bytes], out: Path) -> list[Path]:
 
 
 def zip_bytes(files: dict[str, bytes], folder: str) -> bytes:
+    """The bundle as a zip, byte for byte what zipfile writes (_zip_bytes_zipfile, tested): a download
+    is a sealed release's bytes, served as immutable. zipfile deflates one member after the other; here
+    each member's deflate stream and CRC are computed in threads (zlib releases the GIL), then the
+    headers are written as zipfile writes them for a member given with its bytes to a seekable file:
+    sizes and CRC in the local header (no data descriptor), no extra field, no comment. Archives that
+    would need zip64 records (a member or the archive near 2 GiB, more than 65,535 members) are left
+    to zipfile."""
+    paths = sorted(files)
+    if len(paths) >= 0xFFFF or sum(map(len, files.values())) * 1.05 > zipfile.ZIP64_LIMIT:
+        return _zip_bytes_zipfile(files, folder)
+    with ThreadPoolExecutor(ZIP_THREADS) as pool:
+        members = list(pool.map(_zip_member, (files[path] for path in paths)))
+    dosdate = (ZIP_DATE[0] - 1980) << 9 | ZIP_DATE[1] << 5 | ZIP_DATE[2]
+    dostime = ZIP_DATE[3] << 11 | ZIP_DATE[4] << 5 | (ZIP_DATE[5] // 2)
+    create_system = 0 if sys.platform == "win32" else 3  # as zipfile.ZipInfo records it
+    out, directory, offset = [], [], 0
+    for path, (crc, deflated), content in zip(paths, members, (files[path] for path in paths), strict=True):
+        name = f"{folder}/{path}"
+        encoded, flags = (name.encode("ascii"), 0) if name.isascii() else (name.encode("utf-8"), _ZIP_UTF8)
+        header = struct.pack(_ZIP_LOCAL, b"PK\x03\x04", _ZIP_VERSION, 0, flags, zipfile.ZIP_DEFLATED, dostime, dosdate,
+                             crc, len(deflated), len(content), len(encoded), 0) + encoded
+        directory.append(struct.pack(_ZIP_CENTRAL, b"PK\x01\x02", _ZIP_VERSION, create_system, _ZIP_VERSION, 0, flags,
+                                     zipfile.ZIP_DEFLATED, dostime, dosdate, crc, len(deflated), len(content),
+                                     len(encoded), 0, 0, 0, 0, 0o644 << 16, offset) + encoded)
+        out += (header, deflated)
+        offset += len(header) + len(deflated)
+    central = b"".join(directory)
+    end = struct.pack(_ZIP_END, b"PK\x05\x06", 0, 0, len(paths), len(paths), len(central), offset, 0)
+    return b"".join([*out, central, end])
+
+
+ZIP_THREADS = 2
+_ZIP_VERSION = 20  # zipfile's DEFAULT_VERSION: deflate, no zip64
+_ZIP_UTF8 = 0x800  # the name is UTF-8 (zipfile sets it for a name that is not ASCII)
+_ZIP_LOCAL = "<4s2B4HL2L2H"  # zipfile.structFileHeader
+_ZIP_CENTRAL = "<4s4B4HL2L5H2L"  # zipfile.structCentralDir
+_ZIP_END = "<4s4H2LH"  # zipfile.structEndArchive
+
+
+def _zip_member(content: bytes) -> tuple[int, bytes]:
+    """(CRC-32, raw deflate stream) of one member, as zipfile computes them at its default level."""
+    compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    return zlib.crc32(content), compressor.compress(content) + compressor.flush()
+
+
+def _zip_bytes_zipfile(files: dict[str, bytes], folder: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path, content in sorted(files.items()):

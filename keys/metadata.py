@@ -8,7 +8,9 @@ sealed release re-renders to the same bytes (keys/releases.py compares them).
 
 import hashlib
 import re
-from itertools import repeat
+from itertools import chain, repeat
+from operator import itemgetter
+from types import NoneType
 
 import yaml
 
@@ -320,12 +322,15 @@ def _semver(version: str) -> str | None:
 def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
     """The Croissant data type of one column from the types of its values (and whether it is a list);
     None for a column holding JSON objects, which Croissant cannot type. Works on sets of types: a
-    column of a 100,000-item key is read once, at C speed."""
+    column of a 100,000-item key is read once, at C speed (and the elements of its lists too, when
+    all its values are lists or null: the ones a release has)."""
     values = list(map(dict.get, records, repeat(name)))  # record.get(name) for each record, in C
-    types = set(map(type, values)) - {type(None)}
+    types = set(map(type, values)) - {NoneType}
     elements: set = set()
     if list in types:
-        elements = {type(x) for v in values if type(v) is list for x in v} - {type(None)}
+        # filter(None, ...) leaves out the nulls and the empty lists, which hold no element.
+        lists = filter(None, values) if types == {list} else (v for v in values if type(v) is list)
+        elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
     if dict in types or elements & {dict, list}:
         return None
     repeated = types == {list}
@@ -339,12 +344,15 @@ def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
     return "sc:Text", repeated  # strings, an empty or all-null column, and mixed values
 
 
-def _record_fields(set_id: str, file_id: str, records: list[dict]) -> tuple[list[dict], list[str]]:
+def _record_fields(set_id: str, file_id: str, records: list[dict], extra: dict | None = None) -> tuple[list[dict], list[str]]:
     """Typed fields for the columns of a JSON Lines file, and the columns left untyped: values that are
-    JSON objects have no Croissant data type (they stay in the file, named in the description)."""
+    JSON objects have no Croissant data type (they stay in the file, named in the description).
+    `extra`: fields every record of the file carries beyond `records` (`{**record, **extra}`, typed
+    without building those records)."""
+    extra = extra or {}
     fields, objects = [], []
-    for name in sorted(set().union(*records)):
-        typed = _column_type(records, name)
+    for name in sorted(set().union(*records, extra)):
+        typed = _column_type([extra] if name in extra else records, name)
         if typed is None:
             objects.append(name)
             continue
@@ -381,7 +389,7 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
     ]
     record_sets = []
     record_data = {
-        "key.jsonl": [{**e, "key_version": key["version"]} for e in data["entries"]],
+        "key.jsonl": data["entries"],  # each with the key version (record_extra)
         "candidates.jsonl": data["candidates"],
         "generation_rejects.jsonl": data["rejects"],
         "annotation/adjudication_queue.jsonl": data["queue"],
@@ -389,12 +397,13 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         "hf/test.jsonl": data.get("test_records", data["entries"]),
         **(trail_tables(data) if tables is None else tables),
     }
+    record_extra = {"key.jsonl": {"key_version": key["version"]}}
     questions = _question_description(data)
     for path, set_id, description in RECORD_FILES:
         records = record_data.get(path)
         if path not in files or not records:
             continue
-        fields, objects = _record_fields(set_id, path, records)
+        fields, objects = _record_fields(set_id, path, records, record_extra.get(path))
         if set_id in ("answers", "council_votes"):
             description += f" Questions and their choices: {questions}."
         if objects:
@@ -404,7 +413,7 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         for who in ("annotator", "member"):
             if who in named:  # one row per annotator (or member) and item
                 record_set["key"] = [{"@id": f"{set_id}/{who}"}, {"@id": f"{set_id}/id"}]
-        if "key" not in record_set and "id" in named and len({r["id"] for r in records}) == len(records):
+        if "key" not in record_set and "id" in named and len(set(map(itemgetter("id"), records))) == len(records):
             record_set["key"] = {"@id": f"{set_id}/id"}
         record_sets.append(record_set)
     dataset = {

@@ -150,7 +150,7 @@ class ReleaseFile(models.Model):
     path = models.CharField(max_length=300)
     sha256 = models.CharField(max_length=64)  # of the file's bytes, as listed in MANIFEST.sha256
     size = models.PositiveBigIntegerField()
-    content = models.BinaryField()  # zlib-compressed (level 1: fast, and bundles are repetitive JSON)
+    content = models.BinaryField()  # a Zstandard frame, or a zlib stream if sealed before (keys/releases.py)
 
     class Meta:
         ordering = ["release", "path"]

@@ -141,3 +141,26 @@ def test_the_key_bytes_from_entry_records_built_once_are_the_key_bytes_of_the_en
                     for e in sorted(entries, key=lambda e: e.external_id))
     assert key_bytes("twist", "T-v1.0", entries) == plain.encode("utf-8")
     assert all("key_version" not in c for c in contents)  # the release's entry records stay version-free
+
+
+def test_the_zip_is_byte_for_byte_what_zipfile_writes():
+    rng = random.Random(20261201)
+    for _ in range(150):
+        files = {}
+        for _ in range(rng.randint(0, 12)):
+            name = rng.choice(["key.jsonl", "hf/test", "annotation/answers_é", "ünï/🙂", "a b"]) + str(rng.randint(0, 99))
+            files[name] = rng.choice([
+                b"", rng.randbytes(rng.randint(1, 5000)), b'{"id": "conv-1:v1b1"}\n' * rng.randint(1, 20000),
+            ])
+        folder = rng.choice(["TWIST-v1.0", "Kë-v2"])
+        assert bundle.zip_bytes(files, folder) == bundle._zip_bytes_zipfile(files, folder)
+
+
+def test_an_archive_that_would_need_zip64_is_left_to_zipfile(monkeypatch):
+    files = {"a.json": b"{}\n" * 1000, "b/é.md": b"# x\n"}
+    monkeypatch.setattr(bundle.zipfile, "ZIP64_LIMIT", 1000)  # the archive is "near the limit": zipfile writes zip64
+    calls = []
+    monkeypatch.setattr(bundle, "_zip_member", lambda content: calls.append(content))
+    archive = bundle.zip_bytes(files, "K-v1.0")
+    assert archive == bundle._zip_bytes_zipfile(files, "K-v1.0") and calls == []
+    assert archive[4] == 45  # the first member's header needs zip64 (version 4.5)

@@ -105,5 +105,32 @@ def test_key_export_refuses_a_key_whose_entries_no_longer_match_its_hash(frozen_
     finally:
         key_triggers.install(connection)
     assert exit_code("key_verify", frozen_key.version) == 1
-    with pytest.raises(CommandError, match="do not match the recorded hash"):
-        run("key_export", frozen_key.version, "--out", str(tmp_path))
+    # The files are written while the entries are checked: on a failed check none of them is left,
+    # neither in the output folder nor in a temporary folder beside it.
+    (tmp_path / "earlier").mkdir()
+    (tmp_path / "earlier" / "key.jsonl").write_bytes(b"an earlier export\n")
+    for out in (tmp_path / "new", tmp_path / "earlier"):
+        with pytest.raises(CommandError, match="do not match the recorded hash"):
+            run("key_export", frozen_key.version, "--out", str(out))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["earlier", "earlier/key.jsonl"]
+    assert (tmp_path / "earlier" / "key.jsonl").read_bytes() == b"an earlier export\n"
+
+
+def test_key_export_writes_the_sealed_files_into_a_new_or_an_existing_folder(frozen_key, tmp_path):
+    from keys.releases import release_files
+
+    sealed = release_files(frozen_key)
+    (tmp_path / "earlier").mkdir()
+    (tmp_path / "earlier" / "key.jsonl").write_bytes(b"an earlier export\n")
+    (tmp_path / "earlier" / "notes.txt").write_bytes(b"not the bundle's\n")
+    (tmp_path / "empty").mkdir()
+    for name in ("new/deeper", "earlier", "empty"):
+        run("key_export", frozen_key.version, "--out", str(tmp_path / name))
+        written = {p.relative_to(tmp_path / name).as_posix(): p.read_bytes()
+                   for p in (tmp_path / name).rglob("*") if p.is_file()}
+        assert written == sealed | ({"notes.txt": b"not the bundle's\n"} if name == "earlier" else {})
+    # No temporary folder left beside them, and the new folder as open as a folder made by mkdir.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "empty", "new"]
+    (tmp_path / "made").mkdir()
+    assert (tmp_path / "new" / "deeper").stat().st_mode == (tmp_path / "made").stat().st_mode
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["deeper"]

@@ -346,3 +346,49 @@ def test_croissant_from_the_shared_rows_of_the_trail_tables_is_croissant_from_ev
     answers[item] = {**answers[item], "q3turn": 7, "extra": ["a", None]}
     parts = metadata.trail_table_parts(data)
     assert metadata.croissant(data, files, metadata.croissant_tables(parts)) == metadata.croissant(data, files, metadata.trail_tables(data))
+
+
+def _plain_column_type(records: list[dict], name: str):
+    """The column type as the rule says it, one value at a time."""
+    values = [r.get(name) for r in records]
+    types = {type(v) for v in values} - {type(None)}
+    elements = {type(x) for v in values if isinstance(v, list) for x in v} - {type(None)}
+    if dict in types or elements & {dict, list}:
+        return None
+    repeated = types == {list}
+    base = elements if repeated else types
+    if base == {bool}:
+        return "sc:Boolean", repeated
+    if base == {int}:
+        return "sc:Integer", repeated
+    if base and base <= {int, float}:
+        return "sc:Float", repeated
+    return "sc:Text", repeated
+
+
+@pytest.mark.parametrize("column", [
+    [["a", "b"], None, [], ["c"]],  # lists of text, nulls and empty lists
+    [[1, 2], [], None, [3]],
+    [[1, 2.5], [None], None],  # a null inside a list
+    [[True], [False, None]],
+    [[], None, []],  # no element at all
+    [["a"], "b", None],  # a list beside a text
+    [[1], 2],
+    [[{"a": 1}], None],  # lists of objects
+    [[[1]], []],  # lists of lists
+    [["a"], {"b": 1}],
+    [None, None],
+    ["x", 1, True],
+    [1, 2.0],
+])
+def test_a_column_type_is_the_one_its_values_give_one_by_one(column):
+    records = [{"c": value} for value in column] + [{}]
+    assert metadata._column_type(records, "c") == _plain_column_type(records, "c")
+
+
+def test_record_fields_with_a_field_every_record_carries_are_the_fields_of_the_full_records():
+    records = [{"id": "a", "evidence": ["D1:1"], "key_version": 3}, {"id": "b", "evidence": [], "n": 1}]
+    extra = {"key_version": "K-v1.0"}
+    assert metadata._record_fields("s", "f", records, extra) == metadata._record_fields(
+        "s", "f", [{**r, **extra} for r in records]
+    )

@@ -180,6 +180,27 @@ def test_a_release_sealed_in_the_first_format_still_verifies_against_that_format
     assert code == 1 and "live: croissant.json: produced from the live rows but not in the sealed release" in message
 
 
+def test_a_release_stored_as_zlib_streams_stays_readable_verifiable_and_exportable(frozen_key, tmp_path):
+    from keys.releases import ZSTD_MAGIC
+
+    sealed = release_files(frozen_key)
+    stored = dict(ReleaseFile.objects.filter(release__key=frozen_key).values_list("path", "content"))
+    assert stored and all(bytes(content)[:4] == ZSTD_MAGIC for content in stored.values())  # a new release
+    # As releases sealed before the Zstandard frames hold their files: zlib streams at level 1.
+    triggers.uninstall(connection)
+    try:
+        for path, content in sealed.items():
+            ReleaseFile.objects.filter(release__key=frozen_key, path=path).update(content=zlib.compress(content, 1))
+    finally:
+        triggers.install(connection)
+    stored = dict(ReleaseFile.objects.filter(release__key=frozen_key).values_list("path", "content"))
+    assert all(bytes(content)[:1] == b"\x78" and bytes(content) == zlib.compress(sealed[path], 1) for path, content in stored.items())
+    assert release_files(frozen_key) == sealed
+    code, message = verify(frozen_key.version)
+    assert code == 0, message
+    assert export(frozen_key.version, tmp_path / "out") == sealed
+
+
 def test_a_new_release_records_the_current_format(frozen_key):
     assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 2
     with pytest.raises(ValueError, match="unknown release format 3"):

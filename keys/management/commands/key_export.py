@@ -2,7 +2,7 @@ from pathlib import Path
 
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
-from keys import bundle, releases
+from keys import releases
 from keys import selectors as key_selectors
 from keys.canonical import sha256_hex
 
@@ -18,13 +18,17 @@ class Command(GoldkeyCommand):
         key = key_selectors.key_get(options["version"])
         if not key.is_frozen:
             raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
-        if sha256_hex(key_selectors.key_canonical_bytes(key)) != key.sha256:
-            # The sealed bytes are still intact, but someone changed the key's rows: say so first.
-            raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
-        files = releases.release_files(key)  # the sealed bytes, whatever happened since the freeze
+
+        def check() -> None:
+            if sha256_hex(key_selectors.key_canonical_bytes(key)) != key.sha256:
+                # The sealed bytes are still intact, but someone changed the key's rows: say so first.
+                raise ApplicationError(f"{key.version}: the stored entries do not match the recorded hash (run key_verify)")
+
         out = Path(options["out"])
-        bundle.write(files, out)
-        return {"version": key.version, "out": str(out), "files": len(files), "sha256": key.sha256}
+        # The sealed bytes, whatever happened since the freeze, written while the entries are checked;
+        # nothing reaches the folder unless the check passes.
+        written = releases.release_write(key=key, out=out, check=check)
+        return {"version": key.version, "out": str(out), "files": written, "sha256": key.sha256}
 
     def summary(self, result: dict) -> str:
         return f"{result['version']}: {result['files']} files written to {result['out']} (verify: cd {result['out']} && sha256sum -c MANIFEST.sha256)"
