@@ -135,3 +135,30 @@ def test_the_decoder_shares_agreement_values_by_content_and_type():
     assert decoder.agreement('{"q1": 1}') == {"q1": 1} and decoder.agreement('{"q1": true}') == {"q1": True}
     assert decoder.agreement("[1, 2]") == {} and decoder.agreement(None) == {}
     assert decoder.values('{"q1": "x"}') is decoder.values('{"q1": "x"}')  # each distinct text decoded once
+
+
+def test_the_tabled_retained_figures_equal_the_plain_path(mixed_campaign, author):
+    """twist_retained sums a table keyed by the shared answers' identities: the same counts as one
+    look at every retained item."""
+    from adjudication import agreement
+    from tests.adjudication.conftest import decide
+
+    queued = [e for e in selectors.campaign_snapshot(mixed_campaign).queue if e.needs_decision]
+    for n, entry in enumerate(queued):
+        action, new_gold = [("keep", ""), ("relabel", "aligned"), ("drop", "")][n % 3]
+        decide(mixed_campaign, entry.item.external_id, action, author, new_gold)
+    snapshot = selectors.campaign_snapshot(mixed_campaign)
+    data = snapshot.data
+    result = agreement.twist_retained(data, snapshot.queue, retained=snapshot.retained)
+    spec, retained = data.spec, snapshot.retained
+    detail = {p: {"agree": 0, "n": 0} for p in data.pseudonyms}
+    for item, final_gold, _how in retained:
+        for pseudonym, answer in data.answers.get(item.id, {}).items():
+            if answer.get("q1"):
+                detail[pseudonym]["n"] += 1
+                detail[pseudonym]["agree"] += answer["q1"] == spec.verdict_of(final_gold)
+    assert {p: {"agree": v["agree"], "n": v["n"]} for p, v in result["gold_agreement_detail"].items()} == detail
+    assert result["by_type"] == {t: n for t in spec.gold_values if (n := sum(1 for _, g, _ in retained if g == t))}
+    assert result["by_how"] == {how: sum(1 for *_, h in retained if h == how) for how in sorted({h for *_, h in retained})}
+    assert result["relabelled"] == sum(1 for *_, h in retained if h == "relabelled") > 0
+    assert len(result["by_how"]) >= 2 and result["n"] == len(retained)
