@@ -51,28 +51,27 @@ class AnswerDecoder:
     `->>` give other values for JSON that is not a string (1 or 'true' for true), so one rule for both
     readers needs one decoding.
 
-    `values(text)` is the decoded answer (None for no text); `agreement(text)` its agreement values:
-    each agreement key with a truthy value, as decoded (a string as it is; any other JSON value the same
-    on every database), as one read-only AnswerValues per distinct content."""
+    `read(text)` is (its agreement values, the decoded answer): the agreement values are each agreement
+    key with a truthy value, as decoded (a string as it is; any other JSON value the same on every
+    database), one read-only AnswerValues per distinct content; the decoded answer is None for no text."""
 
     def __init__(self, keys: tuple[str, ...]):
         self.keys = keys
-        self._decoded: dict[str | None, object] = {}
-        self._agreement: dict[str | None, AnswerValues] = {}
+        self._read: dict[str | None, tuple[AnswerValues, object]] = {}
         self._shared: dict[tuple, AnswerValues] = {}
 
+    def read(self, text: str | None) -> tuple[AnswerValues, object]:
+        found = self._read.get(text)
+        if found is None:
+            values = json.loads(text) if text else None
+            found = self._read[text] = (self._agreement_of(values), values)
+        return found
+
     def values(self, text: str | None):
-        decoded = self._decoded
-        if text in decoded:
-            return decoded[text]
-        value = decoded[text] = json.loads(text) if text else None
-        return value
+        return self.read(text)[1]
 
     def agreement(self, text: str | None) -> AnswerValues:
-        found = self._agreement.get(text)
-        if found is None:
-            found = self._agreement[text] = self._agreement_of(self.values(text))
-        return found
+        return self.read(text)[0]
 
     def _agreement_of(self, values) -> AnswerValues:
         if not isinstance(values, dict):  # no answer object: no agreement values (as json_extract gives)
@@ -310,14 +309,13 @@ def _campaign_data(
     )
     # Most answers repeat a handful of value combinations: one read-only mapping per combination saves
     # building 200,000 dicts and lets the queue compute each combination's reasons once.
-    decoder = AnswerDecoder(keys)
-    agreement = decoder.agreement
+    read = AnswerDecoder(keys).read
     full: dict[int, dict[str, dict]] | None = {} if full_answers else None
     for assignment_id, text in _raw_rows(answer_rows):
         pseudonym = slot_pseudonym[assignment_id]
-        per_item = slot_item[assignment_id]
-        per_item[pseudonym] = agreement(text)
-        if full is not None and (values := decoder.values(text)):
+        agreed, values = read(text)
+        slot_item[assignment_id][pseudonym] = agreed
+        if full is not None and values:
             item_id = slot_items[assignment_id]
             released = full.get(item_id)
             if released is None:
