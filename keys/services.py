@@ -128,7 +128,7 @@ def _require_author(user) -> None:
 def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
     """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
     from a closed campaign: while annotators work, the queue and the kept set are not settled."""
-    return _build(campaign=campaign, version=version, user=user, notes=notes).key
+    return _build(campaign=campaign, version=version, user=user, notes=notes, sealed=False).key
 
 
 @dataclass
@@ -140,7 +140,8 @@ class _Built:
     sealing: Sealing
 
 
-def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
+def _build(*, campaign: Campaign, version: str, user, notes: str, sealed: bool = True) -> _Built:
+    """`sealed`: a release is sealed from what is built (the freeze), so the whole answers are kept for it."""
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
     if existing is not None and existing.is_frozen:
@@ -170,7 +171,7 @@ def _build(*, campaign: Campaign, version: str, user, notes: str) -> _Built:
         )
     # The campaign, the entries and their records: acyclic, 100,000s of objects, read in one batch.
     with batch_reads(), collector_paused():
-        snapshot = campaign_snapshot(campaign, full_answers=True)  # the answers read once, for the release too
+        snapshot = campaign_snapshot(campaign, full_answers=sealed)  # the answers read once, for the release too
         evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
         entries = _entries_from_campaign(snapshot, key, evidence)
         _entries_insert(entries)
