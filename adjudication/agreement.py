@@ -353,30 +353,46 @@ def twist_retained(
         retained = retained_from_data(data, queued=blocking_ids(entries))
     q1_pairs = q1_pairs or _pairs(data, spec.primary_key)[spec.primary_key]
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
-    types = {i.id: i.gold_type for i in data.items}
-    kept_a, kept_b = [], []
+    types = {i.id: i.gold_type for i in data.items} if dropped else {}
+    kept_pairs = [q1_pairs[item.id] for item, _, _ in retained]
+    kept_a, kept_b = [x for x, _ in kept_pairs], [y for _, y in kept_pairs]
+    # One pass into a small table: (final gold, how, the item's pseudonyms, its answers by identity) ->
+    # [count, the item's answers]. The answers are the read-only AnswerValues campaign_data shares per
+    # value combination and `data` keeps alive, so equal ids are the same unchanged values; every
+    # figure below is a sum over the table (tests/adjudication/test_snapshot.py compares the plain path).
+    table: dict[tuple, list] = {}
+    answers, empty = data.answers, {}
+    for item, final_gold, how in retained:
+        per_item = answers.get(item.id, empty)
+        key = (final_gold, how, tuple(per_item), tuple(map(id, per_item.values())))
+        found = table.get(key)
+        if found is None:
+            table[key] = [1, per_item]
+        else:
+            found[0] += 1
     gold_agree: dict[str, list[int]] = {p: [0, 0] for p in data.pseudonyms}
-    for item, final_gold, _how in retained:
-        x, y = q1_pairs[item.id]
-        kept_a.append(x)
-        kept_b.append(y)
+    by_gold: Counter = Counter()
+    by_how: Counter = Counter()
+    for (final_gold, how, _, _), (n, per_item) in table.items():
+        by_gold[final_gold] += n
+        by_how[how] += n
         verdict = spec.verdict_of(final_gold)
-        for pseudonym, answer in data.answers.get(item.id, {}).items():
+        for pseudonym, answer in per_item.items():
             label = answer.get(spec.primary_key)
             if label:
-                gold_agree[pseudonym][1] += 1
-                gold_agree[pseudonym][0] += label == verdict
+                gold_agree[pseudonym][1] += n
+                gold_agree[pseudonym][0] += n * (label == verdict)
     summary = _summary(kept_a, kept_b, seed=data.campaign.seed, categories=spec.primary_choices)
     result.update(
         {
             "n": len(retained),
-            "by_type": {t: n for t in spec.gold_values if (n := sum(1 for _, g, _ in retained if g == t))},
-            "by_how": dict(sorted(Counter(how for _, _, how in retained).items())),
+            "by_type": {t: by_gold[t] for t in spec.gold_values if by_gold[t]},
+            "by_how": dict(sorted(by_how.items())),
             "dropped": {
                 "n": len(dropped),
                 "by_type": {t: n for t in spec.gold_values if (n := sum(1 for d in dropped if types.get(d.item_id) == t))},
             },
-            "relabelled": sum(1 for _, _, how in retained if how == "relabelled"),
+            "relabelled": by_how["relabelled"],
             "kappa": summary["kappa"],
             "ci95": summary["ci95"],
             "ci95_bootstrap": summary["ci95_bootstrap"],

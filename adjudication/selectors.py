@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.db import connections
-from django.db.models import Count, F, Func, TextField
+from django.db.models import Count, TextField
 from django.db.models.functions import Cast
 
 import protocols
@@ -44,22 +44,52 @@ class AnswerValues(dict):
 NOT_ANSWERED = AnswerValues()
 
 
-class JsonKeyText(Func):
-    """One top-level key of a JSON column as text, extracted by the database: `->>` on PostgreSQL,
-    json_extract on SQLite. (KT() wraps every key in a type CASE, which doubles the cost, and
-    decoding 200,000 answers in Python costs more still.) Keys are code constants, passed as params."""
+class AnswerDecoder:
+    """The one read of an answer's JSON, for the snapshot (its agreement keys) and a release (the whole
+    answer): the stored text (`answer_text`) decoded here, once per distinct text (most answers repeat
+    a few texts; the decoded values are read-only data), never by the database: json_extract and
+    `->>` give other values for JSON that is not a string (1 or 'true' for true), so one rule for both
+    readers needs one decoding.
 
-    output_field = TextField()
+    `read(text)` is (its agreement values, the decoded answer): the agreement values are each agreement
+    key with a truthy value, as decoded (a string as it is; any other JSON value the same on every
+    database), one read-only AnswerValues per distinct content; the decoded answer is None for no text."""
 
-    def __init__(self, field: str, key: str):
-        self.key = key
-        super().__init__(F(field))
+    def __init__(self, keys: tuple[str, ...]):
+        self.keys = keys
+        self._read: dict[str | None, tuple[AnswerValues, object]] = {}
+        self._shared: dict[tuple, AnswerValues] = {}
 
-    def as_sql(self, compiler, connection, **extra):
-        sql, params = compiler.compile(self.source_expressions[0])
-        if connection.vendor == "postgresql":
-            return f"({sql} ->> %s)", [*params, self.key]
-        return f"json_extract({sql}, %s)", [*params, f'$."{self.key}"']
+    def read(self, text: str | None) -> tuple[AnswerValues, object]:
+        found = self._read.get(text)
+        if found is None:
+            values = json.loads(text) if text else None
+            found = self._read[text] = (self._agreement_of(values), values)
+        return found
+
+    def values(self, text: str | None):
+        return self.read(text)[1]
+
+    def agreement(self, text: str | None) -> AnswerValues:
+        return self.read(text)[0]
+
+    def _agreement_of(self, values) -> AnswerValues:
+        if not isinstance(values, dict):  # no answer object: no agreement values (as json_extract gives)
+            values = {}
+        keys = self.keys
+        content = tuple(map(values.get, keys))
+        if all(value is None or type(value) is str for value in content):  # what every write path stores
+            found = self._shared.get(content)
+            if found is None:
+                found = self._shared[content] = AnswerValues((k, v) for k, v in zip(keys, content, strict=True) if v)
+            return found
+        return _shared_values({k: v for k, v in zip(keys, content, strict=True) if v}, self._shared)
+
+
+def answer_text():
+    """An answer's values as stored JSON text (decoded by AnswerDecoder): the JSONField converter costs
+    more than the decoding itself."""
+    return Cast("values", TextField())
 
 
 @dataclass(slots=True)
@@ -102,6 +132,9 @@ class CampaignData:
     council: dict[int, list[CouncilBallot]]  # item id -> ballots (latest prompt version per member)
     decisions: dict[int, Decision]  # item id -> decision
     council_members: list[str] = field(default_factory=list)  # every member with a vote in the campaign
+    # item id -> pseudonym -> the whole decoded answer (notes included), for the answers that have one:
+    # what a release ships (keys.selectors.bundle_answers); only when campaign_data was asked for it.
+    full_answers: dict[int, dict[str, dict]] | None = None
 
     @property
     def protocol(self) -> str:
@@ -218,21 +251,23 @@ def collector_paused():
 
 def campaign_data(
     campaign: Campaign, *, with_council: bool = True, item_ids: set[int] | None = None,
-    council_members: list[str] | None = None,
+    council_members: list[str] | None = None, full_answers: bool = False,
 ) -> CampaignData:
     """Load a campaign's items, answers, council ballots and decisions in six queries.
 
     `item_ids`: only these items (at most a few hundred: an IN list), for refreshing their stored queue
     entries; `council_members` is then the campaign's whole council (every member with a counted vote,
     as the stored queue recorded it), because the council band counts every member and the ballots of
-    a few items need not name them all."""
+    a few items need not name them all. `full_answers`: keep the whole decoded answers too
+    (CampaignData.full_answers), for a release sealed from this read."""
     with collector_paused():
-        return _campaign_data(campaign, with_council=with_council, item_ids=item_ids, council_members=council_members)
+        return _campaign_data(campaign, with_council=with_council, item_ids=item_ids, council_members=council_members,
+                              full_answers=full_answers)
 
 
-def campaign_snapshot(campaign: Campaign) -> CampaignSnapshot:
+def campaign_snapshot(campaign: Campaign, *, full_answers: bool = False) -> CampaignSnapshot:
     """The campaign loaded once, its queue and retained set built once (see CampaignSnapshot)."""
-    return snapshot_from_data(campaign_data(campaign))
+    return snapshot_from_data(campaign_data(campaign, full_answers=full_answers))
 
 
 def snapshot_from_data(data: CampaignData) -> CampaignSnapshot:
@@ -242,7 +277,9 @@ def snapshot_from_data(data: CampaignData) -> CampaignSnapshot:
     return CampaignSnapshot(data, queue, retained)
 
 
-def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, council_members=None) -> CampaignData:
+def _campaign_data(
+    campaign: Campaign, *, with_council: bool, item_ids=None, council_members=None, full_answers: bool = False
+) -> CampaignData:
     pseudonyms = list(Enrollment.objects.filter(campaign=campaign).order_by("pseudonym").values_list("pseudonym", flat=True))
     keys = protocols.get(campaign.protocol).agreement_keys
     answers: dict[int, dict[str, dict]] = {}
@@ -251,6 +288,7 @@ def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, cou
     # Every assignment, answered or not (an unanswered one keeps an empty dict)...
     slot_item: dict[int, dict] = {}  # assignment id -> its item's dict (no per-row tuple: fewer objects)
     slot_pseudonym: dict[int, str] = {}
+    slot_items: dict[int, int] = {}  # assignment id -> item id (for the full answers only)
     empty = NOT_ANSWERED
     for assignment_id, item_id, pseudonym in _raw_rows(assignments.values_list("id", "item_id", "enrollment__pseudonym")):
         per_item = answers.get(item_id)
@@ -259,23 +297,30 @@ def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, cou
         per_item[pseudonym] = empty
         slot_item[assignment_id] = per_item
         slot_pseudonym[assignment_id] = pseudonym
+        if full_answers:
+            slot_items[assignment_id] = item_id
     # ...then the answers, read from the answer table's side: a LEFT JOIN from the assignments visits
     # the answers in item order, a random walk through the table that cost SQLite twice this query.
     answer_rows = (
         Answer.objects.filter(assignment__enrollment__campaign=campaign, **{f"assignment__{k}": v for k, v in only.items()})
         .order_by()
-        .annotate(**{f"value_{key}": JsonKeyText("values", key) for key in keys})
-        .values_list("assignment_id", *(f"value_{key}" for key in keys))
+        .annotate(text=answer_text())
+        .values_list("assignment_id", "text")
     )
     # Most answers repeat a handful of value combinations: one read-only mapping per combination saves
     # building 200,000 dicts and lets the queue compute each combination's reasons once.
-    shared: dict[tuple, AnswerValues] = {}
-    for assignment_id, *values in _raw_rows(answer_rows):
-        values = tuple(values)
-        value_dict = shared.get(values)
-        if value_dict is None:
-            value_dict = shared[values] = AnswerValues((k, v) for k, v in zip(keys, values, strict=True) if v)
-        slot_item[assignment_id][slot_pseudonym[assignment_id]] = value_dict
+    read = AnswerDecoder(keys).read
+    full: dict[int, dict[str, dict]] | None = {} if full_answers else None
+    for assignment_id, text in _raw_rows(answer_rows):
+        pseudonym = slot_pseudonym[assignment_id]
+        agreed, values = read(text)
+        slot_item[assignment_id][pseudonym] = agreed
+        if full is not None and values:
+            item_id = slot_items[assignment_id]
+            released = full.get(item_id)
+            if released is None:
+                released = full[item_id] = {}
+            released[pseudonym] = values
     items = sorted(
         (
             ItemRow(*row[:-1], bool(row[-1]))  # SQLite hands booleans back as 0/1
@@ -293,7 +338,7 @@ def _campaign_data(campaign: Campaign, *, with_council: bool, item_ids=None, cou
         members = list(council_members) if with_council else []
     else:
         members = council_member_names(council)
-    return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members)
+    return CampaignData(campaign, pseudonyms, items, answers, council, decisions, council_members=members, full_answers=full)
 
 
 def council_ballots(campaign: Campaign, *, item_ids: set[int] | None = None) -> dict[int, list[CouncilBallot]]:

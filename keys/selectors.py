@@ -12,7 +12,14 @@ from django.db.models.functions import Cast
 import protocols
 from adjudication.agreement import campaign_agreement, kept_set_kappa
 from adjudication.models import Decision
-from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot, collector_paused
+from adjudication.selectors import (
+    AnswerDecoder,
+    CampaignSnapshot,
+    _raw_rows,
+    answer_text,
+    campaign_snapshot,
+    collector_paused,
+)
 from annotation import access
 from annotation.models import Answer, AnswerRevision, Campaign, Enrollment
 from council.models import CouncilMember, CouncilVote, GateVerdict
@@ -376,12 +383,14 @@ class Sealing:
     """What the freezing service has just written a key's rows from, in the same transaction, handed to
     the release it seals instead of reading 100,000 rows back: the entries' contents in key order
     (`keys.canonical.key_contents`), the canonical bytes hashed into key.sha256, and (if it read them)
-    the evidence turns of the campaign's item set (`item_set_evidence`). A sealed release from these is
-    the release `bundle_data(key)` gives from the rows (tested)."""
+    the evidence turns of the campaign's item set (`item_set_evidence`) and its answers. A sealed release
+    from these is the release `bundle_data(key)` gives from the rows (tested)."""
 
     contents: list[dict]
     key_bytes: bytes
     evidence: dict[int, list[str]] | None = None
+    # The campaign's whole answers as the snapshot read them (CampaignData.full_answers), if it kept them.
+    answers: dict[int, dict[str, dict]] | None = None
 
 
 def item_set_evidence(item_set_id: int) -> dict[int, list[str]]:
@@ -508,32 +517,7 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
         ),
         key=lambda r: r.get("id", ""),
     )
-    # Answers in the released format, per pseudonym; "exported" = the last recorded save.
-    last_saved = dict(
-        AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign)
-        .values_list("answer__assignment__enrollment__pseudonym")
-        .annotate(last=Max("saved_at"))
-        .order_by()
-    )
-    answers: dict[str, dict] = defaultdict(dict)
-    decoded: dict = {}
-    missing = object()
-    # The JSON as text, decoded here: the JSONField converter costs more than the decoding itself.
-    for pseudonym, item_id, raw in _raw_rows(
-        Answer.objects.filter(assignment__enrollment__campaign=campaign)
-        .annotate(raw=Cast("values", TextField()))
-        .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "raw")
-    ):
-        # Most answers repeat a few JSON texts: decode each text once (the records are read-only data).
-        values = decoded.get(raw, missing)
-        if values is missing:
-            values = decoded[raw] = json.loads(raw) if raw else None
-        if values:
-            answers[pseudonym][external_ids[item_id]] = values
-    data["answers"] = {
-        p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
-        for p, a in sorted(answers.items())
-    }
+    data["answers"] = bundle_answers(campaign, external_ids, answers=None if sealing is None else sealing.answers)
     decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
     if "queue" in root.manifest:
         data["queue"] = root.manifest["queue"]
@@ -566,6 +550,37 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
             for e in data["entries"]
         ]
     return data
+
+
+def bundle_answers(campaign: Campaign, external_ids: dict[int, str], *, answers: dict[int, dict[str, dict]] | None = None) -> dict:
+    """The campaign's answers in the released format, per pseudonym ("exported" = the last recorded
+    save): from `answers` (item id -> pseudonym -> the whole answer, as campaign_data(full_answers=True)
+    read them for the freeze) or read here, through the snapshot's own decoding (AnswerDecoder)."""
+    last_saved = dict(
+        AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign)
+        .values_list("answer__assignment__enrollment__pseudonym")
+        .annotate(last=Max("saved_at"))
+        .order_by()
+    )
+    by_pseudonym: dict[str, dict] = defaultdict(dict)
+    if answers is None:
+        values = AnswerDecoder(()).values
+        for pseudonym, item_id, text in _raw_rows(
+            Answer.objects.filter(assignment__enrollment__campaign=campaign)
+            .annotate(text=answer_text())
+            .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "text")
+        ):
+            if decoded := values(text):
+                by_pseudonym[pseudonym][external_ids[item_id]] = decoded
+    else:
+        for item_id, per_item in answers.items():
+            external_id = external_ids[item_id]
+            for pseudonym, decoded in per_item.items():
+                by_pseudonym[pseudonym][external_id] = decoded
+    return {
+        p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
+        for p, a in sorted(by_pseudonym.items())
+    }
 
 
 def _added_trails(spec, lineage: list[GoldKey]) -> dict[str, dict]:

@@ -102,3 +102,63 @@ def test_council_votes_share_values_only_when_their_content_and_types_are_equal(
     assert nested == {"q1": "consistent", "turns": ["D1:3"]} and nested is not first
     with pytest.raises(TypeError):
         first["q1"] = "contradicts"
+
+
+def test_answers_decode_once_by_one_rule_for_the_agreement_keys_and_the_whole_answer(mixed_campaign):
+    """The snapshot's agreement values and the whole answers a release ships come from one read of the
+    stored text: non-string JSON (written past validation) is the decoded value on every database,
+    not json_extract's 1 nor `->>`'s 'true'; falsy values are no answer."""
+    from annotation.models import Answer
+
+    answer = Answer.objects.filter(assignment__enrollment__campaign=mixed_campaign).order_by("id").first()
+    Answer.objects.filter(pk=answer.pk).update(values={"q1": True, "q2": 0, "q3": ["D1:3"], "q3turn": "", "q1note": "n"})
+    data = selectors.campaign_data(mixed_campaign, full_answers=True)
+    item_id, pseudonym = answer.assignment.item_id, answer.assignment.enrollment.pseudonym
+    assert data.answers[item_id][pseudonym] == {"q1": True, "q3": ["D1:3"]}
+    assert data.full_answers[item_id][pseudonym] == {"q1": True, "q2": 0, "q3": ["D1:3"], "q3turn": "", "q1note": "n"}
+    # Every answer the release would ship, and the agreement values of each, from the same decoding.
+    stored = {(a.assignment.item_id, a.assignment.enrollment.pseudonym): a.values
+              for a in Answer.objects.filter(assignment__enrollment__campaign=mixed_campaign).select_related("assignment__enrollment")}
+    assert {(i, p): v for i, per_item in data.full_answers.items() for p, v in per_item.items()} == {
+        k: v for k, v in stored.items() if v}
+    keys = data.spec.agreement_keys
+    for (item_id, pseudonym), values in stored.items():
+        assert data.answers[item_id][pseudonym] == {k: values[k] for k in keys if values.get(k)}
+    assert selectors.campaign_data(mixed_campaign).full_answers is None  # kept only when asked for
+
+
+def test_the_decoder_shares_agreement_values_by_content_and_type():
+    decoder = selectors.AnswerDecoder(("q1", "q2"))
+    first = decoder.agreement('{"q1": "consistent", "note": "a"}')
+    assert decoder.agreement('{"q1": "consistent", "note": "b"}') is first  # notes are not agreement keys
+    assert decoder.agreement('{"q1": 1}') is not decoder.agreement('{"q1": true}')
+    assert decoder.agreement('{"q1": 1}') == {"q1": 1} and decoder.agreement('{"q1": true}') == {"q1": True}
+    assert decoder.agreement("[1, 2]") == {} and decoder.agreement(None) == {}
+    assert decoder.values('{"q1": "x"}') is decoder.values('{"q1": "x"}')  # each distinct text decoded once
+
+
+def test_the_tabled_retained_figures_equal_the_plain_path(mixed_campaign, author):
+    """twist_retained sums a table keyed by the shared answers' identities: the same counts as one
+    look at every retained item."""
+    from adjudication import agreement
+    from tests.adjudication.conftest import decide
+
+    queued = [e for e in selectors.campaign_snapshot(mixed_campaign).queue if e.needs_decision]
+    for n, entry in enumerate(queued):
+        action, new_gold = [("keep", ""), ("relabel", "aligned"), ("drop", "")][n % 3]
+        decide(mixed_campaign, entry.item.external_id, action, author, new_gold)
+    snapshot = selectors.campaign_snapshot(mixed_campaign)
+    data = snapshot.data
+    result = agreement.twist_retained(data, snapshot.queue, retained=snapshot.retained)
+    spec, retained = data.spec, snapshot.retained
+    detail = {p: {"agree": 0, "n": 0} for p in data.pseudonyms}
+    for item, final_gold, _how in retained:
+        for pseudonym, answer in data.answers.get(item.id, {}).items():
+            if answer.get("q1"):
+                detail[pseudonym]["n"] += 1
+                detail[pseudonym]["agree"] += answer["q1"] == spec.verdict_of(final_gold)
+    assert {p: {"agree": v["agree"], "n": v["n"]} for p, v in result["gold_agreement_detail"].items()} == detail
+    assert result["by_type"] == {t: n for t in spec.gold_values if (n := sum(1 for _, g, _ in retained if g == t))}
+    assert result["by_how"] == {how: sum(1 for *_, h in retained if h == how) for how in sorted({h for *_, h in retained})}
+    assert result["relabelled"] == sum(1 for *_, h in retained if h == "relabelled") > 0
+    assert len(result["by_how"]) >= 2 and result["n"] == len(retained)

@@ -1,5 +1,7 @@
 """The bulk inserter writes exactly what the ORM would, and refuses rows that do not name every column."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.forms.models import model_to_dict
@@ -11,6 +13,7 @@ from goldkey.lib.bulk import (
     bulk_insert,
     bulk_insert_columns,
     insert_columns,
+    json_texts,
 )
 from items.models import Item
 from items.services import item_set_get_or_create
@@ -105,3 +108,16 @@ def test_a_bulk_insert_on_sqlite_gives_the_connection_its_own_cache_size_back():
     before = cache_size()
     assert bulk_insert(Item, [_row(item_set, "a")]) == 1
     assert cache_size() == before != -SQLITE_BULK_CACHE_KIB
+
+
+def test_json_texts_are_json_dumps_of_each_value_also_where_a_list_holds_the_separator():
+    columns = [
+        [["D1:3", "D2:5"], [], ["é", "], NaN, ["], ["\0"]],  # one call, split where the lists meet
+        [[1, [2]], [float("nan")], [[3], float("nan"), [4]]],  # a separator inside a list: one call per value
+        [["only"]],
+        [None, ["a"]],
+        [{"a": 1}, ["b"]],
+        [],
+    ]
+    for values in columns:
+        assert json_texts(values) == [None if v is None else json.dumps(v) for v in values]
