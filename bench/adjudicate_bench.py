@@ -287,9 +287,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="timed requests per page")
     parser.add_argument("--servers", default="runserver,gunicorn", help="comma-separated: runserver, gunicorn")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object at the end")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build the database in DIR and keep it (SQLite: DIR/bench.sqlite3; PostgreSQL: test_<name>); "
+                             "a later run with the same DIR reuses it and times the next undecided stretch of the queue")
     args = parser.parse_args()
 
-    tmp = tempfile.mkdtemp(prefix="goldkey-adjudicate-bench-")
+    tmp = args.keep or tempfile.mkdtemp(prefix="goldkey-adjudicate-bench-")
+    Path(tmp).mkdir(parents=True, exist_ok=True)
     # The project's own var/ folder (and its database) stays untouched: everything lives in `tmp`.
     os.environ["GOLDKEY_VAR_DIR"] = tmp
     import django
@@ -299,7 +303,7 @@ def main() -> None:
 
     if connection.vendor == "sqlite":
         connection.settings_dict["TEST"]["NAME"] = str(Path(tmp) / "bench.sqlite3")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=bool(args.keep))
     servers = []
     try:
         from adjudication import stored_queue
@@ -308,19 +312,30 @@ def main() -> None:
 
         result = {"items": args.items, "database": connection.vendor, "cpus": os.cpu_count(), "python": sys.version.split()[0]}
         print(f"database: {connection.vendor}; items: {args.items:,}; load average {load()} on {os.cpu_count()} CPUs")
-        started = time.perf_counter()
-        campaign = build(args.items)
-        result["build_s"] = round(time.perf_counter() - started, 1)
-        print(f"built in {result['build_s']} s")
-        t0 = time.perf_counter()
-        state = queue_build(campaign=campaign)
-        result["queue_build_s"] = round(time.perf_counter() - t0, 2)
+        from adjudication.models import QueueState
+        from annotation.models import Campaign
+
+        campaign = Campaign.objects.filter(slug="bench").first() if args.keep else None
+        if campaign is not None and QueueState.objects.filter(campaign=campaign).exists():
+            state = QueueState.objects.get(campaign=campaign)
+            result["reused"] = True
+            print(f"reusing the database in {tmp} ({state.n_items:,} items; the stored queue as left)")
+        else:
+            started = time.perf_counter()
+            campaign = build(args.items)
+            result["build_s"] = round(time.perf_counter() - started, 1)
+            print(f"built in {result['build_s']} s")
+            t0 = time.perf_counter()
+            state = queue_build(campaign=campaign)
+            result["queue_build_s"] = round(time.perf_counter() - t0, 2)
+            print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
+                  f"{result['queue_build_s']} s (load average {load()})")
         result["queued"] = state.n_queued
-        print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
-              f"{result['queue_build_s']} s (load average {load()})")
-        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
+        pages = -(-state.n_queued // stored_queue.PAGE_SIZE)
+        # The decisions walk the undecided part of the queue (all of it on a fresh database; a reused
+        # one has the earlier runs' decisions at its start).
+        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True, decided=False).order_by("sort_key")
                       .values_list("item_id", flat=True))
-        pages = -(-len(queued) // stored_queue.PAGE_SIZE)
         env = {**os.environ, "DATABASE_URL": database_url(connection.settings_dict), "GOLDKEY_VAR_DIR": tmp,
                "DJANGO_DEBUG": "0"}
         connection.close()
@@ -349,8 +364,9 @@ def main() -> None:
     finally:
         for process in servers:
             stop_server(process)
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not args.keep:
+            connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
