@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 import protocols
@@ -448,8 +448,12 @@ def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
     # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts. The
     # item's stored entry is read with it (in its unique index).
     entry = QueueItem.objects.filter(campaign=campaign, item_id=decision.item_id)
+    # And whether any decision row but this one is above the mark (a primary-key range seek): when none
+    # is, the rows a sync would read are this decision's alone, known here without reading them.
+    others = Decision.objects.filter(id__gt=OuterRef("decisions_mark")).exclude(pk=decision.pk)
     state = QueueState.objects.select_for_update().filter(campaign=campaign).annotate(
         **{f"entry_{name}": Subquery(entry.values(name)) for name in ("pk", "queued", "blocking", "decided")},
+        others_above=Exists(others),
     ).first()
     if state is None:  # no stored queue yet: its build reads every decision
         return
@@ -465,7 +469,8 @@ def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
         # (A changed decision keeps its row. Many rows held above the mark — an imported file's decisions
         # inside one PostgreSQL transaction, all younger than the grace — are left to the next sync,
         # which reads them once, instead of each decision re-reading all before it.)
-        rows = _decision_rows(campaign, state.decisions_mark)
+        rows = (_decision_rows(campaign, state.decisions_mark) if state.others_above
+                else [(decision.pk, decision.item_id, decision.decided_at, None, True)])
         seen = {*state.decisions_seen, decision.pk}
         if not any(row[4] and row[0] not in seen for row in rows):
             state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())

@@ -15,6 +15,7 @@ logs in through the login form and times, over HTTP with keep-alive:
   - the side-by-side item page of a random queued item
   - a decision: POST keep on the current item (302 to the next undecided), then GET that item page,
     working through the queue in order as an adjudicator does
+  - the same as the item page's script makes it: one POST answered with the next item's page
 Target: p95 < 50 ms each. Every figure is printed with the load average it was measured at, and with
 the server's CPU time per request (read from /proc), which a busy machine moves much less.
 """
@@ -264,6 +265,28 @@ def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int,
     figures["decision_save"] = summary("decision save (POST keep -> 302 next)", saves)
     figures["next_item_page"] = summary("next undecided item page (after the 302)", nexts)
     figures["decision_save_and_next"] = summary("decision save + next item page", both, cpu)
+    # The item page's script: the same decision asked to answer with the next item's page (one round
+    # trip; the page's URL comes in X-Goldkey-Url), going on through the queue from where that left off.
+    ones = []
+    cpu = server_cpu(pid)
+    for _ in range(requests_n if "/items/" in path else 0):
+        token = session.cookies["csrftoken"]
+        t0 = time.perf_counter()
+        response = session.post(base + path, data={"action": "keep", "note": "", "csrfmiddlewaretoken": token},
+                                headers={"X-Goldkey-Next": "page"}, allow_redirects=False)
+        elapsed = time.perf_counter() - t0
+        if response.status_code == 204:  # every queued item is decided
+            break
+        if response.status_code == 302 and not ones:  # code from before the one-request answer
+            print("  (this server answers the decision with a redirect only: no one-request figure)")
+            break
+        if response.status_code != 200 or "X-Goldkey-Url" not in response.headers:
+            raise RuntimeError(f"POST {path} (next page): {response.status_code} {response.text[:300]}")
+        path = response.headers["X-Goldkey-Url"]
+        ones.append(elapsed)
+    if ones:
+        figures["decision_save_and_next_one_request"] = summary(
+            "decision save answered with the next page (one request)", ones, server_cpu(pid) - cpu)
     figures["queue_page_after_decisions"] = timed(
         "queue page after those decisions",
         lambda: [get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}") for _ in range(max(20, requests_n // 4))],
@@ -353,7 +376,7 @@ def main() -> None:
             servers.append(process)
             print(f"{kind} on 127.0.0.1:{port}:")
             # Each server decides its own stretch of the queue (the first server's decisions are made).
-            stretch = queued[n * (args.requests + 1):]
+            stretch = queued[n * (2 * args.requests + 2):]  # two walks of the queue per server
             result["servers"][kind] = measure(f"http://127.0.0.1:{port}", process.pid, stretch, pages, args.requests,
                                               random.Random(7))
             stop_server(process)
