@@ -321,8 +321,9 @@ def test_a_decision_answered_with_the_next_page_runs_fewer_queries_than_the_post
                                    headers={"X-Goldkey-Next": "page"})
         assert response.status_code == 200 and response["X-Goldkey-Url"].endswith(f"/items/{third}/")
         counts.append(len(queries))
-        # The session, user, campaign, role and queue-state reads once, not twice.
-        assert len(queries) == post + get - 5, (post, get, [q["sql"] for q in queries.captured_queries])
+        # The session, user, campaign, role and queue-state reads once, not twice (on PostgreSQL also the
+        # second read of the decision held above the mark by COMMIT_GRACE).
+        assert len(queries) <= post + get - 5, (post, get, [q["sql"] for q in queries.captured_queries])
     assert counts[0] == counts[1], counts
 
 
