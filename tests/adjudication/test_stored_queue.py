@@ -303,8 +303,7 @@ def test_the_adjudication_pages_run_no_more_queries_than_these(client, small_and
     assert _one(client, "get", queue) <= 6
     assert _one(client, "get", item) <= 9  # undecided, no council: no decision, history or ballots to read
     # 14 queries and the transaction's two statements (a savepoint and its release inside the test's);
-    # on PostgreSQL the decision's own record and the sync after it read the rows of the last seconds
-    # (COMMIT_GRACE) and find them applied.
+    # on PostgreSQL the sync after it reads the new decision again (COMMIT_GRACE) and finds it applied.
     assert _one(client, "post", item, {"action": "keep"}) <= (16 if connection.vendor == "sqlite" else 18)
 
 
