@@ -1,6 +1,6 @@
 """The adjudicator's pages over HTTP on a 100,000-item double-annotated campaign: prints p50/p95/max.
 
-    .venv/bin/python bench/adjudicate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json]
+    .venv/bin/python bench/adjudicate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json] [--keep DIR]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey .venv/bin/python bench/adjudicate_bench.py
 
 Builds a throw-away test database (a SQLite file in a temporary folder by default; with DATABASE_URL
