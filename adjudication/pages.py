@@ -167,10 +167,11 @@ def _queue_panels(campaign: Campaign, spec, state: QueueState, counts: stored_qu
 
 
 def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
-              where: stored_queue.QueueFilter | None = None) -> dict | None:
+              where: stored_queue.QueueFilter | None = None, state: QueueState | None = None) -> dict | None:
     """The side-by-side page of one item; its previous and next follow the queue under `where` (the
-    filter the adjudicator came from), its position is its place in the whole queue."""
-    state = queue_sync(campaign=campaign)
+    filter the adjudicator came from), its position is its place in the whole queue. `state`: the queue
+    state as this request already synced it (a decision's answer with the next item's page)."""
+    state = state or queue_sync(campaign=campaign)
     stored = stored_queue.row(campaign, item_id, with_item=True)
     if stored is None:
         return None
@@ -239,10 +240,11 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     }
 
 
-def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None) -> int | None:
+def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None,
+                   state: QueueState | None = None) -> int | None:
     """Where the adjudicator goes after deciding `after`: the next undecided queued item (passing `where`,
-    the filter they came from), or None."""
-    state = queue_sync(campaign=campaign)
+    the filter they came from), or None. `state`: the queue state as this request already synced it."""
+    state = state or queue_sync(campaign=campaign)
     if where and where.band:  # only where the queue page offers the band filter
         where = _allowed_filter(where, _bands_open(protocols.get(campaign.protocol), state, _counts(campaign, state)))
     return stored_queue.next_undecided(campaign, after=after, where=where)

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 import protocols
 from adjudication import charts, exports, pages, selectors
 from adjudication.agreement import campaign_agreement
-from adjudication.services import decision_save
+from adjudication.services import decision_save, queue_sync
 from annotation.access import get_unblinded_campaign
 from goldkey import roles
 from goldkey.errors import ApplicationError
@@ -131,12 +131,20 @@ def queue_page(request, campaign):
     return render(request, "adjudication/queue.html", {"campaign": campaign, **view})
 
 
+# The item page's script asks with this header for the next item's page as the POST's own answer (one
+# round trip, not a redirect and a second request); the answer names that page's URL in NEXT_PAGE_URL,
+# which the script puts in the address bar (after the last item: 204 and the queue page's URL, which the
+# script opens). A plain form post still gets the redirect.
+NEXT_PAGE_HEADER = "X-Goldkey-Next"
+NEXT_PAGE_URL = "X-Goldkey-Url"
+
+
 @campaign_page
 @require_http_methods(["GET", "POST"])
 def item_page(request, campaign, item_id: int):
     reveal = request.GET.get("reveal") == "1"
     where = _queue_filter(request, campaign)
-    errors, status = [], 200
+    errors, status, state = [], 200, None
     if request.method == "POST":
         item = selectors.campaign_item(campaign, item_id)
         if item is None:
@@ -156,12 +164,21 @@ def item_page(request, campaign, item_id: int):
             messages.success(request, f"{item.external_id}: {request.POST.get('action')} recorded.")
             # The next undecided item within the filter the adjudicator came from (the band only where
             # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
-            next_id = pages.next_undecided(campaign, after=item.id, where=where)
-            if next_id is None:
-                return redirect(reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where))
-            return redirect(f"{pages.item_link(campaign)}{next_id}/{pages.item_query(where, reveal=reveal)}")
-    view = pages.item_view(campaign, item_id, reveal=reveal, where=where)
+            state = queue_sync(campaign=campaign)  # once for this request: the next item's page reads it too
+            next_id = pages.next_undecided(campaign, after=item.id, where=where, state=state)
+            inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
+            if next_id is None:  # every item is decided: the queue page (the script goes there itself)
+                queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
+                return HttpResponse(status=204, headers={NEXT_PAGE_URL: queue_url}) if inline else redirect(queue_url)
+            next_url = f"{pages.item_link(campaign)}{next_id}/{pages.item_query(where, reveal=reveal)}"
+            if not inline:
+                return redirect(next_url)
+            item_id = next_id
+    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state)
     if view is None:
         raise Http404("no such item in this campaign")
     context = {"campaign": campaign, "errors": errors, "reveal": reveal, "posted": request.POST if errors else None, **view}
-    return render(request, "adjudication/item.html", context, status=status)
+    response = render(request, "adjudication/item.html", context, status=status)
+    if state is not None:  # the decision was saved: this is the next item's page
+        response[NEXT_PAGE_URL] = next_url
+    return response

@@ -1,6 +1,6 @@
 """The adjudicator's pages over HTTP on a 100,000-item double-annotated campaign: prints p50/p95/max.
 
-    .venv/bin/python bench/adjudicate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json]
+    .venv/bin/python bench/adjudicate_bench.py [--items 100000] [--requests 200] [--servers runserver,gunicorn] [--json] [--keep DIR]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey .venv/bin/python bench/adjudicate_bench.py
 
 Builds a throw-away test database (a SQLite file in a temporary folder by default; with DATABASE_URL
@@ -15,6 +15,7 @@ logs in through the login form and times, over HTTP with keep-alive:
   - the side-by-side item page of a random queued item
   - a decision: POST keep on the current item (302 to the next undecided), then GET that item page,
     working through the queue in order as an adjudicator does
+  - the same as the item page's script makes it: one POST answered with the next item's page
 Target: p95 < 50 ms each. Every figure is printed with the load average it was measured at, and with
 the server's CPU time per request (read from /proc), which a busy machine moves much less.
 """
@@ -264,6 +265,28 @@ def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int,
     figures["decision_save"] = summary("decision save (POST keep -> 302 next)", saves)
     figures["next_item_page"] = summary("next undecided item page (after the 302)", nexts)
     figures["decision_save_and_next"] = summary("decision save + next item page", both, cpu)
+    # The item page's script: the same decision asked to answer with the next item's page (one round
+    # trip; the page's URL comes in X-Goldkey-Url), going on through the queue from where that left off.
+    ones = []
+    cpu = server_cpu(pid)
+    for _ in range(requests_n if "/items/" in path else 0):
+        token = session.cookies["csrftoken"]
+        t0 = time.perf_counter()
+        response = session.post(base + path, data={"action": "keep", "note": "", "csrfmiddlewaretoken": token},
+                                headers={"X-Goldkey-Next": "page"}, allow_redirects=False)
+        elapsed = time.perf_counter() - t0
+        if response.status_code == 204:  # every queued item is decided
+            break
+        if response.status_code == 302 and not ones:  # code from before the one-request answer
+            print("  (this server answers the decision with a redirect only: no one-request figure)")
+            break
+        if response.status_code != 200 or "X-Goldkey-Url" not in response.headers:
+            raise RuntimeError(f"POST {path} (next page): {response.status_code} {response.text[:300]}")
+        path = response.headers["X-Goldkey-Url"]
+        ones.append(elapsed)
+    if ones:
+        figures["decision_save_and_next_one_request"] = summary(
+            "decision save answered with the next page (one request)", ones, server_cpu(pid) - cpu)
     figures["queue_page_after_decisions"] = timed(
         "queue page after those decisions",
         lambda: [get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}") for _ in range(max(20, requests_n // 4))],
@@ -287,9 +310,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="timed requests per page")
     parser.add_argument("--servers", default="runserver,gunicorn", help="comma-separated: runserver, gunicorn")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object at the end")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build the database in DIR and keep it (SQLite: DIR/bench.sqlite3; PostgreSQL: test_<name>); "
+                             "a later run with the same DIR reuses it and times the next undecided stretch of the queue")
     args = parser.parse_args()
 
-    tmp = tempfile.mkdtemp(prefix="goldkey-adjudicate-bench-")
+    tmp = args.keep or tempfile.mkdtemp(prefix="goldkey-adjudicate-bench-")
+    Path(tmp).mkdir(parents=True, exist_ok=True)
     # The project's own var/ folder (and its database) stays untouched: everything lives in `tmp`.
     os.environ["GOLDKEY_VAR_DIR"] = tmp
     import django
@@ -299,7 +326,7 @@ def main() -> None:
 
     if connection.vendor == "sqlite":
         connection.settings_dict["TEST"]["NAME"] = str(Path(tmp) / "bench.sqlite3")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=bool(args.keep))
     servers = []
     try:
         from adjudication import stored_queue
@@ -308,19 +335,30 @@ def main() -> None:
 
         result = {"items": args.items, "database": connection.vendor, "cpus": os.cpu_count(), "python": sys.version.split()[0]}
         print(f"database: {connection.vendor}; items: {args.items:,}; load average {load()} on {os.cpu_count()} CPUs")
-        started = time.perf_counter()
-        campaign = build(args.items)
-        result["build_s"] = round(time.perf_counter() - started, 1)
-        print(f"built in {result['build_s']} s")
-        t0 = time.perf_counter()
-        state = queue_build(campaign=campaign)
-        result["queue_build_s"] = round(time.perf_counter() - t0, 2)
+        from adjudication.models import QueueState
+        from annotation.models import Campaign
+
+        campaign = Campaign.objects.filter(slug="bench").first() if args.keep else None
+        if campaign is not None and QueueState.objects.filter(campaign=campaign).exists():
+            state = QueueState.objects.get(campaign=campaign)
+            result["reused"] = True
+            print(f"reusing the database in {tmp} ({state.n_items:,} items; the stored queue as left)")
+        else:
+            started = time.perf_counter()
+            campaign = build(args.items)
+            result["build_s"] = round(time.perf_counter() - started, 1)
+            print(f"built in {result['build_s']} s")
+            t0 = time.perf_counter()
+            state = queue_build(campaign=campaign)
+            result["queue_build_s"] = round(time.perf_counter() - t0, 2)
+            print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
+                  f"{result['queue_build_s']} s (load average {load()})")
         result["queued"] = state.n_queued
-        print(f"stored queue built once: {state.n_queued:,} of {state.n_items:,} items queued in "
-              f"{result['queue_build_s']} s (load average {load()})")
-        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True).order_by("sort_key")
+        pages = -(-state.n_queued // stored_queue.PAGE_SIZE)
+        # The decisions walk the undecided part of the queue (all of it on a fresh database; a reused
+        # one has the earlier runs' decisions at its start).
+        queued = list(QueueItem.objects.filter(campaign=campaign, queued=True, decided=False).order_by("sort_key")
                       .values_list("item_id", flat=True))
-        pages = -(-len(queued) // stored_queue.PAGE_SIZE)
         env = {**os.environ, "DATABASE_URL": database_url(connection.settings_dict), "GOLDKEY_VAR_DIR": tmp,
                "DJANGO_DEBUG": "0"}
         connection.close()
@@ -338,7 +376,7 @@ def main() -> None:
             servers.append(process)
             print(f"{kind} on 127.0.0.1:{port}:")
             # Each server decides its own stretch of the queue (the first server's decisions are made).
-            stretch = queued[n * (args.requests + 1):]
+            stretch = queued[n * (2 * args.requests + 2):]  # two walks of the queue per server
             result["servers"][kind] = measure(f"http://127.0.0.1:{port}", process.pid, stretch, pages, args.requests,
                                               random.Random(7))
             stop_server(process)
@@ -349,8 +387,9 @@ def main() -> None:
     finally:
         for process in servers:
             stop_server(process)
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not args.keep:
+            connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

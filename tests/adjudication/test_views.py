@@ -1,6 +1,8 @@
 """Adjudication pages: who may open them, what they show, decisions through the form, and a constant
 number of queries whatever the campaign size."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -90,6 +92,66 @@ def test_keep_through_the_form_records_the_author_and_moves_to_the_next_undecide
     assert response["Location"] == item_url(small_campaign, "conv-1:v1b3")
     decision = Decision.objects.get()
     assert (decision.item.external_id, decision.action, decision.decided_by) == ("conv-1:v1c4", "keep", author)
+
+
+def test_keep_asked_for_the_next_page_answers_with_that_page_and_its_url(client, small_campaign, author):
+    client.force_login(author)
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "keep", "note": ""},
+                           headers={"X-Goldkey-Next": "page"})
+    assert response.status_code == 200
+    assert response["X-Goldkey-Url"] == item_url(small_campaign, "conv-1:v1b3")
+    html = response.content.decode()
+    assert "<h1>conv-1:v1b3</h1>" in html and "conv-1:v1c4: keep recorded." in html
+    # The same page a GET of that URL shows (but for the message, shown once, and the CSRF token's mask).
+    again = client.get(item_url(small_campaign, "conv-1:v1b3")).content.decode()
+    assert "keep recorded" not in again
+
+    def strip(page: str) -> str:
+        return re.sub(r'value="[^"]{64}"', "", re.sub(r'<ul class="messages">.*?</ul>', "", page))
+
+    assert strip(html) == strip(again)
+    decision = Decision.objects.get()
+    assert (decision.item.external_id, decision.action, decision.decided_by) == ("conv-1:v1c4", "keep", author)
+
+
+def test_the_next_page_asked_for_keeps_the_filter_and_reveal_of_the_page_it_came_from(client, small_campaign, author):
+    client.force_login(author)
+    query = "?reason=q1_disagreement&reveal=1"
+    first = client.get(item_url(small_campaign, "conv-1:v1b3") + query)
+    assert first.status_code == 200
+    response = client.post(item_url(small_campaign, "conv-1:v1b3") + query, {"action": "keep"},
+                           headers={"X-Goldkey-Next": "page"})
+    plain = client.post(item_url(small_campaign, "conv-1:v1b3") + query, {"action": "keep"})
+    assert response.status_code == 200 and plain.status_code == 302
+    assert response["X-Goldkey-Url"] == plain["Location"]
+    assert "annotator A (ann_a)" in response.content.decode()
+
+
+def test_the_last_decision_asked_for_the_next_page_names_the_queue_and_renders_nothing(client, small_campaign, author):
+    client.force_login(author)
+    client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": "not stated"})
+    client.post(item_url(small_campaign, "conv-1:v1b3"), {"action": "keep"})
+    response = client.post(item_url(small_campaign, "conv-1:v1b5"), {"action": "keep"}, headers={"X-Goldkey-Next": "page"})
+    assert response.status_code == 204 and response["X-Goldkey-Url"] == queue_url(small_campaign)
+    assert "conv-1:v1b5: keep recorded." in client.get(queue_url(small_campaign)).content.decode()  # kept for it
+
+
+def test_a_refused_decision_asked_for_the_next_page_shows_this_item_with_the_reason(client, small_campaign, author):
+    client.force_login(author)
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "drop", "note": ""},
+                           headers={"X-Goldkey-Next": "page"})
+    html = response.content.decode()
+    assert response.status_code == 400 and "needs a note" in html and "<h1>conv-1:v1c4</h1>" in html
+    assert "X-Goldkey-Url" not in response and not Decision.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["annotator_a", "outsider"])
+def test_annotators_and_outsiders_asking_for_the_next_page_are_refused_and_decide_nothing(
+        client, small_campaign, persona, request):
+    client.force_login(request.getfixturevalue(persona))
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "keep"}, headers={"X-Goldkey-Next": "page"})
+    assert response.status_code == 403 and "X-Goldkey-Url" not in response
+    assert "conv-1:v1b3" not in response.content.decode() and not Decision.objects.exists()
 
 
 def test_drop_without_a_note_is_refused_with_the_reason_on_the_page(client, small_campaign, author):
