@@ -127,10 +127,12 @@ class Enrollment(models.Model):
 class Assignment(models.Model):
     """Item `item` is the annotator's `position`-th item (a seeded permutation, stored)."""
 
-    # No index of its own: both unique pairs below lead with the enrollment and serve every lookup by
-    # it, and each index is one more B-tree that `campaign_create` fills with a row per assignment.
+    # Neither has an index of its own: the unique pair (enrollment, position) serves every lookup by the
+    # enrollment (and the cascade), the pair (item, enrollment) every lookup by the item (protecting it
+    # from deletion), and each index is one more B-tree that `campaign_create` fills with a row per
+    # assignment.
     enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="assignments", db_index=False)
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments", db_index=False)
     position = models.PositiveIntegerField()
     crisis = models.BooleanField(default=False)
     # Copies of the answer's phase flags, written by answer_save in the transaction that sets the
@@ -142,7 +144,7 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["enrollment", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["enrollment", "item"], name="assignment_unique_item"),
+            models.UniqueConstraint(fields=["item", "enrollment"], name="assignment_unique_item"),
             models.UniqueConstraint(fields=["enrollment", "position"], name="assignment_unique_position"),
         ]
         indexes = [

@@ -142,6 +142,10 @@ def campaign_create(
         columns["crisis"] += [i in crisis_ids for i in order] if crisis_ids else [False] * n
         columns["phase1_done"] += [False] * n
         columns["phase2_done"] += [False] * n
+    # The rows go in grouped by enrollment, in position order: the primary key, the (enrollment,
+    # position) pair and both partial indexes then only grow at their end (four of the five B-trees),
+    # and an assignment's id, which its annotator sees in the API, follows their own order and says
+    # nothing of the items' (in item order it would rank the hidden external ids).
     # One stream for every assignment (COPY on PostgreSQL), given column by column: a model instance,
     # or even a dict, per assignment was most of the Python time at 100,000 items. The values are
     # built here from validated ids, and the database's constraints still check every row.
