@@ -132,7 +132,11 @@ def test_resume_is_an_index_scan_without_the_answers_on_postgresql(db, annotator
         cursor.execute("ANALYZE annotation_answer")
         cursor.execute(f"EXPLAIN {_resume_sql(enrollment)}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "annotation_answer" not in plan and "Seq Scan" not in plan, plan
+    # What grows with progress is the answers and the assignments: neither may be scanned. The skip table
+    # is left out of the claim: how it is read depends on how many skips the database holds (a handful
+    # left by earlier tests makes a sequential scan of it the cheaper plan), not on progress.
+    assert "annotation_answer" not in plan, plan
+    assert "Seq Scan on annotation_assignment" not in plan, plan
     assert "assignment_open_phase1" in plan, plan
 
 
