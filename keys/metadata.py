@@ -320,10 +320,15 @@ def _semver(version: str) -> str | None:
 
 
 def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
-    """The Croissant data type of one column from the types of its values (and whether it is a list);
-    None for a column holding JSON objects, which Croissant cannot type. Works on sets of types: a
-    column of a 100,000-item key is read once, at C speed (and the elements of its lists too, when
-    all its values are lists or null: the ones a release has)."""
+    """The Croissant data type of one column (and whether it is a list); None for a column holding
+    JSON objects, which Croissant cannot type."""
+    return _type_of(*_value_types(records, name))
+
+
+def _value_types(records: list[dict], name: str) -> tuple[set, set]:
+    """The types of a column's values and of its lists' elements, nulls left out. Works on sets of
+    types: a column of a 100,000-item key is read once, at C speed (and the elements of its lists too,
+    when all its values are lists or null: the ones a release has)."""
     values = list(map(dict.get, records, repeat(name)))  # record.get(name) for each record, in C
     types = set(map(type, values)) - {NoneType}
     elements: set = set()
@@ -331,6 +336,11 @@ def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
         # filter(None, ...) leaves out the nulls and the empty lists, which hold no element.
         lists = filter(None, values) if types == {list} else (v for v in values if type(v) is list)
         elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
+    return types, elements
+
+
+def _type_of(types: set, elements: set) -> tuple[str, bool] | None:
+    """The one rule from a column's value types (and its lists' element types) to its Croissant type."""
     if dict in types or elements & {dict, list}:
         return None
     repeated = types == {list}

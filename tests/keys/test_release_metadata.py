@@ -348,22 +348,12 @@ def test_croissant_from_the_shared_rows_of_the_trail_tables_is_croissant_from_ev
     assert metadata.croissant(data, files, metadata.croissant_tables(parts)) == metadata.croissant(data, files, metadata.trail_tables(data))
 
 
-def _plain_column_type(records: list[dict], name: str):
-    """The column type as the rule says it, one value at a time."""
+def _plain_value_types(records: list[dict], name: str) -> tuple[set, set]:
+    """A column's value types and its lists' element types, one value at a time."""
     values = [r.get(name) for r in records]
     types = {type(v) for v in values} - {type(None)}
     elements = {type(x) for v in values if isinstance(v, list) for x in v} - {type(None)}
-    if dict in types or elements & {dict, list}:
-        return None
-    repeated = types == {list}
-    base = elements if repeated else types
-    if base == {bool}:
-        return "sc:Boolean", repeated
-    if base == {int}:
-        return "sc:Integer", repeated
-    if base and base <= {int, float}:
-        return "sc:Float", repeated
-    return "sc:Text", repeated
+    return types, elements
 
 
 @pytest.mark.parametrize("column", [
@@ -383,7 +373,8 @@ def _plain_column_type(records: list[dict], name: str):
 ])
 def test_a_column_type_is_the_one_its_values_give_one_by_one(column):
     records = [{"c": value} for value in column] + [{}]
-    assert metadata._column_type(records, "c") == _plain_column_type(records, "c")
+    assert metadata._value_types(records, "c") == _plain_value_types(records, "c")
+    assert metadata._column_type(records, "c") == metadata._type_of(*_plain_value_types(records, "c"))
 
 
 def test_record_fields_with_a_field_every_record_carries_are_the_fields_of_the_full_records():
@@ -392,3 +383,21 @@ def test_record_fields_with_a_field_every_record_carries_are_the_fields_of_the_f
     assert metadata._record_fields("s", "f", records, extra) == metadata._record_fields(
         "s", "f", [{**r, **extra} for r in records]
     )
+
+
+@pytest.mark.parametrize(("column", "expected"), [
+    ([["a", "b"], None, []], ("sc:Text", True)),
+    ([[1, 2], None], ("sc:Integer", True)),
+    ([[1, 2.5], [None]], ("sc:Float", True)),
+    ([[True], [False]], ("sc:Boolean", True)),
+    ([[], None], ("sc:Text", True)),  # no element at all: the rule falls back to text
+    ([["a"], "b"], ("sc:Text", False)),  # a list beside a text is mixed
+    ([1, 2.0], ("sc:Float", False)),
+    ([True, 1], ("sc:Text", False)),  # bool is not an integer here
+    ([None, None], ("sc:Text", False)),
+    ([[{"a": 1}]], None),  # objects: Croissant cannot type them
+    ([[[1]]], None),
+    ([{"b": 1}], None),
+])
+def test_a_column_type_by_hand(column, expected):
+    assert metadata._column_type([{"c": value} for value in column], "c") == expected
