@@ -137,7 +137,13 @@ def test_resume_is_an_index_scan_without_the_answers_on_postgresql(db, annotator
     # left by earlier tests makes a sequential scan of it the cheaper plan), not on progress.
     assert "annotation_answer" not in plan, plan
     assert "Seq Scan on annotation_assignment" not in plan, plan
-    assert "assignment_open_phase1" in plan, plan
+    if answered > 1:
+        # Past the first items only the partial index of open assignments keeps the answered ones out.
+        assert "assignment_open_phase1" in plan, plan
+    else:
+        # With one item answered, the (enrollment, position) pair walks no answered rows either, and the
+        # planner takes either index by a hair's difference in cost.
+        assert "Index Scan using assignment_open_phase1" in plan or "Index Scan using assignment_unique_position" in plan, plan
 
 
 def test_the_migration_fills_the_flags_from_the_answers(db, annotator_a, annotator_b):
