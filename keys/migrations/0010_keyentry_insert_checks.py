@@ -5,7 +5,9 @@ carries the id of a frozen key's entry (INSERT OR REPLACE deletes the row it lan
 delete trigger). The older replace check also looked for a frozen row with the same (key_id,
 external_id): such a row belongs to the insert's own key, which is then frozen, so the first test
 already refuses it. The id test stays unguarded: SQLite gives NEW.id as -1, not NULL, when the insert
-names no id, and -1 is also an id one could name.
+names no id, and -1 is also an id one could name. UPDATE OR REPLACE deletes the same way: an update
+may not move a row onto the id of a frozen key's entry, nor a key row onto a frozen key's id or version
+(a key row taking a frozen key's id would have kept its entries and release under a draft).
 
 PostgreSQL: inserts were checked by a PL/pgSQL call per row; now by one AFTER INSERT statement trigger
 over the statement's new rows (a transition table, filled by COPY too), which aborts the statement if
@@ -38,10 +40,32 @@ SQLITE_FORWARD = [
             OR EXISTS (SELECT 1 FROM {ENTRY} e JOIN {KEY} k ON k.id = e.key_id
                        WHERE e.id = NEW.id AND k.status = 'frozen')
         BEGIN SELECT RAISE(ABORT, '{MESSAGE}: entry'); END""",
+    "DROP TRIGGER IF EXISTS keyentry_frozen_no_update",
+    f"""CREATE TRIGGER keyentry_frozen_no_update BEFORE UPDATE ON {ENTRY}
+        FOR EACH ROW WHEN (SELECT status FROM {KEY} WHERE id = OLD.key_id) = 'frozen'
+                       OR (SELECT status FROM {KEY} WHERE id = NEW.key_id) = 'frozen'
+                       OR (NEW.id <> OLD.id AND EXISTS (SELECT 1 FROM {ENTRY} e JOIN {KEY} k ON k.id = e.key_id
+                                                       WHERE e.id = NEW.id AND k.status = 'frozen'))
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}: entry'); END""",
+    "DROP TRIGGER IF EXISTS goldkey_frozen_no_update",
+    f"""CREATE TRIGGER goldkey_frozen_no_update BEFORE UPDATE ON {KEY}
+        FOR EACH ROW WHEN OLD.status = 'frozen'
+            OR EXISTS (SELECT 1 FROM {KEY} k WHERE k.id <> OLD.id AND (k.id = NEW.id OR k.version = NEW.version)
+                       AND k.status = 'frozen')
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}: key row'); END""",
 ]
-# The two triggers as adjudication 0003 and keys 0002 created them.
+# The triggers as adjudication 0003 and keys 0002 created them.
 SQLITE_BACKWARD = [
     "DROP TRIGGER IF EXISTS keyentry_frozen_no_insert",
+    "DROP TRIGGER IF EXISTS keyentry_frozen_no_update",
+    "DROP TRIGGER IF EXISTS goldkey_frozen_no_update",
+    f"""CREATE TRIGGER goldkey_frozen_no_update BEFORE UPDATE ON {KEY}
+        FOR EACH ROW WHEN OLD.status = 'frozen'
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}: key row'); END""",
+    f"""CREATE TRIGGER keyentry_frozen_no_update BEFORE UPDATE ON {ENTRY}
+        FOR EACH ROW WHEN (SELECT status FROM {KEY} WHERE id = OLD.key_id) = 'frozen'
+                       OR (SELECT status FROM {KEY} WHERE id = NEW.key_id) = 'frozen'
+        BEGIN SELECT RAISE(ABORT, '{MESSAGE}: entry'); END""",
     f"""CREATE TRIGGER keyentry_frozen_no_insert BEFORE INSERT ON {ENTRY}
         FOR EACH ROW WHEN (SELECT status FROM {KEY} WHERE id = NEW.key_id) = 'frozen'
         BEGIN SELECT RAISE(ABORT, '{MESSAGE}: entry'); END""",

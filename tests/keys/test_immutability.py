@@ -119,6 +119,20 @@ def test_insert_or_replace_cannot_land_on_a_frozen_keys_entry(frozen_key, draft)
 
 
 @sqlite_only
+def test_update_or_replace_cannot_land_on_a_frozen_key_or_its_entries(frozen_key, draft):
+    entry = frozen_key.entries.order_by("id").first()
+    before = rows_of(frozen_key)
+    refused(lambda: sql("UPDATE OR REPLACE adjudication_keyentry SET id = %s WHERE id = %s",
+                        [entry.pk, draft.entries.first().pk]))
+    # A draft key row taking a frozen key's id would keep its entries and release under a draft.
+    refused(lambda: sql("UPDATE OR REPLACE adjudication_goldkey SET id = %s WHERE id = %s", [frozen_key.pk, draft.pk]))
+    refused(lambda: sql("UPDATE OR REPLACE adjudication_goldkey SET version = %s WHERE id = %s",
+                        [frozen_key.version, draft.pk]))
+    assert rows_of(frozen_key) == before
+    assert GoldKey.objects.get(pk=frozen_key.pk).is_frozen
+
+
+@sqlite_only
 def test_insert_or_replace_still_rewrites_a_draft_keys_entry(frozen_key, draft):
     entry = draft.entries.order_by("id").first()
     values = "'aligned', '[]', %s, '', NULL, 'kept_unanimous')"
@@ -194,8 +208,10 @@ def test_draft_keys_stay_editable(key_campaign, author):
     KeyEntry.objects.filter(key=draft).update(quote="editable")
     draft.notes = "still a draft"
     draft.save()
+    draft.version = "TWIST-test-draft-2"  # a version no frozen key holds
+    draft.save()
     draft.delete()
-    assert not GoldKey.objects.filter(version="TWIST-test-draft").exists()
+    assert not GoldKey.objects.filter(version__startswith="TWIST-test-draft").exists()
 
 
 def test_frozen_key_is_read_only_in_the_admin(client, admin_user, frozen_key):
