@@ -148,8 +148,8 @@ def _sqlite_statements(table: str, columns: str, width: int, rows: list[Sequence
     page the statement changes, so that a RAISE undoes that statement alone). With one statement per
     row, that copied the 4-5 pages each row touches: about 1,000,000 page copies for a 100,000-entry
     key, written to a temporary file once an enclosing savepoint's journal had spilled there (as in a
-    freeze), which was half of the insert. With as many rows per statement as SQLite's 999 parameters
-    allow, a page is copied once per statement. One statement shape serves every chunk, the last one
+    freeze), which was half of the insert. With as many rows per statement as Django lets SQLite bind (999
+    parameters), a page is copied once per statement. One statement shape serves every chunk, the last one
     too (constant in queries whatever the size): each row comes with a flag, 1, and the last statement
     is filled up with rows flagged 0, which its WHERE leaves out. Same rows, in the same order (so the
     same ids), the same constraints and triggers."""
