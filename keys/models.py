@@ -68,7 +68,9 @@ class Provenance(models.TextChoices):
 class KeyEntry(models.Model):
     """One item of a key, with its final gold. Every field here is covered by the key's hash."""
 
-    key = models.ForeignKey(GoldKey, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: the unique (key, external_id) pair leads with key_id and serves every lookup
+    # by key; a second index only cost each of a freeze's 100,000 inserts.
+    key = models.ForeignKey(GoldKey, on_delete=models.CASCADE, related_name="entries", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="key_entries")
     external_id = models.CharField(max_length=120)
     gold = models.CharField(max_length=30)  # TWIST gold type or Lapse label

@@ -14,10 +14,12 @@ import importlib
 _keys = importlib.import_module("adjudication.migrations.0003_keys_immutability")
 _sealed = importlib.import_module("keys.migrations.0002_sealed_campaign_triggers")
 _releases = importlib.import_module("keys.migrations.0003_releases")
+# Replaces the entries' insert checks of the two above (its backward statements put them back).
+_entry_inserts = importlib.import_module("keys.migrations.0010_keyentry_insert_checks")
 KEY, ENTRY, MESSAGE = _keys.KEY, _keys.ENTRY, _keys.MESSAGE
 SEALED_MESSAGE = _sealed.MESSAGE
 RELEASE_MESSAGE = _releases.MESSAGE
-_MIGRATIONS = (_keys, _sealed, _releases)
+_MIGRATIONS = (_keys, _sealed, _releases, _entry_inserts)
 # Every migration's triggers, installed in migration order and removed in reverse.
 STATEMENTS = {
     vendor: (

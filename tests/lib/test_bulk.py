@@ -121,3 +121,20 @@ def test_json_texts_are_json_dumps_of_each_value_also_where_a_list_holds_the_sep
     ]
     for values in columns:
         assert json_texts(values) == [None if v is None else json.dumps(v) for v in values]
+
+
+def test_sqlite_writes_many_rows_per_statement_in_order_in_one_query_whatever_the_size():
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL gets COPY")
+    from django.test.utils import CaptureQueriesContext
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    per = connection.features.max_query_params // (len(insert_columns(Item)) + 1)  # rows per statement
+    assert per > 1
+    for n in (1, per - 1, per, per + 1, 2 * per + 3):
+        names = [f"n{n}-{i:04d}" for i in range(n)]
+        with CaptureQueriesContext(connection) as queries:
+            assert bulk_insert(Item, [_row(item_set, name, request=name) for name in names]) == n
+        assert sum("INSERT INTO" in q["sql"] for q in queries.captured_queries) == 1
+        stored = list(Item.objects.filter(external_id__startswith=f"n{n}-").order_by("id").values_list("external_id", "request"))
+        assert stored == [(name, name) for name in names]  # every row once (none of the filler), ids in order
