@@ -16,10 +16,13 @@ _sealed = importlib.import_module("keys.migrations.0002_sealed_campaign_triggers
 _releases = importlib.import_module("keys.migrations.0003_releases")
 # Replaces the entries' insert checks of the two above (its backward statements put them back).
 _entry_inserts = importlib.import_module("keys.migrations.0010_keyentry_insert_checks")
+# Seals the enrollments and assignments, and refuses an update onto a sealed row (its backward statements
+# put keys 0002's update triggers back).
+_trail_rows = importlib.import_module("keys.migrations.0011_sealed_trail_rows_stay_put")
 KEY, ENTRY, MESSAGE = _keys.KEY, _keys.ENTRY, _keys.MESSAGE
 SEALED_MESSAGE = _sealed.MESSAGE
 RELEASE_MESSAGE = _releases.MESSAGE
-_MIGRATIONS = (_keys, _sealed, _releases, _entry_inserts)
+_MIGRATIONS = (_keys, _sealed, _releases, _entry_inserts, _trail_rows)
 # Every migration's triggers, installed in migration order and removed in reverse.
 STATEMENTS = {
     vendor: (

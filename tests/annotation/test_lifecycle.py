@@ -5,12 +5,13 @@ import threading
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 
 from adjudication.models import Decision, DecisionRevision
 from adjudication.services import decision_save
-from annotation.models import Answer, AnswerRevision, Assignment, Campaign
+from annotation.models import Answer, AnswerRevision, Assignment, Campaign, Enrollment
 from annotation.services import answer_save, campaign_close, enrollment_submit
 from goldkey.errors import ApplicationError, NotAllowed
 from items.models import Item
@@ -177,6 +178,103 @@ def test_insert_or_replace_cannot_turn_a_frozen_key_back_into_a_draft(frozen):
         "history_turns, provenance FROM adjudication_keyentry WHERE key_id = %s LIMIT 1", [key.pk]))
     key.refresh_from_db()
     assert key.status == GoldKey.Status.FROZEN
+
+
+sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="SQLite only: UPDATE OR REPLACE is SQLite's statement")
+
+
+@pytest.fixture
+def open_campaign(frozen, author, annotator_b):
+    """A second campaign beside the frozen one: closed, not frozen (its rows may still change)."""
+    return make_campaign(slug="open", n=3, annotators=[author, annotator_b])
+
+
+@sqlite_only
+@pytest.mark.parametrize("table, campaign_of", [
+    ("annotation_answer", "assignment__enrollment__campaign"),
+    ("annotation_answerrevision", "answer__assignment__enrollment__campaign"),
+    ("adjudication_decision", "campaign"),
+    ("adjudication_decisionrevision", "decision__campaign"),
+    ("annotation_enrollment", "campaign"),
+    ("annotation_assignment", "enrollment__campaign"),
+])
+def test_update_or_replace_cannot_put_an_open_row_in_a_sealed_rows_place(frozen, open_campaign, author, table, campaign_of):
+    """UPDATE OR REPLACE deletes the row it lands on without a delete trigger: an open campaign's row given
+    a sealed row's id would have taken its place (and the sealed answers with it)."""
+    from django.apps import apps
+
+    model = next(m for m in apps.get_models() if m._meta.db_table == table)
+    if table.startswith("adjudication_"):
+        decision_save(campaign=open_campaign, item=Item.objects.filter(item_set=open_campaign.item_set).first(),
+                      action="keep", user=author)
+    sealed_id = model.objects.filter(**{campaign_of: frozen}).values_list("id", flat=True).first()
+    open_id = model.objects.filter(**{campaign_of: open_campaign}).values_list("id", flat=True).first()
+    assert sealed_id is not None
+    assert open_id is not None
+    before = model.objects.filter(**{campaign_of: frozen}).count()
+    sealed(lambda: sql(f"UPDATE OR REPLACE {table} SET id = %s WHERE id = %s", [sealed_id, open_id]))
+    assert model.objects.filter(**{campaign_of: frozen}).count() == before
+
+
+@sqlite_only
+def test_update_or_replace_cannot_put_a_campaign_in_a_frozen_campaigns_place(frozen, open_campaign):
+    sealed(lambda: sql("UPDATE OR REPLACE annotation_campaign SET id = %s WHERE id = %s", [frozen.pk, open_campaign.pk]))
+    sealed(lambda: sql("UPDATE OR REPLACE annotation_campaign SET slug = %s WHERE id = %s", [frozen.slug, open_campaign.pk]))
+    assert Campaign.objects.get(pk=frozen.pk).status == Campaign.Status.FROZEN
+
+
+def test_a_frozen_campaigns_enrollments_stay_where_they_were_sealed(frozen, open_campaign):
+    """The sealed answers name their campaign through their enrollment: moving it out would unseal them."""
+    enrollment = Enrollment.objects.filter(campaign=frozen).first()
+    sealed(lambda: Enrollment.objects.filter(pk=enrollment.pk).update(campaign=open_campaign))
+    sealed(lambda: Enrollment.objects.filter(pk=enrollment.pk).update(pseudonym="Z"))
+    sealed(lambda: Enrollment.objects.filter(pk=enrollment.pk).update(order_seed=12345))
+    sealed(lambda: Enrollment.objects.filter(pk=enrollment.pk).delete())
+    sealed(lambda: sql("UPDATE annotation_enrollment SET campaign_id = %s WHERE id = %s", [open_campaign.pk, enrollment.pk]))
+    # Nor may an open campaign's enrollment (and its answers) be moved into the frozen one.
+    other = Enrollment.objects.filter(campaign=open_campaign).first()
+    sealed(lambda: Enrollment.objects.filter(pk=other.pk).update(campaign=frozen))
+    late = get_user_model().objects.create_user("late-annotator")
+    sealed(lambda: Enrollment.objects.create(campaign=frozen, annotator=late, pseudonym="C"))
+    assert Enrollment.objects.filter(campaign=frozen).count() == 2
+    # What an annotator's pages record (a milestone) is not what the trail seals.
+    Enrollment.objects.filter(pk=enrollment.pk).update(guidelines_seen_at=enrollment.submitted_at)
+
+
+def test_a_frozen_campaigns_assignments_cannot_change(frozen, open_campaign):
+    assignment = Assignment.objects.filter(enrollment__campaign=frozen).order_by("pk").first()
+    other_item = Item.objects.filter(item_set=frozen.item_set).exclude(pk=assignment.item_id).first()
+    sealed(lambda: Assignment.objects.filter(pk=assignment.pk).update(item=other_item))
+    sealed(lambda: Assignment.objects.filter(pk=assignment.pk).update(position=999))
+    sealed(lambda: Assignment.objects.filter(pk=assignment.pk).delete())
+    sealed(lambda: sql("UPDATE annotation_assignment SET item_id = %s WHERE id = %s", [other_item.pk, assignment.pk]))
+    opened = Assignment.objects.filter(enrollment__campaign=open_campaign).first()
+    sealed(lambda: Assignment.objects.filter(pk=opened.pk).update(enrollment=assignment.enrollment))
+    sealed(lambda: Assignment.objects.create(enrollment=assignment.enrollment, item=opened.item, position=500))
+    assert Assignment.objects.get(pk=assignment.pk).item_id == assignment.item_id
+
+
+def test_a_bulk_insert_with_one_assignment_of_a_frozen_campaign_writes_nothing(frozen, open_campaign):
+    """The bulk writer (COPY on PostgreSQL, one statement trigger over its rows) is refused as a whole."""
+    from goldkey.lib.bulk import bulk_insert_columns
+
+    sealed_enrollment = Enrollment.objects.filter(campaign=frozen).first()
+    open_enrollment = Enrollment.objects.filter(campaign=open_campaign).first()
+    # Items neither enrollment has been given (the other campaign's): only the sealed row is wrong.
+    items = list(Item.objects.filter(item_set=frozen.item_set).values_list("pk", flat=True))
+    open_item = Item.objects.filter(item_set=open_campaign.item_set).values_list("pk", flat=True).first()
+    before = Assignment.objects.count()
+    columns = {"enrollment_id": [open_enrollment.pk] * 2 + [sealed_enrollment.pk], "item_id": items[:2] + [open_item],
+               "position": [700, 701, 702], "crisis": [False] * 3, "phase1_done": [False] * 3, "phase2_done": [False] * 3}
+    sealed(lambda: bulk_insert_columns(Assignment, columns))
+    assert Assignment.objects.count() == before
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="TRUNCATE exists on PostgreSQL only")
+def test_a_frozen_campaigns_enrollments_and_assignments_cannot_be_truncated(frozen):
+    sql("SET CONSTRAINTS ALL IMMEDIATE")  # TRUNCATE refuses to run beside the fixture's pending foreign-key checks
+    sealed(lambda: sql("TRUNCATE annotation_assignment CASCADE"))
+    sealed(lambda: sql("TRUNCATE annotation_enrollment CASCADE"))
 
 
 def test_a_key_is_never_inserted_already_frozen(frozen, author):
