@@ -201,10 +201,10 @@ def get_job_for_user(job_id: int, user) -> KeyJob:
     job = KeyJob.objects.select_related("campaign", "key", "result").filter(pk=job_id).first()
     if job is None:
         raise NotFound(f"no key job {job_id}")
-    if job.campaign_id and access.blind_campaigns(user).filter(pk=job.campaign_id).exists():
+    if job.key is not None:  # a freeze's draft or a derive's parent: the key page's own rule
+        get_key_for_user(job.key.version, user)
+    elif job.campaign_id and access.blind_campaigns(user).filter(pk=job.campaign_id).exists():
         raise NotFound(f"no key job {job_id}")
-    if job.key is not None:
-        get_key_for_user(job.key.version, user)  # NotFound where the key itself is hidden from the author
     return job
 
 
