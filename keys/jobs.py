@@ -9,8 +9,10 @@ existing key service, unchanged, with a progress callback). Reads for the job's 
 import logging
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -71,7 +73,9 @@ def key_job_start(
     target = _target(action=action, campaign=campaign, key=key)
     with transaction.atomic():
         now = timezone.now()
-        KeyJob.objects.filter(target=target, status__in=KeyJob.OPEN, created_at__lt=now - _abandoned_after()).update(
+        horizon = now - _abandoned_after()
+        abandoned = Q(status=Status.QUEUED, created_at__lt=horizon) | Q(status=Status.RUNNING, started_at__lt=horizon)
+        KeyJob.objects.filter(abandoned, target=target).update(
             status=Status.FAILED, finished_at=now,
             error="failed: no worker finished this job within its time limit (the worker was stopped); start it again",
         )
@@ -174,6 +178,10 @@ def key_job_run(*, job_id: int) -> KeyJob | None:
             )
     except ApplicationError as exc:
         _failed(job.pk, exc.message)
+    except SoftTimeLimitExceeded:  # the task's soft limit, raised inside the service: its transaction rolled back
+        logger.error("key job %s (%s %s) ran past its time limit", job.pk, job.action, job.version)
+        _failed(job.pk, f"failed: it ran past its time limit ({settings.KEY_JOB_TIME_LIMIT} s, KEY_JOB_TIME_LIMIT); "
+                        "nothing was written — start it again, or raise the limit")
     except Exception:  # anything else is a bug: its traceback goes to the log, never to the page
         logger.exception("key job %s (%s %s) failed unexpectedly", job.pk, job.action, job.version)
         _failed(job.pk, UNEXPECTED)
@@ -226,7 +234,10 @@ def job_progress(job: KeyJob) -> dict:
     elif job.status == Status.RUNNING:
         seconds = max(0, int((now - (job.started_at or job.created_at)).total_seconds()))
         elapsed = f"running since {_clock(job.started_at or job.created_at)} ({seconds} s)"
-        if not stages_shown():
+        if now - (job.started_at or job.created_at) > _abandoned_after():
+            note = (f"No result after {seconds} s, past the job's time limit: its worker was stopped. Start it again "
+                    "from the key page; the new start replaces this job.")
+        elif not stages_shown():
             note = "This database (SQLite) has one writer and the job holds it: the stages show on PostgreSQL."
     else:
         begun = job.started_at or job.created_at

@@ -129,6 +129,27 @@ def test_an_unexpected_error_fails_plainly_and_logs_its_traceback(draft, author,
     assert jobs.job_progress(job)["error"] == "failed: unexpected error, see the server log"
 
 
+def test_a_job_past_its_soft_time_limit_fails_saying_so(draft, author, monkeypatch, settings):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def slow(**kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(key_services, "key_freeze_draft", slow)
+    job, _ = _start_freeze(draft, author)
+    job = jobs.key_job_run(job_id=job.pk)
+    assert job.status == "failed"
+    assert job.error.startswith(f"failed: it ran past its time limit ({settings.KEY_JOB_TIME_LIMIT} s, KEY_JOB_TIME_LIMIT)")
+
+
+def test_a_job_running_past_its_time_limit_says_its_worker_was_stopped(draft, author, settings):
+    job, _ = _start_freeze(draft, author)
+    KeyJob.objects.filter(pk=job.pk).update(
+        status="running", started_at=timezone.now() - timedelta(seconds=settings.KEY_JOB_TIME_LIMIT + 61))
+    note = jobs.job_progress(KeyJob.objects.get(pk=job.pk))["note"]
+    assert "past the job's time limit: its worker was stopped" in note
+
+
 def test_a_build_and_a_derive_run_through_their_services(key_campaign, author):
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)
@@ -161,8 +182,11 @@ def test_a_job_delivered_again_after_its_worker_was_lost_runs_again(draft, autho
 
 def test_an_abandoned_job_no_longer_holds_its_target(draft, author, settings):
     old, _ = _start_freeze(draft, author)
-    KeyJob.objects.filter(pk=old.pk).update(
-        status="running", created_at=timezone.now() - timedelta(seconds=settings.KEY_JOB_TIME_LIMIT + 61))
+    long_ago = timezone.now() - timedelta(seconds=settings.KEY_JOB_TIME_LIMIT + 61)
+    # Queued long ago but started just now: still running, still holding its target.
+    KeyJob.objects.filter(pk=old.pk).update(status="running", created_at=long_ago, started_at=timezone.now())
+    assert _start_freeze(draft, author) == (old, False)
+    KeyJob.objects.filter(pk=old.pk).update(started_at=long_ago)
     new, created = _start_freeze(draft, author)
     old.refresh_from_db()
     assert created and new.pk != old.pk
