@@ -14,9 +14,10 @@ from annotation.models import Campaign
 from goldkey.errors import ApplicationError
 from goldkey.lib.admin_readonly import ReadOnlySaysWhy
 from items.admin import RoleAdminMixin
+from keys import jobs
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import Erratum, GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
+from keys.models import Erratum, GoldKey, KeyEntry, KeyJob, RunPrediction, ScoreLevelIngest, SystemRun
 
 
 class KeyEntryInline(admin.TabularInline):
@@ -89,27 +90,34 @@ class GoldKeyAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
         actions.pop("delete_selected", None)  # bulk delete would bypass the per-object check
         return actions
 
+    # The freeze and the derive run as key jobs in the worker, as from the key pages: a large key's would
+    # outlive the web server's request timeout. Each message links to its job's page.
+    def _started(self, request, selected: str, **job) -> None:
+        try:
+            started, created = jobs.key_job_start(user=request.user, **job)
+        except ApplicationError as exc:
+            self.message_user(request, f"{selected}: {exc.message}", messages.ERROR)
+            return
+        verb = "started" if created else f"already {started.status}"
+        self.message_user(request, format_html(
+            '{}: <a href="{}">{} {}</a>.', selected, reverse("keys:job", args=[started.pk]),
+            started.get_action_display(), verb,
+        ), messages.INFO)
+
     @admin.action(description="Freeze the selected draft keys (irreversible)")
     def freeze_drafts(self, request, queryset):
         for key in queryset.filter(status=GoldKey.Status.DRAFT).select_related("campaign"):
-            try:
-                frozen = key_services.key_freeze_draft(key=key, user=request.user)
-            except ApplicationError as exc:
-                self.message_user(request, f"{key.version}: {exc.message}", messages.ERROR)
-            else:
-                self.message_user(request, f"{frozen.version} frozen: {frozen.sha256}", messages.SUCCESS)
+            self._started(request, key.version, action=KeyJob.Action.FREEZE, key=key, version=key.version)
 
     @admin.action(description="Derive the next version from accepted errata")
     def derive_next_versions(self, request, queryset):
         for parent in queryset.filter(status=GoldKey.Status.FROZEN):
             try:
-                key = key_services.key_derive(
-                    parent=parent, version=key_services.next_version(parent.version), user=request.user
-                )
+                version = key_services.next_version(parent.version)
             except ApplicationError as exc:
                 self.message_user(request, f"{parent.version}: {exc.message}", messages.ERROR)
-            else:
-                self.message_user(request, f"{key.version} derived from {parent.version}: {len(key.changelog)} change(s)", messages.SUCCESS)
+                continue
+            self._started(request, parent.version, action=KeyJob.Action.DERIVE, key=parent, version=version)
 
 
 @admin.register(Erratum)
@@ -258,3 +266,19 @@ class CampaignFiguresAdmin(CampaignAdmin):
 
 admin.site.unregister(Campaign)
 admin.site.register(Campaign, CampaignFiguresAdmin)
+
+
+@admin.register(KeyJob)
+class KeyJobAdmin(RoleAdminMixin, admin.ModelAdmin):
+    read_only_reason = ("Key jobs are started from the key pages and the actions above, and written by the worker "
+                        "that runs them; each one's page is /keys/jobs/<id>/.")
+    list_display = ["id", "action", "version", "status", "stage", "requested_by", "created_at", "finished_at", "result"]
+    list_filter = ["status", "action"]
+    readonly_fields = ["action", "status", "target", "campaign", "key", "version", "notes", "requested_by", "stage",
+                       "created_at", "started_at", "finished_at", "error", "result"]
+
+    def get_queryset(self, request):
+        # A job's messages may name a campaign's items: not for an author still blind to it.
+        blind = blind_campaigns(request.user)
+        return super().get_queryset(request).select_related("requested_by", "result").exclude(
+            campaign__in=blind).exclude(key__campaign__in=blind)

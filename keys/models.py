@@ -289,3 +289,54 @@ class ScoreLevelIngest(_RunNames, models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (scores only) on {self.key_id}"
+
+
+class KeyJob(models.Model):
+    """A build, freeze or derive started from the web, run by a worker (keys/jobs.py): the page polls it.
+    One open job per target, by the database: a double click or a second tab shows the running one."""
+
+    class Action(models.TextChoices):
+        BUILD = "build", "build a draft"
+        FREEZE = "freeze", "freeze a draft"
+        DERIVE = "derive", "derive the next version"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    OPEN = (Status.QUEUED, Status.RUNNING)
+
+    action = models.CharField(max_length=10, choices=Action.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # What one job at a time is enforced on: "campaign:<id>" for a build or freeze (both rewrite the
+    # campaign's key line, under its lock), "key:<id>" for a derive from a parent.
+    target = models.CharField(max_length=40)
+    campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    key = models.ForeignKey(GoldKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")  # draft / parent
+    version = models.CharField(max_length=50)  # the version built, frozen or derived
+    notes = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    stage = models.CharField(max_length=60, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)  # the service's refusal, or a plain line for an unexpected error
+    result = models.ForeignKey(GoldKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target"], condition=models.Q(status__in=["queued", "running"]), name="keyjob_one_open_per_target"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.version} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN

@@ -5,6 +5,7 @@ is frozen the database refuses any change to it or its entries (keys/triggers.py
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -40,6 +41,16 @@ HOW = {p.value: p.value for p in Provenance}
 HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS, "not_queued": Provenance.KEPT_UNANIMOUS,
             "kept": Provenance.KEPT_AFTER_ADJUDICATION, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION,
             "relabel": Provenance.RELABELLED, "relabeled": Provenance.RELABELLED})
+
+
+# The coarse stages a long build, freeze or derive reports through its `progress` callback (a job's page
+# shows them). The default reports nowhere: the callback never changes what is written.
+READING, CHECKING, WRITING, SEALING = "reading the campaign", "checking the draft", "writing the entries", "sealing the release"
+APPLYING = "applying the errata"
+
+
+def _no_progress(stage: str) -> None:
+    return None
 
 
 def _valid_gold(kind: str) -> tuple[str, ...]:
@@ -125,10 +136,12 @@ def _require_author(user) -> None:
 
 
 @transaction.atomic
-def key_build(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
+def key_build(
+    *, campaign: Campaign, version: str, user, notes: str = "", progress: Callable[[str], None] = _no_progress
+) -> GoldKey:
     """A draft key from the campaign's decided queue (rebuilt if a draft of that version exists). Only
     from a closed campaign: while annotators work, the queue and the kept set are not settled."""
-    return _build(campaign=campaign, version=version, user=user, notes=notes, sealed=False).key
+    return _build(campaign=campaign, version=version, user=user, notes=notes, sealed=False, progress=progress).key
 
 
 @dataclass
@@ -140,7 +153,9 @@ class _Built:
     sealing: Sealing
 
 
-def _build(*, campaign: Campaign, version: str, user, notes: str, sealed: bool = True) -> _Built:
+def _build(
+    *, campaign: Campaign, version: str, user, notes: str, sealed: bool = True, progress: Callable[[str], None] = _no_progress
+) -> _Built:
     """`sealed`: a release is sealed from what is built (the freeze), so the whole answers are kept for it."""
     _require_author(user)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
@@ -171,9 +186,11 @@ def _build(*, campaign: Campaign, version: str, user, notes: str, sealed: bool =
         )
     # The campaign, the entries and their records: acyclic, 100,000s of objects, read in one batch.
     with batch_reads(), collector_paused():
+        progress(READING)
         snapshot = campaign_snapshot(campaign, full_answers=sealed)  # the answers read once, for the release too
         evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
         entries = _entries_from_campaign(snapshot, key, evidence)
+        progress(WRITING)
         _entries_insert(entries)
         counts = _counts(entries)
         contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
@@ -226,7 +243,7 @@ def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> Go
 
 
 @transaction.atomic
-def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
+def key_freeze_draft(*, key: GoldKey, user, progress: Callable[[str], None] = _no_progress) -> GoldKey:
     """Freeze a draft exactly as it was built and reviewed (the admin's action): refused when the
     campaign's decisions changed since, so that what is frozen is what the author looked at."""
     _require_author(user)
@@ -235,10 +252,12 @@ def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
     if key.campaign_id is None:
         raise ApplicationError(f"draft '{key.version}' has no campaign; build drafts from a campaign")
     campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
+    progress(READING)
     with batch_reads():
         evidence = item_set_evidence(campaign.item_set_id)
         snapshot = campaign_snapshot(campaign, full_answers=True)
         current = _entries_from_campaign(snapshot, key, evidence)
+    progress(CHECKING)
     contents = key_contents(key.kind, current)
     content = contents_bytes(key.version, contents)
     if sha256_hex(content) != key.sha256:
@@ -247,6 +266,7 @@ def key_freeze_draft(*, key: GoldKey, user) -> GoldKey:
         )
     key = _freeze(key, user)
     campaign_mark_frozen(campaign=campaign)
+    progress(SEALING)
     # The draft's rows were checked against its hash by _freeze; `current` renders the same bytes.
     release_seal(key=key, sealing=Sealing(contents, content, evidence, snapshot.data.full_answers))
     return key
@@ -408,7 +428,9 @@ def next_version(version: str) -> str:
 
 
 @transaction.atomic
-def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldKey:
+def key_derive(
+    *, parent: GoldKey, version: str, user, notes: str = "", progress: Callable[[str], None] = _no_progress
+) -> GoldKey:
     """A new frozen key = parent + its accepted, not yet applied errata, with a per-item changelog."""
     _require_author(user)
     if not parent.is_frozen:
@@ -433,6 +455,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
         )
         for e in KeyEntry.objects.filter(key=parent)
     }
+    progress(APPLYING)
     changelog = []
     for erratum in errata:
         before_entry = entries.get(erratum.item_external_id)
@@ -449,6 +472,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
             "decision_note": erratum.decision_note,
         })
     _check_derived_entries(key, errata, changelog, entries)
+    progress(WRITING)
     _entries_insert(entries.values())
     counts = _counts(entries.values())
     key.changelog = changelog
@@ -472,6 +496,7 @@ def key_derive(*, parent: GoldKey, version: str, user, notes: str = "") -> GoldK
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
+    progress(SEALING)
     # After the errata point at it: the release lists what it applied.
     release_seal(key=key, sealing=Sealing(contents, content))
     return key

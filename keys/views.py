@@ -4,18 +4,19 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, HttpResponseNotModified
+from django.http import Http404, HttpResponse, HttpResponseNotModified, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import access
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from items.selectors import corpus_summary
-from keys import bundle, next_steps, releases
+from keys import bundle, jobs, next_steps, releases
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import Erratum, GoldKey
+from keys.models import Erratum, GoldKey, KeyJob
 
 
 @require_GET
@@ -94,6 +95,7 @@ def _next_version(key) -> str:
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def key_build(request, slug: str):
     """Authors: build a draft key from a closed, decided campaign, to review it before freezing."""
     roles.require_author(request.user)
@@ -104,11 +106,9 @@ def key_build(request, slug: str):
         version = request.POST.get("version", "").strip()
         if not version:
             messages.error(request, "Give the key a version, e.g. TWIST-v1.0.")
-        elif (key := _attempt(request, lambda: key_services.key_build(
-            campaign=campaign, version=version, user=request.user, notes=request.POST.get("notes", "").strip()
-        ))) is not None:
-            messages.success(request, f"Draft {key.version} built: review it, then freeze it.")
-            return redirect("keys:detail", version=key.version)
+        else:
+            return _job_started(request, action=KeyJob.Action.BUILD, campaign=campaign, version=version,
+                                notes=request.POST.get("notes", "").strip(), back=request.path)
     return render(request, "keys/build.html", {"campaign": campaign, "suggested": f"{campaign.item_set.track.benchmark.name}-v1.0"})
 
 
@@ -124,26 +124,62 @@ def key_freeze(request, version: str):
     elif review["below_bar"] and request.POST.get("below_bar") != "yes":
         messages.error(request, f"The kept-set kappa {review['kept_kappa']:.3f} is below the pre-registered bar "
                                 f"{review['bar']}: tick the second box to freeze it anyway (the datasheet reports both).")
-    elif (frozen := _attempt(request, lambda: key_services.key_freeze_draft(key=key, user=request.user))) is not None:
-        messages.success(request, f"{frozen.version} is frozen and its release sealed.")
+    else:
+        return _job_started(request, action=KeyJob.Action.FREEZE, key=key, version=key.version,
+                            back=reverse("keys:detail", args=[key.version]))
     return redirect("keys:detail", version=key.version)
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def key_derive(request, version: str):
     """Authors: preview the next version (the accepted errata applied, every gate checked), then derive it."""
     roles.require_author(request.user)
     parent = _key_or_404(version, request.user)
     target = (request.POST.get("version") or request.GET.get("version") or _next_version(parent)).strip()
-    if request.method == "POST":
-        derived = _attempt(request, lambda: key_services.key_derive(
-            parent=parent, version=target, user=request.user, notes=request.POST.get("notes", "").strip()
-        ))
-        if derived is not None:
-            messages.success(request, f"{derived.version} derived from {parent.version}, frozen and sealed.")
-            return redirect("keys:detail", version=derived.version)
+    if request.method == "POST" and target:
+        return _job_started(request, action=KeyJob.Action.DERIVE, key=parent, version=target,
+                            notes=request.POST.get("notes", "").strip(), back=request.path)
     preview = key_services.key_derive_preview(parent=parent, version=target, user=request.user) if target else None
     return render(request, "keys/derive.html", {"parent": parent, "version": target, "preview": preview})
+
+
+def _job_started(request, *, back: str, **job) -> HttpResponse:
+    """Start a key job (or find the one already open on its target) and send the author to its page: 303,
+    so that a reload of that page never posts again."""
+    started = _attempt(request, lambda: jobs.key_job_start(user=request.user, **job))
+    if started is None:
+        return redirect(back)
+    job, created = started
+    if not created:
+        messages.info(request, f"A job to {job.get_action_display()} {job.version} is already {job.status}: here it is.")
+    return HttpResponseRedirect(reverse("keys:job", args=[job.pk]), status=303)
+
+
+# What the key page says once a job is done.
+_DONE = {
+    KeyJob.Action.BUILD: "Draft {version} built: review it, then freeze it.",
+    KeyJob.Action.FREEZE: "{version} is frozen and its release sealed.",
+    KeyJob.Action.DERIVE: "{version} derived from {parent}, frozen and sealed.",
+}
+
+
+@login_required
+@require_GET
+def job_detail(request, pk: int):
+    """A key job's page: its stage and elapsed time, polled; the key once done, the refusal if it failed."""
+    job = jobs.get_job_for_user(pk, request.user)
+    if job.status == KeyJob.Status.DONE and job.result is not None:
+        messages.success(request, _DONE[job.action].format(
+            version=job.result.version, parent=job.key.version if job.key else ""))
+        return redirect("keys:detail", version=job.result.version)
+    return render(request, "keys/job.html", {"job": job, "progress": jobs.job_progress(job)})
+
+
+@login_required
+@require_GET
+def job_progress(request, pk: int):
+    return JsonResponse(jobs.job_progress(jobs.get_job_for_user(pk, request.user)))
 
 
 def _sealed(response: HttpResponse, release, filename: str) -> HttpResponse:

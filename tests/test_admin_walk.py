@@ -39,7 +39,7 @@ def _one_of_each(admin_user, author, annotator_b, outsider) -> None:
     from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, ResponseCache
     from council.services import prompt_version_default
     from items.models import GenerationReject, Item
-    from keys.models import RunPrediction, ScoreLevelIngest, SystemRun
+    from keys.models import KeyJob, RunPrediction, ScoreLevelIngest, SystemRun
     from keys.services import erratum_file, key_freeze
     from lapse.models import ScorerLabel
     from tests.adjudication.conftest import make_campaign
@@ -47,6 +47,8 @@ def _one_of_each(admin_user, author, annotator_b, outsider) -> None:
     campaign = make_campaign(slug="walk", n=6, annotators=[author, annotator_b])
     key = key_freeze(campaign=campaign, version="WALK-v1.0", user=author)
     erratum_file(key=key, item_external_id="s-0001", kind="drop", description="a typo", user=outsider)
+    KeyJob.objects.create(action="freeze", status="done", target=f"campaign:{campaign.pk}", campaign=campaign, key=key,
+                          version=key.version, requested_by=author, result=key)
     item = Item.objects.filter(item_set=campaign.item_set).first()
     member = CouncilMember.objects.create(name="walker", model="m")
     prompt = prompt_version_default(protocol="twist_b")

@@ -43,6 +43,7 @@ SHORT_LIMITS = {
     "COUNCIL_TIME_LIMIT": "8",
     "CELERY_TASK_TIME_LIMIT": "8",
     "GATES_TIME_LIMIT": "8",
+    "KEY_JOB_TIME_LIMIT": "8",
     "COUNCIL_SWEEP_INTERVAL": "1",
     "CELERY_UNACKED_RESTORE_INTERVAL": "1",
 }
@@ -335,13 +336,14 @@ def test_a_worker_killed_on_the_file_system_broker_is_recovered_by_the_sweep(cou
 @pytest.mark.parametrize("env, expected", [
     ({"COUNCIL_TIME_LIMIT": "900"}, 960),  # the council's hard limit is the longest: it decides
     ({}, 720),  # by default the gates' 660 s is the longest task
+    ({"KEY_JOB_TIME_LIMIT": "1200"}, 1260),  # a key job (build, freeze, derive from the web) counts too
     ({"CELERY_VISIBILITY_TIMEOUT": "100"}, 100),  # an explicit setting wins
 ])
 def test_the_redis_visibility_timeout_follows_the_longest_task_hard_limit(env, expected):
     code = "import django; django.setup(); from django.conf import settings; " \
            "print(settings.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'], settings.CELERY_TASK_ACKS_LATE, " \
            "settings.CELERY_TASK_REJECT_ON_WORKER_LOST)"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("COUNCIL_", "GATES_", "CELERY_TASK_TIME", "CELERY_VISIB"))}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("COUNCIL_", "GATES_", "KEY_JOB_", "CELERY_TASK_TIME", "CELERY_VISIB"))}
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60,
         env={**clean, "DJANGO_SETTINGS_MODULE": "goldkey.settings", "CELERY_BROKER_URL": "redis://127.0.0.1:1/0", **env},

@@ -1,4 +1,5 @@
-"""Admin actions call the same services as the commands."""
+"""Admin actions call the same services as the commands (the freeze and the derive through key jobs, run by
+the worker: here by the test, as the worker would)."""
 
 import pytest
 
@@ -7,6 +8,7 @@ from goldkey.errors import ApplicationError
 from keys.models import GoldKey
 from keys.services import erratum_decide, erratum_file, key_build
 from tests.adjudication.conftest import decide
+from tests.keys.conftest import run_queued_jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +22,10 @@ def test_the_admin_action_freezes_a_draft(client, admin_user, key_campaign, auth
         "/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]}, follow=True
     )
     assert response.status_code == 200
+    [job] = run_queued_jobs()
+    assert f'K-v1.0: <a href="/keys/jobs/{job.pk}/">freeze a draft started</a>.' in response.content.decode()
     draft.refresh_from_db()
-    assert draft.is_frozen and draft.frozen_by == admin_user
+    assert job.status == "done" and draft.is_frozen and draft.frozen_by == admin_user
 
 
 def test_the_admin_action_derives_the_next_version(client, admin_user, frozen_key, outsider, author):
@@ -29,7 +33,9 @@ def test_the_admin_action_derives_the_next_version(client, admin_user, frozen_ke
     erratum_decide(erratum=erratum, accept=True, note="ok", user=author)
     client.force_login(admin_user)
     client.post("/admin/keys/goldkey/", {"action": "derive_next_versions", "_selected_action": [frozen_key.pk]})
+    [job] = run_queued_jobs()
     child = GoldKey.objects.get(version="TWIST-test-v1.1")
+    assert job.status == "done" and job.result == child
     assert child.parent == frozen_key and child.is_frozen and len(child.changelog) == 1
 
 
@@ -38,10 +44,10 @@ def test_the_admin_freeze_action_reports_undecided_items(client, admin_user, key
         benchmark=key_campaign.item_set.track.benchmark, kind="twist", version="K-v1.0", campaign=key_campaign
     )
     client.force_login(admin_user)
-    response = client.post(
-        "/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]}, follow=True
-    )
-    assert b"s-0001, s-0004" in response.content
+    client.post("/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]})
+    [job] = run_queued_jobs()
+    assert job.status == "failed" and "s-0001, s-0004" in job.error
+    assert "s-0001, s-0004" in client.get(f"/keys/jobs/{job.pk}/").content.decode()
     draft.refresh_from_db()
     assert not draft.is_frozen
 
@@ -92,10 +98,11 @@ def test_the_admin_freezes_the_draft_that_was_reviewed_not_a_rebuilt_one(client,
     draft = key_build(campaign=key_campaign, version="K-v1.0", user=author)
     Decision.objects.filter(campaign=key_campaign, item__external_id="s-0004").update(action="drop")  # after review
     client.force_login(admin_user)
-    response = client.post("/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]}, follow=True)
+    client.post("/admin/keys/goldkey/", {"action": "freeze_drafts", "_selected_action": [draft.pk]})
+    [job] = run_queued_jobs()
     draft.refresh_from_db()
-    assert not draft.is_frozen
-    assert "changed since draft" in response.content.decode()
+    assert not draft.is_frozen and job.status == "failed"
+    assert "changed since draft" in job.error
 
 
 def test_a_blind_superuser_author_sees_no_draft_of_their_campaign_in_the_admin(client, key_campaign, author):
@@ -242,3 +249,19 @@ def test_the_campaign_list_hides_the_figures_of_a_campaign_the_author_annotates(
     client.force_login(author)
     html, _ = _campaign_list(client)
     assert html.count("hidden while you annotate") == 3 and 'href="/adjudicate/mine/' not in html
+
+
+def test_key_jobs_are_listed_read_only_and_not_to_an_author_blind_to_their_campaign(client, admin_user, key_campaign, author):
+    from annotation.models import Enrollment
+    from keys.models import KeyJob
+
+    KeyJob.objects.create(action="build", status="failed", target=f"campaign:{key_campaign.pk}", campaign=key_campaign,
+                          version="K-v1.0", requested_by=author, error="2 undecided item(s): s-0001, s-0004")
+    client.force_login(admin_user)
+    listed = client.get("/admin/keys/keyjob/").content.decode()
+    assert "K-v1.0" in listed
+    assert client.get("/admin/keys/keyjob/add/").status_code == 403
+    # The superuser annotates this campaign and has not handed in: its jobs (and their messages) are hidden.
+    Enrollment.objects.filter(campaign=key_campaign, annotator=author).update(annotator=admin_user)
+    Enrollment.objects.filter(campaign=key_campaign, annotator=admin_user).update(submitted_at=None, ended_at=None)
+    assert "K-v1.0" not in client.get("/admin/keys/keyjob/").content.decode()

@@ -28,9 +28,11 @@ def test_a_visitor_reads_a_frozen_key_and_a_signed_in_user_files_an_erratum(page
     assert Erratum.objects.get().item_external_id == "s-0002"
 
 
+@pytest.mark.worker
 def test_an_author_goes_from_the_last_decision_to_a_frozen_key_and_a_derived_version_in_the_browser(
-    page, frozen_rows_teardown, key_campaign, author
+    page, frozen_rows_teardown, celery_worker_process, key_campaign, author
 ):
+    """The build, the freeze and the derive each run as a job in the worker; the job's page follows them."""
     from keys.models import GoldKey
     from tests.adjudication.conftest import decide
 
