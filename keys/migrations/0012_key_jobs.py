@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0010_assignment_unique_item_leads_with_item'),
-        ('keys', '0009_erratum_add'),
+        ('keys', '0011_sealed_trail_rows_stay_put'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
