@@ -11,6 +11,7 @@ from annotation.models import Answer, Assignment
 from annotation.services import answer_save, assignment_skip, campaign_create
 from items.models import Item
 from tests.annotation.conftest import make_twist_items
+from tests.migrating import migrate_to_latest
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +130,7 @@ def test_the_migration_keeps_every_assignment_and_reverses(transactional_db, ann
             ("enrollment_id", "item_id"), ("enrollment_id", "position")]
         assert ["item_id"] in [c["columns"] for c in _indexes().values()]
     finally:
-        _migrate("0010_assignment_unique_item_leads_with_item")
+        migrate_to_latest()
     assert _rows() == rows and _schema_objects() == objects  # the sealing triggers, the indexes
     assert Answer.objects.get(assignment=answered).values == {"q1": "consistent"}
     assert enrollment.assignments.get(position=3).skips.count() == 1

@@ -5,7 +5,8 @@ import re
 
 import pytest
 from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrate, migrate_to_latest
 
 BEFORE = [("keys", "0009_erratum_add")]
 ENTRY = "adjudication_keyentry"
@@ -40,18 +41,6 @@ INDEXES = {
 }
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-
-
-def migrate_to_latest():
-    """Back to every app's last migration (not only the one under test): later migrations were reversed with it, and the
-    tests that follow on this database need them."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def triggers() -> dict[str, str]:

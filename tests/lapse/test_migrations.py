@@ -7,6 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 from items.models import Item, ItemKind
 from items.services import item_set_get_or_create
 from lapse.models import ScorerLabel
+from tests.migrating import migrate_to_latest
 
 BEFORE = [("lapse", "0001_scorer_label")]
 AFTER = [("lapse", "0002_scorer_labels_out_of_item_hidden")]
@@ -35,7 +36,7 @@ def old_items(transactional_db):
     scored = Item.objects.create(item_set=item_set, kind=ItemKind.LAPSE, external_id="b1", hidden=SCORED)
     imported = Item.objects.create(item_set=item_set, kind=ItemKind.LAPSE, external_id="d1", hidden=IMPORTED)
     yield scored.pk, imported.pk
-    migrate(AFTER)
+    migrate_to_latest()
 
 
 def test_scorer_labels_move_out_of_hidden_and_the_record_is_as_imported(old_items):
