@@ -1,6 +1,18 @@
 """Keys are frozen from adjudicated campaigns: the key tests build on the adjudication fixtures."""
 
+import pytest
+
+from keys.services import key_build
 from tests.adjudication.conftest import *  # noqa: F403
+from tests.adjudication.conftest import decide
+
+
+@pytest.fixture
+def draft(key_campaign, author):
+    """A draft key of the key campaign, two of its queued items decided (one dropped, one kept)."""
+    decide(key_campaign, "s-0001", "drop", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
 
 
 def run_job(client, response, *, follow: bool = True):

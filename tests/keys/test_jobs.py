@@ -22,13 +22,6 @@ from tests.adjudication.conftest import decide
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def draft(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
-
-
 def _start_freeze(draft, author):
     return jobs.key_job_start(action=KeyJob.Action.FREEZE, key=draft, version=draft.version, user=author)
 

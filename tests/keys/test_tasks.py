@@ -5,17 +5,8 @@ import pytest
 from adjudication.models import Decision
 from keys.jobs import key_job_start
 from keys.models import GoldKey, KeyJob
-from keys.services import key_build
-from tests.adjudication.conftest import decide
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def draft(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
 
 
 def _ended(job_id: int):

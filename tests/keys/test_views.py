@@ -5,17 +5,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from keys.models import Erratum
-from keys.services import erratum_decide, erratum_file, key_build, key_derive
-from tests.adjudication.conftest import decide, make_campaign
+from keys.services import erratum_decide, erratum_file, key_derive
+from tests.adjudication.conftest import make_campaign
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def draft(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
 
 
 def test_frozen_keys_are_listed_without_login(client, frozen_key):
