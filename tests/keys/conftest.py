@@ -8,11 +8,17 @@ from tests.adjudication.conftest import decide
 
 
 @pytest.fixture
-def draft(key_campaign, author):
-    """A draft key of the key campaign, two of its queued items decided (one dropped, one kept)."""
+def decided(key_campaign, author):
+    """The key campaign with its two queued items decided (one dropped, one kept)."""
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)
-    return key_build(campaign=key_campaign, version="TWIST-test-draft", user=author)
+    return key_campaign
+
+
+@pytest.fixture
+def draft(decided, author):
+    """A draft key built from the decided campaign."""
+    return key_build(campaign=decided, version="TWIST-test-draft", user=author)
 
 
 def run_job(client, response, *, follow: bool = True):

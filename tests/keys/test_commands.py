@@ -10,7 +10,6 @@ from django.core.management.base import CommandError
 from django.db import connection, connections
 
 from keys.models import Erratum, GoldKey, KeyEntry
-from tests.adjudication.conftest import decide
 
 pytestmark = pytest.mark.django_db
 
@@ -30,13 +29,6 @@ def exit_code(*args) -> int:
         except SystemExit as exc:
             return exc.code
     return 0
-
-
-@pytest.fixture
-def decided(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_campaign
 
 
 def test_key_freeze_refuses_and_lists_undecided_items(key_campaign, author):

@@ -6,17 +6,9 @@ from django.urls import reverse
 
 from keys.models import GoldKey, KeyJob
 from keys.services import erratum_decide, erratum_file
-from tests.adjudication.conftest import decide
 from tests.keys.conftest import run_job
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def decided(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_campaign
 
 
 def test_the_queue_offers_the_next_step_once_everything_is_decided(client, decided, author):

@@ -10,23 +10,10 @@ from django.utils import timezone
 
 from keys import jobs
 from keys.models import GoldKey, KeyJob
-from keys.services import erratum_decide, erratum_file, key_build
-from tests.adjudication.conftest import decide
+from keys.services import erratum_decide, erratum_file
 from tests.keys.conftest import run_job
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def decided(key_campaign, author):
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_campaign
-
-
-@pytest.fixture
-def draft(decided, author):
-    return key_build(campaign=decided, version="TWIST-test-draft", user=author)
 
 
 @pytest.fixture
