@@ -130,7 +130,9 @@ class Assignment(models.Model):
     # Neither has an index of its own: the unique pair (enrollment, position) serves every lookup by the
     # enrollment (and the cascade), the pair (item, enrollment) every lookup by the item (protecting it
     # from deletion), and each index is one more B-tree that `campaign_create` fills with a row per
-    # assignment.
+    # assignment. On PostgreSQL neither is a foreign key constraint: statement triggers check and lock
+    # what every write names (annotation 0011), where a constraint's check per row was half of a
+    # 200,000-assignment campaign's creation.
     enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="assignments", db_index=False)
     position = models.PositiveIntegerField()
