@@ -16,6 +16,13 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+# _REPRODUCIBLE: a figure that goes into a sealed release is the same float on every machine. A product
+# of non-integer vectors is never written `a @ b` here: NumPy hands it to BLAS, whose kernel (chosen for
+# the CPU: AVX2, AVX-512, ...) sums in its own order, and the last bits of a kappa then differ between
+# two machines freezing the same trail. An elementwise product and NumPy's own sum reduce in one order
+# everywhere (tests/lib/test_statistics_reproducible.py runs them under another BLAS kernel). Products
+# of whole counts stay `@`: integers sum exactly in any order.
+
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal
 
 
@@ -101,7 +108,7 @@ def _kappa_from_table(table: np.ndarray) -> float:
         return float("nan")
     p = table / n
     po = float(np.trace(p))
-    pe = float(p.sum(axis=1) @ p.sum(axis=0))
+    pe = float(np.sum(p.sum(axis=1) * p.sum(axis=0)))  # not `@`: see _REPRODUCIBLE
     if pe >= 1.0 - 1e-15:
         return 1.0 if po >= 1.0 - 1e-15 else float("nan")
     return (po - pe) / (1 - pe)
@@ -120,7 +127,7 @@ def _se_from_table(table: np.ndarray) -> float:
         return float("nan")
     p = table / n
     rows, cols = p.sum(axis=1), p.sum(axis=0)
-    pe = float(rows @ cols)
+    pe = float(np.sum(rows * cols))
     if pe >= 1.0 - 1e-15:
         return 0.0
     k = _kappa_from_table(table)
@@ -168,7 +175,7 @@ def _ci_bootstrap(table: np.ndarray, replicates: int, seed: int, level: float) -
     tables = np.random.default_rng(seed).multinomial(n, shares, size=replicates).reshape(replicates, k, k)
     p = tables / n
     po = np.trace(p, axis1=1, axis2=2)
-    pe = np.einsum("ri,ri->r", p.sum(axis=2), p.sum(axis=1))
+    pe = (p.sum(axis=2) * p.sum(axis=1)).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappas = np.where(pe >= 1.0 - 1e-15, np.where(po >= 1.0 - 1e-15, 1.0, np.nan), (po - pe) / (1 - pe))
     kappas = kappas[~np.isnan(kappas)]
@@ -398,8 +405,8 @@ def _fleiss_ci_bootstrap(compositions: Counter, replicates: int, seed: int, leve
         return (float("nan"), float("nan"))
     draws = np.random.default_rng(seed).multinomial(used, weights / used, size=replicates).astype(float)
     p_item = ((rows * rows).sum(axis=1) - r) / (r * (r - 1.0))  # each composition's agreement P_i
-    p_cat = (draws @ rows) / (used * r)
-    p_mean = (draws @ p_item) / used
+    p_cat = (draws @ rows) / (used * r)  # whole counts: exact in any order
+    p_mean = (draws * p_item).sum(axis=1) / used
     p_exp = (p_cat * p_cat).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappas = np.where(p_exp >= 1.0 - 1e-15, 1.0, (p_mean - p_exp) / (1 - p_exp))
@@ -431,7 +438,7 @@ def fleiss_summary(ratings: Sequence[Sequence], *, replicates: int = 2000, seed:
     if used and len(sizes) == 1 and (r := sizes.pop()) >= 2:
         rows, weights = _fleiss_rows(compositions)
         p_item = ((rows * rows).sum(axis=1) - r) / (r * (r - 1.0))
-        observed = float(p_item @ weights / used)
+        observed = float(np.sum(p_item * weights) / used)
     else:
         r = None
     return {
@@ -538,7 +545,7 @@ def _fleiss_of_labelled(labelled: Counter, seed: int) -> dict:
     observed = float("nan")
     if used:
         rows, weights = _fleiss_rows(complete)
-        observed = float((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) @ weights / used)
+        observed = float(np.sum((((rows * rows).sum(axis=1) - full) / (full * (full - 1.0))) * weights) / used)
     return {
         "kappa": kappa,
         "n": used,

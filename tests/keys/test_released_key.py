@@ -31,9 +31,9 @@ BUNDLE_SHA256 = {
     # creators, source datasets, tags) with a licence and citation section; croissant.json, CITATION.cff
     # and the trail's tables are new. MANIFEST.sha256 lists them all: those changed on purpose, no other
     # file did (croissant.json lists the datasheet's and stats.json's hashes, so it follows them).
-    "MANIFEST.sha256": "24fb2068f96142223c001f54ebeebe24f1e69d5afe804f25c65f0d3505867d83",
+    "MANIFEST.sha256": "948312fa55a03aa92ec7023c26df39e42e538da7cd31eef8a57c318b5832bf61",
     "CITATION.cff": "43b47ec72b49b840a7af407c1ef4874162b39ed85d75fee3809dd1da5875cfbd",
-    "croissant.json": "35f680d70b0605c62857d1fe43fca1ed43aedad00bec4c5ae0dc3a6332756d44",
+    "croissant.json": "5a8902b80aa5e86ee0799aac1f6c7fe0e0b247b710784b07a07489d59a2a9ef9",
     "annotation/tables/answers.jsonl": "c688454cb58b2ca7a30b3f9e3a7ef582b8cfa1183c4d6a96ccf5c08b84ad70fd",
     "annotation/tables/council_votes.jsonl": "cf551fae51e28e232972fa4d8cf7de5935af5b9633c8308aa9d43a8420e89cf1",
     "annotation/tables/decisions.jsonl": "a315aa514d1822eaecd39105ccc97574e446592b08d662943c45fc511f28ed7d",
@@ -51,7 +51,9 @@ BUNDLE_SHA256 = {
     "hf/README.md": "d2a74fed290e6e1c054fe245473f4d894da68b9dbeb6cd208e656dcf85480bc8",
     "hf/test.jsonl": "f8294bd22808c8ac877944b56ee764ca1d89bef944f0dd146cfa1fa8e0083921",
     "key.jsonl": TWIST_V1_0_SHA256,
-    "stats.json": "6c68dbe53c14ab6b37503325c1fca5cf9cb6558f1114fff3aef370b86b2905ca",
+    # stats.json's agreement figures are now summed in one order on every machine (goldkey/lib/statistics.py,
+    # _REPRODUCIBLE): their last bits had followed the BLAS kernel of the CPU that froze the key.
+    "stats.json": "8a78535aeae5425506b8e0c59f1044864b93198dd6d08aea23b27ef866454385",
 }
 
 
