@@ -14,6 +14,7 @@ from keys.services import (
     erratum_file,
     key_build,
     key_derive,
+    key_derive_preview,
     key_freeze,
     key_verify,
     next_version,
@@ -167,6 +168,55 @@ def test_derive_applies_accepted_errata_only_and_logs_each_change(frozen_key, ou
     assert child.changelog[0]["after"] is None and child.changelog[3]["before"] is None
     assert child.is_frozen and child.parent == frozen_key and key_verify(version=child.version)["ok"]
     assert set(Erratum.objects.filter(applied_in=child).values_list("pk", flat=True)) == {drop.pk, relabel.pk, quote.pk, added.pk}
+
+
+def _accepted(key, author, outsider, *errata):
+    for item, kind, value in errata:
+        filed = erratum_file(key=key, item_external_id=item, kind=kind, value=value, description="seen", user=outsider)
+        erratum_decide(erratum=filed, accept=True, note="agreed", user=author)
+
+
+def test_the_preview_shows_what_the_derive_then_makes_and_writes_nothing(frozen_key, outsider, author):
+    _accepted(frozen_key, author, outsider, ("s-0000", "drop", ""), ("s-0002", "relabel", "aligned"),
+              ("s-0003", "fix-quote", "she really said so"), ("s-0001", "relabel", "aligned"),
+              ("s-0005", "relabel", "contradicting"), ("s-0005", "fix-quote", "she said so"))
+    rows = (GoldKey.objects.count(), KeyEntry.objects.count(), Erratum.objects.filter(applied_in__isnull=False).count())
+    preview = key_derive_preview(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    assert (GoldKey.objects.count(), KeyEntry.objects.count(),
+            Erratum.objects.filter(applied_in__isnull=False).count()) == rows
+    child = key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    assert preview["problems"] == []
+    assert preview["changelog"] == child.changelog and len(child.changelog) == 6
+    assert preview["counts"] == child.manifest["counts_by_gold"] == {"aligned": 4, "contradicting": 3, "hard_negative": 1}
+    assert preview["entries"] == child.manifest["entries"] == child.entries.count() == 8
+
+
+def test_the_preview_reads_only_what_the_errata_name(frozen_key, outsider, author, annotator_b):
+    """A page view of the derive costs what its errata cost, whatever the key's size."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    big = make_campaign(slug="big", n=120, annotators=[author, annotator_b])
+    big_key = key_freeze(campaign=big, version="BIG-v1.0", user=author)
+    counted = []
+    for key in (frozen_key, big_key):
+        _accepted(key, author, outsider, ("s-0000", "drop", ""), ("s-0002", "relabel", "aligned"))
+        with CaptureQueriesContext(connection) as queries:
+            preview = key_derive_preview(parent=key, version=f"{key.version}-next", user=author)
+        assert preview["problems"] == [] and preview["entries"] == key.entries.count() - 1
+        # Nothing written and rolled back: a derive made in full to be thrown away cost a freeze per view.
+        assert not [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]
+        counted.append(len(queries))
+    assert counted[0] == counted[1]
+
+
+def test_the_preview_names_what_would_refuse_the_derive(frozen_key, outsider, author):
+    assert key_derive_preview(parent=frozen_key, version="TWIST-test-v1.1", user=author)["problems"] == [
+        "TWIST-test-v1.0 has no accepted errata waiting to be applied"]
+    _accepted(frozen_key, author, outsider, ("s-0002", "relabel", "contradicting"))  # a quoted gold without a quote
+    problems = key_derive_preview(parent=frozen_key, version="TWIST-test-v1.1", user=author)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("s-0002 (erratum ")
+    assert not GoldKey.objects.filter(version="TWIST-test-v1.1").exists()
 
 
 def test_deriving_leaves_the_parent_byte_identical(frozen_key, outsider, author):
