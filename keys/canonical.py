@@ -99,8 +99,10 @@ def entry_record(kind: str, version: str, entry) -> dict:
 
 
 def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:
-    """The key's canonical JSON lines: every entry's record, in id order, with the key version."""
-    return contents_bytes(version, key_contents(kind, entries))
+    """The key's canonical JSON lines: every entry's record, in id order, with the key version (built
+    with it: the same records as contents_bytes(version, key_contents(kind, entries)), one dict each)."""
+    build, extra = _record_builder(kind), {"key_version": version}
+    return jsonl_bytes(sorted((build(entry, extra) for entry in entries), key=itemgetter("id")))
 
 
 def key_contents(kind: str, entries: Iterable) -> list[dict]:

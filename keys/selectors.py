@@ -112,10 +112,13 @@ def key_entries(key: GoldKey) -> list[EntryRow]:
         .annotate(evidence_raw=Cast("evidence", TextField()))
         .values_list(*(f if f != "evidence" else "evidence_raw" for f in ENTRY_FIELDS))
     )
-    loads = json.loads
+    raw = list(_raw_rows(rows))
+    # Every entry's evidence decoded in one call: a JSON array of the stored texts (each a JSON value,
+    # SQL NULL written as null) decodes to the list of their values, at C speed.
+    evidence = json.loads("[" + ",".join("null" if row[3] is None else row[3] for row in raw) + "]")
     entries = [
-        EntryRow(item_id, external_id, gold, loads(evidence) if evidence is not None else None, quote, family, history, how)
-        for item_id, external_id, gold, evidence, quote, family, history, how in _raw_rows(rows)
+        EntryRow(item_id, external_id, gold, decoded, quote, family, history, how)
+        for (item_id, external_id, gold, _, quote, family, history, how), decoded in zip(raw, evidence, strict=True)
     ]
     entries.sort(key=attrgetter("external_id"))
     return entries
