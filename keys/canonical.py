@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
 import protocols
 
@@ -61,30 +61,34 @@ def jsonl_bytes(records: Iterable) -> bytes:
 @cache
 def _record_builder(kind: str) -> Callable[..., dict]:
     """(entry, extra=None) -> its record for the protocol's key fields, then the items of `extra` (the
-    key version); built once per kind: a key holds up to 100,000 entries."""
+    key version); built once per kind: a key holds up to 100,000 entries. The builder is one dict display
+    written out for the protocol's fields, as dataclasses writes the methods of a class: a display is a
+    third of the cost of zipping names with values, per record, for every freeze, export and verify."""
     spec = protocols.for_kind(kind)
-    names = [name for name, _ in spec.key_fields]
-    sources = [source for _, source in spec.key_fields]
-    get = attrgetter(*("gold" if source == "verdict" else source for source in sources))
-    verdicts = [i for i, source in enumerate(sources) if source == "verdict"]
-    lists = [i for i, source in enumerate(sources) if source == "evidence"]
     # spec.verdict_of of every gold value it knows, looked up in one dict; any other gold gets '', as
     # verdict_of gives it.
     verdict_of = {gold: spec.verdict_of(gold) for gold in (*spec.gold_values, *spec.gold_verdict)}.get
-
-    def build(entry, extra: dict | None = None) -> dict:
-        values = get(entry)
-        values = list(values) if len(names) > 1 else [values]
-        for i in verdicts:
-            values[i] = verdict_of(values[i], "")
-        for i in lists:
-            values[i] = list(values[i])  # a copy: records never share the entry's list
-        record = dict(zip(names, values, strict=True))
-        if extra:
-            record.update(extra)
-        return record
-
-    return build
+    members = []
+    for name, source in spec.key_fields:
+        attribute = "gold" if source == "verdict" else source
+        if not attribute.isidentifier():
+            raise ValueError(f"protocol {spec.name}: key field source {source!r} is not an attribute name")
+        value = f"entry.{attribute}"
+        if source == "verdict":
+            value = f"verdict_of({value}, '')"
+        elif source == "evidence":
+            value = f"list({value})"  # a copy: records never share the entry's list
+        members.append(f"{name!r}: {value}")
+    source_code = (
+        "def build(entry, extra=None):\n"
+        f"    record = {{{', '.join(members)}}}\n"
+        "    if extra:\n"
+        "        record.update(extra)\n"
+        "    return record\n"
+    )
+    namespace = {"verdict_of": verdict_of}
+    exec(compile(source_code, f"<record builder of {kind}>", "exec"), namespace)  # noqa: S102 (names from the protocol spec, checked above)
+    return namespace["build"]
 
 
 def entry_content(kind: str, entry) -> dict:
