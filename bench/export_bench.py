@@ -19,13 +19,15 @@ enrollments submitted, the campaigns closed.
 copy of it instead of setting up again (the setup of 100,000 items takes minutes); FILE is never written
 by the timed part.
 
-Timed, the same work twice:
+Timed, the same work twice (and then the derive page of the frozen key, below):
   - in this process: `key_freeze` (queue check, entries, canonical JSONL, SHA-256, manifest with the
     agreement figures, the sealed release rendered and stored) and `key_export` (the hash check, the
     sealed files written to a folder), both through `call_command`; then the zip of the bundle;
   - as a user runs it: `manage.py key_freeze <campaign> --key-version ... --by ...` and
     `manage.py key_export <version> --out ...` as separate processes (interpreter and Django start-up
     included), wall time and the CPU of the command processes.
+Then, in this process, the derive page of the frozen key with three accepted errata: its preview (run by
+every view of the page), five times, with its query count, and the derive it starts.
 """
 
 import argparse
@@ -180,6 +182,43 @@ def in_process(args, scratch, author: str) -> dict:
     }
 
 
+def derive(author_name: str) -> dict:
+    """The derive page of the frozen key with three accepted errata (a drop, two relabels): its preview,
+    which every view of the page runs, then the derive itself (the job it starts), both in this process. Until the preview was the derive's plan alone, each view ran the whole derive,
+    freeze and seal and rolled it back: the preview cost at least the derive's time."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from keys.models import GoldKey
+    from keys.services import erratum_decide, erratum_file, key_derive, key_derive_preview
+
+    author = get_user_model().objects.get(username=author_name)
+    key = GoldKey.objects.get(version="BENCH-v1.0")
+    # Relabels between the unquoted golds: the bench's made-up quotes would fail the quote gate.
+    unquoted = list(key.entries.exclude(gold="contradicting").order_by("external_id")[:2])
+    dropped = key.entries.filter(gold="contradicting").order_by("external_id").first()
+    swap = {"aligned": "hard_negative", "hard_negative": "aligned"}
+    errata = [("drop", "", dropped), *(("relabel", swap[e.gold], e) for e in unquoted)]
+    for kind, value, entry in errata:
+        filed = erratum_file(key=key, item_external_id=entry.external_id, kind=kind, value=value, description="bench", user=author)
+        erratum_decide(erratum=filed, accept=True, note="bench", user=author)
+    runs, queries = [], 0
+    for _ in range(5):
+        with CaptureQueriesContext(connection) as captured:
+            start = time.perf_counter()
+            preview = key_derive_preview(parent=key, version="BENCH-v1.1", user=author)
+            runs.append(time.perf_counter() - start)
+        queries = len(captured)
+    if preview["problems"]:
+        raise SystemExit(f"the derive preview found problems: {preview['problems']}")
+    start = time.perf_counter()
+    key_derive(parent=key, version="BENCH-v1.1", user=author)
+    derive_s = time.perf_counter() - start
+    return {"preview_s": [round(r, 3) for r in runs], "preview_queries": queries, "derive_s": round(derive_s, 2),
+            "entries": preview["entries"], "load": load()}
+
+
 def children_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -239,6 +278,7 @@ def main() -> None:
         # now, not by whichever timed process the kernel makes pay for them (seconds of system time).
         os.sync()
         figures["in_process"] = in_process(args, scratch, built["author"])
+        figures["derive"] = derive(built["author"])
         if not args.no_commands:
             os.sync()
             figures["command_path"] = command_path(scratch, built["author"])
@@ -254,6 +294,9 @@ def main() -> None:
     print(f"in process  freeze {p['freeze_s']:6.2f} s (CPU {p['freeze_cpu_s']:5.2f})  export {p['export_s']:6.2f} s "
           f"(CPU {p['export_cpu_s']:5.2f})  = {p['freeze_export_s']:6.2f} s (CPU {p['freeze_export_cpu_s']:5.2f}) "
           f"| {p['files']} files, {p['bundle_mb']} MB; zip {p['zip_s']} s, {p['zip_mb']} MB | load {p['load']}")
+    d = figures["derive"]
+    print(f"derive page of {d['entries']:,} entries, 3 errata: preview {min(d['preview_s']):.3f}–{max(d['preview_s']):.3f} s "
+          f"({d['preview_queries']} queries), the derive itself (its job) {d['derive_s']} s | load {d['load']}")
     if c is None:
         print(f"sha256 {p['sha256'][:16]}… (in process); commands not run (--no-commands)")
         return
