@@ -184,8 +184,9 @@ def in_process(args, scratch, author: str) -> dict:
 
 def derive(author_name: str) -> dict:
     """The derive page of the frozen key with three accepted errata (a drop, two relabels): its preview,
-    which every view of the page runs, then the derive itself (the job it starts), both in this process. Until the preview was the derive's plan alone, each view ran the whole derive,
-    freeze and seal and rolled it back: the preview cost at least the derive's time."""
+    which every view of the page runs, then the derive itself (the job it starts), both in this process.
+    Until the preview was the derive's plan alone, each view ran the whole derive, freeze and seal and
+    rolled it back: the preview cost at least the derive's time."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
