@@ -22,7 +22,12 @@ each check then sees every transaction that committed before its lock was grante
   what a foreign key costs), FOR KEY SHARE; a DELETE of items, and a move of an item to another set,
   lock the item's set FOR UPDATE first, so it waits for an insert naming items of that set, and an
   insert waits for it.
-A deleted or re-keyed enrollment row is locked by the DELETE or UPDATE itself.
+A deleted or re-keyed enrollment row is locked by the DELETE or UPDATE itself. A check sees what
+committed while it waited only because each statement of READ COMMITTED takes a new snapshot; under
+REPEATABLE READ or SERIALIZABLE the transaction's older snapshot could miss the other side's rows (a
+foreign key's own check uses a cross-check snapshot that PL/pgSQL has no access to), so the triggers
+refuse to run there: such a transaction cannot write assignments or delete, re-key or move what they
+name, rather than write an orphan.
 
 The triggers are named `…_valid_references_…` so that they fire after the sealing triggers (keys
 0002, 0011; PostgreSQL fires the triggers of one event in name order): a write to a frozen campaign's
@@ -46,6 +51,16 @@ HASHED_FROM = 20_000
 
 # The error a foreign key raises (SQLSTATE 23503), so that callers see the same IntegrityError.
 VIOLATION = "USING ERRCODE = 'foreign_key_violation'"
+# Every check here reads with the statement's snapshot, taken after its locks were granted: only under
+# READ COMMITTED does it see what committed while it waited. Under REPEATABLE READ or SERIALIZABLE the
+# snapshot is the transaction's, older than the lock, and the other side's rows could be missed (a
+# foreign key's own check uses a cross-check snapshot, which PL/pgSQL cannot): such a transaction is
+# refused, rather than trusted. Django and Goldkey run READ COMMITTED.
+READ_COMMITTED = (
+    "IF current_setting('transaction_isolation') <> 'read committed' THEN "
+    "RAISE EXCEPTION '%: its rows'' references are checked under READ COMMITTED only (this transaction is %)', "
+    "TG_TABLE_NAME, current_setting('transaction_isolation') USING ERRCODE = 'feature_not_supported'; END IF;"
+)
 
 
 def _postgres_forward() -> list[str]:
@@ -68,6 +83,7 @@ def _postgres_forward() -> list[str]:
         f"""CREATE FUNCTION {ASSIGNMENT}_check_references() RETURNS trigger AS $$
         DECLARE enrollments bigint[]; sets bigint[]; rows bigint; missing text;
         BEGIN
+            {READ_COMMITTED}
             SELECT array_agg(enrollment_id ORDER BY enrollment_id), sum(n) INTO enrollments, rows
                 FROM (SELECT enrollment_id, count(*) AS n FROM inserted GROUP BY enrollment_id) named;
             PERFORM 1 FROM {ENROLLMENT} WHERE id = ANY(enrollments) ORDER BY id FOR KEY SHARE;
@@ -98,6 +114,7 @@ def _postgres_forward() -> list[str]:
         # An assignment moved to another enrollment or item: the same check for its one row.
         f"""CREATE FUNCTION {ASSIGNMENT}_check_moved_references() RETURNS trigger AS $$
         BEGIN
+            {READ_COMMITTED}
             PERFORM 1 FROM {ENROLLMENT} WHERE id = NEW.enrollment_id FOR KEY SHARE;
             IF NOT EXISTS (SELECT 1 FROM {ENROLLMENT} WHERE id = NEW.enrollment_id) THEN
                 RAISE EXCEPTION '{ASSIGNMENT}: enrollment_id % names no enrollment', NEW.enrollment_id {VIOLATION};
@@ -120,6 +137,7 @@ def _postgres_forward() -> list[str]:
         f"""CREATE FUNCTION {ITEM}_refuse_assigned_delete() RETURNS trigger AS $$
         DECLARE named text;
         BEGIN
+            {READ_COMMITTED}
             PERFORM 1 FROM {ITEM_SET} WHERE id IN (SELECT DISTINCT item_set_id FROM removed) ORDER BY id FOR UPDATE;
             SELECT a.item_id::text INTO named FROM {ASSIGNMENT} a WHERE a.item_id IN (SELECT id FROM removed) LIMIT 1;
             IF FOUND THEN
@@ -133,6 +151,7 @@ def _postgres_forward() -> list[str]:
         # An item re-keyed or moved to another set: its old set is locked as a delete locks it.
         f"""CREATE FUNCTION {ITEM}_refuse_assigned_rekey() RETURNS trigger AS $$
         BEGIN
+            {READ_COMMITTED}
             PERFORM 1 FROM {ITEM_SET} WHERE id = OLD.item_set_id FOR UPDATE;
             IF NEW.id IS DISTINCT FROM OLD.id AND EXISTS (SELECT 1 FROM {ASSIGNMENT} WHERE item_id = OLD.id) THEN
                 RAISE EXCEPTION '{ITEM}: item % is still named by an assignment', OLD.id {VIOLATION};
@@ -146,6 +165,7 @@ def _postgres_forward() -> list[str]:
         f"""CREATE FUNCTION {ENROLLMENT}_refuse_assigned_delete() RETURNS trigger AS $$
         DECLARE named text;
         BEGIN
+            {READ_COMMITTED}
             SELECT a.enrollment_id::text INTO named FROM {ASSIGNMENT} a
                 WHERE a.enrollment_id IN (SELECT id FROM removed) LIMIT 1;
             IF FOUND THEN
@@ -158,6 +178,7 @@ def _postgres_forward() -> list[str]:
             FOR EACH STATEMENT EXECUTE FUNCTION {ENROLLMENT}_refuse_assigned_delete()""",
         f"""CREATE FUNCTION {ENROLLMENT}_refuse_assigned_rekey() RETURNS trigger AS $$
         BEGIN
+            {READ_COMMITTED}
             IF EXISTS (SELECT 1 FROM {ASSIGNMENT} WHERE enrollment_id = OLD.id) THEN
                 RAISE EXCEPTION '{ENROLLMENT}: enrollment % is still named by an assignment', OLD.id {VIOLATION};
             END IF;
@@ -171,6 +192,7 @@ def _postgres_forward() -> list[str]:
         # key allows it.
         f"""CREATE FUNCTION {ASSIGNMENT}_refuse_orphaning_truncate() RETURNS trigger AS $$
         BEGIN
+            {READ_COMMITTED}
             IF EXISTS (SELECT 1 FROM {ASSIGNMENT}) THEN
                 RAISE EXCEPTION '%: truncated while assignments name its rows', TG_TABLE_NAME {VIOLATION};
             END IF;

@@ -295,3 +295,23 @@ def test_reversing_the_migration_puts_the_foreign_keys_back(transactional_db, an
     finally:
         migrate_to_latest()
     test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_under_repeatable_read_the_references_are_refused_rather_than_half_checked(annotator_a, annotator_b):
+    """A REPEATABLE READ delete that waited for an insert would check with a snapshot older than the
+    insert's commit and find no assignment: the triggers refuse to run under it, on both sides."""
+    campaign = _campaign(annotator_a, annotator_b)
+    spare, enrollment = _spare_item(campaign), campaign.enrollments.first()
+    with _connect() as repeatable:
+        repeatable.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        repeatable.commit()  # the transactions from here on
+        for statement, params in ((INSERT, [enrollment.pk, spare.pk, 900]),
+                                  ("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+                                  ("UPDATE items_item SET id = id + 100000 WHERE id = %s", [spare.pk]),
+                                  ("DELETE FROM annotation_enrollment WHERE id = %s", [enrollment.pk])):
+            with pytest.raises(psycopg.errors.FeatureNotSupported, match="checked under READ COMMITTED only"):
+                repeatable.execute(statement, params)
+            repeatable.rollback()
+    assert Item.objects.filter(pk=spare.pk).exists() and not Assignment.objects.filter(item=spare).exists()
