@@ -216,6 +216,19 @@ def get_job_for_user(job_id: int, user) -> KeyJob:
     return job
 
 
+def open_jobs_on_key(key: GoldKey, user) -> list[KeyJob]:
+    """The queued or running jobs on a key (a freeze of it, a derive from it, a rebuild of its draft), for
+    its page to link to: an author who left a job's page finds it again. Authors only: nobody else may
+    open a job's page."""
+    if not roles.is_author(user):
+        return []
+    on_key = Q(key=key)
+    if not key.is_frozen and key.campaign_id is not None:
+        on_key |= Q(action=Action.BUILD, campaign_id=key.campaign_id, version=key.version)
+    return list(KeyJob.objects.filter(on_key, status__in=KeyJob.OPEN, created_at__gte=timezone.now() - _abandoned_after())
+                .order_by("created_at"))
+
+
 def _clock(when) -> str:
     return timezone.localtime(when).strftime("%H:%M:%S %Z")
 

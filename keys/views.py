@@ -71,6 +71,7 @@ def key_detail(request, version: str):
             "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
             "kinds": Erratum.Kind.choices,
+            "open_jobs": jobs.open_jobs_on_key(key, request.user),
         },
     )
 

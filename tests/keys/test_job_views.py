@@ -173,3 +173,20 @@ def test_a_done_job_leads_to_its_key_and_a_failed_one_shows_the_refusal(client, 
     assert "campaign &#x27;small&#x27; already has key line &#x27;TWIST-test-draft&#x27;" in html
     assert reverse("keys:build", args=["small"]) in html and "keys/job.js" not in html
     assert "Traceback" not in html
+
+
+def test_the_key_page_links_an_author_to_its_open_jobs_and_nobody_else(client, derivable, author, annotator_a, outsider):
+    detail = reverse("keys:detail", args=[derivable.version])
+    client.force_login(author)
+    assert 'data-testid="open-job"' not in client.get(detail).content.decode()  # no job: no notice
+    job, _ = jobs.key_job_start(action=KeyJob.Action.DERIVE, user=author, key=derivable, version="TWIST-test-v1.1")
+    page = client.get(detail).content.decode()
+    assert 'data-testid="open-job"' in page and reverse("keys:job", args=[job.pk]) in page
+    for other in (annotator_a, outsider):  # a job's page is for authors only: no link to it either
+        client.force_login(other)
+        response = client.get(detail)
+        assert response.status_code in (200, 404)
+        assert reverse("keys:job", args=[job.pk]) not in response.content.decode()
+    jobs.key_job_run(job_id=job.pk)  # done: the notice goes
+    client.force_login(author)
+    assert 'data-testid="open-job"' not in client.get(detail).content.decode()
