@@ -63,6 +63,27 @@ READ_COMMITTED = (
 )
 
 
+def _refuse_named_delete(table: str, noun: str, lock: str = "") -> list[str]:
+    """The function and statement trigger refusing a DELETE of `table` rows an assignment names (by its
+    `<noun>_id`), after `lock`, the statement that makes a concurrent insert wait or be waited for."""
+    return [
+        f"""CREATE FUNCTION {table}_refuse_assigned_delete() RETURNS trigger AS $$
+        DECLARE named text;
+        BEGIN
+            {READ_COMMITTED}
+            {lock}
+            SELECT a.{noun}_id::text INTO named FROM {ASSIGNMENT} a WHERE a.{noun}_id IN (SELECT id FROM removed) LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION '{table}: {noun} % is still named by an assignment', named {VIOLATION};
+            END IF;
+            RETURN NULL;
+        END $$ LANGUAGE plpgsql""",
+        f"""CREATE TRIGGER {table}_valid_references_on_delete AFTER DELETE ON {table}
+            REFERENCING OLD TABLE AS removed
+            FOR EACH STATEMENT EXECUTE FUNCTION {table}_refuse_assigned_delete()""",
+    ]
+
+
 def _postgres_forward() -> list[str]:
     return [
         # The constraints, whatever they are called (Django's names hash the table and column names).
@@ -134,20 +155,8 @@ def _postgres_forward() -> list[str]:
             FOR EACH ROW WHEN (NEW.enrollment_id IS DISTINCT FROM OLD.enrollment_id OR NEW.item_id IS DISTINCT FROM OLD.item_id)
             EXECUTE FUNCTION {ASSIGNMENT}_check_moved_references()""",
         # Deleted items: wait for the inserts naming items of their sets, then look for assignments.
-        f"""CREATE FUNCTION {ITEM}_refuse_assigned_delete() RETURNS trigger AS $$
-        DECLARE named text;
-        BEGIN
-            {READ_COMMITTED}
-            PERFORM 1 FROM {ITEM_SET} WHERE id IN (SELECT DISTINCT item_set_id FROM removed) ORDER BY id FOR UPDATE;
-            SELECT a.item_id::text INTO named FROM {ASSIGNMENT} a WHERE a.item_id IN (SELECT id FROM removed) LIMIT 1;
-            IF FOUND THEN
-                RAISE EXCEPTION '{ITEM}: item % is still named by an assignment', named {VIOLATION};
-            END IF;
-            RETURN NULL;
-        END $$ LANGUAGE plpgsql""",
-        f"""CREATE TRIGGER {ITEM}_valid_references_on_delete AFTER DELETE ON {ITEM}
-            REFERENCING OLD TABLE AS removed
-            FOR EACH STATEMENT EXECUTE FUNCTION {ITEM}_refuse_assigned_delete()""",
+        *_refuse_named_delete(ITEM, "item", f"PERFORM 1 FROM {ITEM_SET} WHERE id IN (SELECT DISTINCT item_set_id FROM removed) "
+                                            "ORDER BY id FOR UPDATE;"),
         # An item re-keyed or moved to another set: its old set is locked as a delete locks it.
         f"""CREATE FUNCTION {ITEM}_refuse_assigned_rekey() RETURNS trigger AS $$
         BEGIN
@@ -162,20 +171,7 @@ def _postgres_forward() -> list[str]:
             FOR EACH ROW WHEN (NEW.id IS DISTINCT FROM OLD.id OR NEW.item_set_id IS DISTINCT FROM OLD.item_set_id)
             EXECUTE FUNCTION {ITEM}_refuse_assigned_rekey()""",
         # Deleted enrollments: the DELETE has locked each row, so an insert naming it waits, or is waited for.
-        f"""CREATE FUNCTION {ENROLLMENT}_refuse_assigned_delete() RETURNS trigger AS $$
-        DECLARE named text;
-        BEGIN
-            {READ_COMMITTED}
-            SELECT a.enrollment_id::text INTO named FROM {ASSIGNMENT} a
-                WHERE a.enrollment_id IN (SELECT id FROM removed) LIMIT 1;
-            IF FOUND THEN
-                RAISE EXCEPTION '{ENROLLMENT}: enrollment % is still named by an assignment', named {VIOLATION};
-            END IF;
-            RETURN NULL;
-        END $$ LANGUAGE plpgsql""",
-        f"""CREATE TRIGGER {ENROLLMENT}_valid_references_on_delete AFTER DELETE ON {ENROLLMENT}
-            REFERENCING OLD TABLE AS removed
-            FOR EACH STATEMENT EXECUTE FUNCTION {ENROLLMENT}_refuse_assigned_delete()""",
+        *_refuse_named_delete(ENROLLMENT, "enrollment"),
         f"""CREATE FUNCTION {ENROLLMENT}_refuse_assigned_rekey() RETURNS trigger AS $$
         BEGIN
             {READ_COMMITTED}
