@@ -102,16 +102,21 @@ def entry_record(kind: str, version: str, entry) -> dict:
     return _record_builder(kind)(entry, {"key_version": version})
 
 
+def _in_key_order(kind: str, entries: Iterable, extra: dict | None = None) -> list[dict]:
+    """The entries' records (with the items of `extra`), in key order: by item id."""
+    build = _record_builder(kind)
+    return sorted((build(entry, extra) for entry in entries), key=itemgetter("id"))
+
+
 def key_bytes(kind: str, version: str, entries: Iterable) -> bytes:
     """The key's canonical JSON lines: every entry's record, in id order, with the key version (built
     with it: the same records as contents_bytes(version, key_contents(kind, entries)), one dict each)."""
-    build, extra = _record_builder(kind), {"key_version": version}
-    return jsonl_bytes(sorted((build(entry, extra) for entry in entries), key=itemgetter("id")))
+    return jsonl_bytes(_in_key_order(kind, entries, {"key_version": version}))
 
 
 def key_contents(kind: str, entries: Iterable) -> list[dict]:
     """The entries' contents (entry_content), in key order: what a release's data holds."""
-    return sorted(map(_record_builder(kind), entries), key=itemgetter("id"))
+    return _in_key_order(kind, entries)
 
 
 def contents_bytes(version: str, contents: list[dict]) -> bytes:
