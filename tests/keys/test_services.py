@@ -191,7 +191,7 @@ def test_the_preview_shows_what_the_derive_then_makes_and_writes_nothing(frozen_
     assert preview["entries"] == child.manifest["entries"] == child.entries.count() == 8
 
 
-def test_the_preview_reads_only_what_the_errata_name(frozen_key, outsider, author, annotator_b):
+def test_the_preview_writes_nothing_and_its_queries_do_not_grow_with_the_key(frozen_key, outsider, author, annotator_b):
     """A page view of the derive costs what its errata cost, whatever the key's size."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
