@@ -11,7 +11,11 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import is_, itemgetter
+from types import NoneType
+
+import orjson
 
 import protocols
 
@@ -50,12 +54,45 @@ def jsonl_bytes(records: Iterable) -> bytes:
     if not records:
         return b""
     if all(type(record) is dict for record in records):
+        fast = _orjson_lines(records)
+        if fast is not None:
+            return fast
         interleaved = [_NAN] * (2 * len(records) - 1)
         interleaved[::2] = records
         text = _CANONICAL.encode(interleaved)[1:-1]
         if text.count(_SEPARATOR) == len(records) - 1:
             return (text.replace(_SEPARATOR, "}\n{") + "\n").encode("utf-8")
     return ("\n".join(map(_CANONICAL.encode, records)) + "\n").encode("utf-8")
+
+
+# The value types whose orjson text is the canonical encoder's, byte for byte (tested on every character
+# and on the integers' edges): strings (both escape `"`, `\\` and the control characters alike and write
+# the rest as UTF-8; both sort keys in code-point order), integers, booleans and null. Not floats: orjson
+# writes 1e16 where json.dumps writes 1e+16. An integer beyond 64 bits makes orjson raise.
+_SAME_TEXT = frozenset({str, int, bool, NoneType})
+
+
+def _orjson_lines(records: list[dict]) -> bytes | None:
+    """jsonl_bytes(records) by orjson (a sixth of the standard encoder's time; with the type check and the
+    split, half to four fifths of it on a release's large files), when every record holds only string keys and values of _SAME_TEXT or lists of them (checked
+    by type, at C speed; orjson itself refuses a key that is not exactly a str); None otherwise, and the
+    standard encoder writes them. orjson writes the list of records with `},{` where two records meet; as
+    with the NaN separator, any other occurrence (inside a string) makes the count exceed len - 1, and the
+    standard encoder writes them instead."""
+    values = list(chain.from_iterable(map(dict.values, records)))
+    types = set(map(type, values))
+    if list in types:
+        lists = compress(values, map(is_, map(type, values), repeat(list)))
+        types = (types - {list}) | set(map(type, chain.from_iterable(lists)))
+    if not types <= _SAME_TEXT:
+        return None
+    try:
+        text = orjson.dumps(records, option=orjson.OPT_SORT_KEYS)[1:-1]
+    except TypeError:  # an integer beyond 64 bits, a key that is not a str
+        return None
+    if text.count(b"},{") != len(records) - 1:
+        return None
+    return text.replace(b"},{", b"}\n{") + b"\n"
 
 
 @cache

@@ -38,11 +38,13 @@ from keys.selectors import (
     key_lineage,
 )
 
-HOW = {p.value: p.value for p in Provenance}
 # Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
-HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS, "not_queued": Provenance.KEPT_UNANIMOUS,
-            "kept": Provenance.KEPT_AFTER_ADJUDICATION, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION,
-            "relabel": Provenance.RELABELLED, "relabeled": Provenance.RELABELLED})
+# Plain strings, as the entries read back hold them: the canonical writer takes its fast path on plain
+# values only (keys/canonical.py).
+HOW = {p.value: p.value for p in Provenance}
+HOW.update({"unanimous": Provenance.KEPT_UNANIMOUS.value, "not_queued": Provenance.KEPT_UNANIMOUS.value,
+            "kept": Provenance.KEPT_AFTER_ADJUDICATION.value, "adjudicated": Provenance.KEPT_AFTER_ADJUDICATION.value,
+            "relabel": Provenance.RELABELLED.value, "relabeled": Provenance.RELABELLED.value})
 
 
 # The coarse stages a long build, freeze or derive reports through its `progress` callback (a job's page

@@ -164,3 +164,48 @@ def test_an_archive_that_would_need_zip64_is_left_to_zipfile(monkeypatch):
     archive = bundle.zip_bytes(files, "K-v1.0")
     assert archive == bundle._zip_bytes_zipfile(files, "K-v1.0") and calls == []
     assert archive[4] == 45  # the first member's header needs zip64 (version 4.5)
+
+
+def test_plain_records_are_written_by_orjson_byte_for_byte_as_json_dumps_writes_them():
+    from keys.canonical import _orjson_lines
+
+    # Every character but the surrogates (which UTF-8 cannot hold), in values and in keys, and the
+    # integers' 64-bit edges.
+    characters = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    rng = random.Random(20261202)
+    records = []
+    for start in range(0, len(characters), 4096):
+        chunk = "".join(characters[start:start + 4096])
+        records.append({"text": chunk, chunk[:3]: [chunk[-5:], None, True], "id": f"r{start}", "n": rng.choice([
+            0, -1, 2**63 - 1, -(2**63), 2**64 - 1, 7])})
+    records += [{}, {"evidence": []}, {"a": False, "b": [1, "x", None]}]
+    fast = _orjson_lines(records)
+    assert fast is not None  # the fast path wrote them
+    assert fast == jsonl_bytes(records) == _reference_jsonl(records)
+
+
+def test_records_whose_text_orjson_would_write_differently_are_left_to_the_standard_encoder():
+    import enum
+
+    from keys.canonical import _orjson_lines
+
+    class Label(enum.StrEnum):
+        KEPT = "kept"
+
+    class Name(str):
+        pass
+
+    refused = [
+        [{"score": 1e16}],  # json.dumps: 1e+16; orjson: 1e16
+        [{"scores": [0.5]}],
+        [{"nested": {"a": 1}}],  # not scanned
+        [{"pair": (1, 2)}],
+        [{"how": Label.KEPT}],
+        [{"n": 2**64}],  # beyond orjson's integers
+        [{Name("k"): 1}],
+        [{"a": "x},{y"}, {"b": 1}],  # the records' separator inside a string
+        [{"lists": [[1]]}],
+    ]
+    for records in refused:
+        assert _orjson_lines(records) is None, records
+        assert jsonl_bytes(records) == _reference_jsonl(records)
