@@ -1,0 +1,80 @@
+"""goldkey/lib/forked.py: a pure function run in a forked child gives its value, or, whatever happens to
+the child, the value the parent computes itself; a child is always reaped."""
+
+import os
+import signal
+
+import pytest
+
+from goldkey.lib.forked import in_fork
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_the_function_runs_in_another_process_and_its_value_comes_back():
+    parent = os.getpid()
+    big = b"x" * 3_000_000  # larger than a pipe's buffer: written while the parent reads
+    with in_fork(lambda: (os.getpid(), big + b"!", {"nested": [1, "é"]})) as part:
+        assert part.pid is not None
+        pid = part.pid
+        where, content, value = part.result()
+    assert where == pid != parent
+    assert content == big + b"!" and value == {"nested": [1, "é"]}
+    assert part.result()[0] == pid  # asked again: the same value, not a second run
+    assert _reaped(pid)
+
+
+def test_a_child_that_fails_leaves_the_work_to_the_parent():
+    parent = os.getpid()
+
+    def fails_in_the_child():
+        if os.getpid() != parent:
+            raise RuntimeError("only in the child")
+        return "computed by the parent"
+
+    with in_fork(fails_in_the_child) as part:
+        pid = part.pid
+        assert part.result() == "computed by the parent"
+    assert _reaped(pid)
+
+
+def test_a_child_killed_by_a_signal_leaves_the_work_to_the_parent():
+    parent = os.getpid()
+
+    def killed_in_the_child():
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return os.getpid()
+
+    with in_fork(killed_in_the_child) as part:
+        assert part.result() == parent
+
+
+def test_a_value_that_does_not_pickle_is_computed_by_the_parent():
+    parent = os.getpid()
+    with in_fork(lambda: (os.getpid(), lambda: None)) as part:
+        where, function = part.result()
+    assert where == parent and callable(function)
+
+
+def test_leaving_the_block_without_the_value_stops_and_reaps_the_child():
+    with pytest.raises(KeyError), in_fork(lambda: b"y" * 5_000_000) as part:
+        pid = part.pid
+        raise KeyError("the parent's own work failed")
+    assert _reaped(pid)
+
+
+def test_without_fork_the_function_runs_here_when_its_value_is_asked_for():
+    calls = []
+    with in_fork(lambda: calls.append(os.getpid()) or "value", fork=False) as part:
+        assert part.pid is None and calls == []
+        assert part.result() == "value"
+    assert calls == [os.getpid()]
