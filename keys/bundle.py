@@ -10,13 +10,15 @@ import sys
 import zipfile
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from json.encoder import encode_basestring
 from operator import itemgetter
 from pathlib import Path
 
 from django.template.loader import render_to_string
 
+from goldkey.lib.forked import in_fork
 from keys import metadata
 from keys.canonical import dumps, jsonl_bytes
 
@@ -200,18 +202,57 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {}
+    # The fork comes first, before any thread is started: a forked child holds only the thread that forked.
+    with in_fork(partial(_large_part, data, fmt), fork=fork_large(data)) as large, ThreadPoolExecutor(HASH_THREADS) as pool:
+        hashing: dict[str, Future] = {}
 
-    def put(path: str, content: bytes) -> None:
-        files[path] = content
-        if on_file is not None:
-            on_file(path, content)
+        def put(path: str, content: bytes) -> None:
+            files[path] = content
+            if path not in digests:
+                hashing[path] = pool.submit(_sha256, content)  # hashlib releases the GIL: hashed beside the rendering
+            if on_file is not None:
+                on_file(path, content)
 
-    def digest(path: str) -> str:
-        known = digests.get(path)
-        if known is None:
-            known = digests[path] = hashlib.sha256(files[path]).hexdigest()
-        return known
+        def digest(path: str) -> str:
+            known = digests.get(path)
+            if known is None:
+                known = digests[path] = hashing[path].result()
+            return known
 
+        return _render(data, fmt, files, put, digest, large)
+
+
+HASH_THREADS = 2
+
+
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def fork_large(data: dict) -> bool:
+    """Whether render() writes the Hugging Face split and reads the columns of the two largest record
+    files in a forked process, beside the rest: for a key this large the fork (a few milliseconds) and
+    the split's way back through a pipe cost far less than the second core saves."""
+    return len(data["entries"]) >= FORK_ENTRIES
+
+
+# Entries from which render() forks; monkeypatched by tests that compare the two ways.
+FORK_ENTRIES = 5_000
+TEST_SPLIT = "hf/test.jsonl"
+
+
+def _large_part(data: dict, fmt: int) -> tuple[bytes, dict[str, metadata.RecordColumns]]:
+    """The Hugging Face split's bytes and (format 2) the Croissant columns of it, of the candidates and of
+    the key: a pure function of `data`, about half of render()'s work, which it may hand to a forked process (the
+    split is one of the two largest files; the other, the candidates, is written meanwhile)."""
+    records = {"candidates.jsonl": data["candidates"], TEST_SPLIT: data.get("test_records", data["entries"])}
+    columns = {path: metadata.record_columns(path, rows) for path, rows in records.items() if rows} if fmt >= 2 else {}
+    if fmt >= 2 and data["entries"]:
+        columns["key.jsonl"] = metadata.record_columns("key.jsonl", data["entries"], metadata.key_record_extra(data))
+    return _jsonl(records[TEST_SPLIT]), columns
+
+
+def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -> dict[str, bytes]:
     put("key.jsonl", data["key_bytes"])
     put("candidates.jsonl", _jsonl(data["candidates"]))
     put("generation_rejects.jsonl", _jsonl(data["rejects"]))
@@ -232,7 +273,6 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
     ))
     put("datasheet.md", datasheet(data).encode("utf-8"))
     put("hf/README.md", (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
-    put("hf/test.jsonl", _jsonl(data.get("test_records", data["entries"])))
     for pseudonym, answers in data["answers"].items():
         put(f"annotation/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     for member, answers in data["council"].items():
@@ -250,8 +290,11 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
         for path, pairs in parts.items():
             put(path, _jsonl_of_parts(pairs))
         put(metadata.CITATION_FILE, metadata.citation_cff_text(data).encode("utf-8"))
+    test_split, columns = large.result()
+    put(TEST_SPLIT, test_split)
+    if fmt >= 2:
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest)))
+        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest, columns=columns)))
     put("MANIFEST.sha256", "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8"))
     digest("MANIFEST.sha256")
     return dict(sorted(files.items()))

@@ -8,6 +8,7 @@ sealed release re-renders to the same bytes (keys/releases.py compares them).
 
 import hashlib
 import re
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
 from types import NoneType
@@ -380,11 +381,42 @@ def _question_description(data: dict) -> str:
     return "; ".join(f"{q.key}: {', '.join(q.choices) if q.choices else 'free text'}" for q in spec.questions)
 
 
-def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None, *, sha256=None) -> dict:
+@dataclass(frozen=True)
+class RecordColumns:
+    """What the Croissant record set of one record file says of its columns: the typed fields, the
+    columns of JSON objects (untyped), and whether the records' ids are unique (the set's key)."""
+
+    fields: list[dict]
+    objects: list[str]
+    unique_ids: bool
+
+
+_RECORD_SET_IDS = {path: set_id for path, set_id, _ in RECORD_FILES}
+
+
+def key_record_extra(data: dict) -> dict:
+    """What every record of key.jsonl holds beyond its entry's content (data["entries"])."""
+    return {"key_version": data["key"]["version"]}
+
+
+def record_columns(path: str, records: list[dict], extra: dict | None = None) -> RecordColumns:
+    """The columns of the record file `path` (one of RECORD_FILES) holding `records` (each with the items
+    of `extra` too): a pass over every value, which the bundle may run beside the rest of its work."""
+    set_id = _RECORD_SET_IDS[path]
+    fields, objects = _record_fields(set_id, path, records, extra)
+    named = {field["name"] for field in fields}
+    # Only asked for a set without an annotator or member column (those are keyed by both).
+    unique = "id" in named and not named & {"annotator", "member"} and len(set(map(itemgetter("id"), records))) == len(records)
+    return RecordColumns(fields, objects, unique)
+
+
+def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None, *, sha256=None,
+              columns: dict[str, RecordColumns] | None = None) -> dict:
     """The release as a Croissant 1.0 dataset: every file (but this one and MANIFEST.sha256, which lists
     this one's hash) as a FileObject with its SHA-256, and a record set per record file. `tables`: the
     trail_tables(data) the caller already built; `sha256`: path -> the hex SHA-256 of files[path], if
-    the caller hashes the files anyway (each file of a release is hashed once)."""
+    the caller hashes the files anyway (each file of a release is hashed once); `columns`: path ->
+    record_columns of that file, for the files the caller has already read them of."""
     if sha256 is None:
         def sha256(path: str) -> str:
             return hashlib.sha256(files[path]).hexdigest()
@@ -407,13 +439,15 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         "hf/test.jsonl": data.get("test_records", data["entries"]),
         **(trail_tables(data) if tables is None else tables),
     }
-    record_extra = {"key.jsonl": {"key_version": key["version"]}}
+    record_extra = {"key.jsonl": key_record_extra(data)}
     questions = _question_description(data)
+    columns = columns or {}
     for path, set_id, description in RECORD_FILES:
         records = record_data.get(path)
         if path not in files or not records:
             continue
-        fields, objects = _record_fields(set_id, path, records, record_extra.get(path))
+        described = columns.get(path) or record_columns(path, records, record_extra.get(path))
+        fields, objects = described.fields, described.objects
         if set_id in ("answers", "council_votes"):
             description += f" Questions and their choices: {questions}."
         if objects:
@@ -423,7 +457,7 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         for who in ("annotator", "member"):
             if who in named:  # one row per annotator (or member) and item
                 record_set["key"] = [{"@id": f"{set_id}/{who}"}, {"@id": f"{set_id}/id"}]
-        if "key" not in record_set and "id" in named and len(set(map(itemgetter("id"), records))) == len(records):
+        if "key" not in record_set and described.unique_ids:
             record_set["key"] = {"@id": f"{set_id}/id"}
         record_sets.append(record_set)
     dataset = {

@@ -234,3 +234,33 @@ def test_a_draft_frozen_as_reviewed_seals_the_release_the_rows_give(key_campaign
     assert files == _plain(key)
     relabelled = [json.loads(line) for line in files["key.jsonl"].splitlines() if b'"s-0001"' in line]
     assert [(r["type"], r["provenance"]) for r in relabelled] == [("aligned", "relabelled")]
+
+
+def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_release_rendered_in_one(frozen_key, monkeypatch):
+    from goldkey.lib import forked
+
+    forks = []
+
+    class Recorded(forked.in_fork):
+        def __init__(self, function, *, fork=True):
+            super().__init__(function, fork=fork)
+            forks.append(self.pid)
+
+    monkeypatch.setattr(bundle, "in_fork", Recorded)
+    monkeypatch.setattr(bundle, "FORK_ENTRIES", 10**9)
+    data = bundle_data(frozen_key)
+    alone_digests: dict[str, str] = {}
+    alone = bundle.render(data, digests=alone_digests)
+    monkeypatch.setattr(bundle, "FORK_ENTRIES", 0)
+    forked_digests: dict[str, str] = {}
+    seen = []
+    beside = bundle.render(data, digests=forked_digests, on_file=lambda path, content: seen.append(path))
+    assert forks[0] is None and forks[1] is not None  # the second render forked
+    assert beside == alone == release_files(frozen_key)
+    assert forked_digests == alone_digests == {path: hashlib.sha256(content).hexdigest() for path, content in alone.items()}
+    assert sorted(seen) == sorted(alone)  # every file handed on once
+    # In the first format too (no Croissant columns come back).
+    first_forked = bundle.render(data, fmt=1)
+    monkeypatch.setattr(bundle, "FORK_ENTRIES", 10**9)
+    assert first_forked == bundle.render(data, fmt=1)
+    assert [pid is not None for pid in forks] == [False, True, True, False]
