@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from goldkey.lib.forked import in_fork
+from goldkey.lib.forked import WORTH_FORKING, in_fork
 from keys import metadata
 from keys.canonical import dumps, jsonl_bytes
 
@@ -237,7 +237,7 @@ def fork_large(data: dict) -> bool:
 
 
 # Entries from which render() forks; monkeypatched by tests that compare the two ways.
-FORK_ENTRIES = 5_000
+FORK_ENTRIES = WORTH_FORKING
 TEST_SPLIT = "hf/test.jsonl"
 
 

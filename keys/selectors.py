@@ -286,8 +286,9 @@ def council_members(campaign: Campaign) -> list[dict]:
     ]
 
 
-def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], counts: dict) -> dict:
-    """What a key made from the snapshot's campaign records about how it was made."""
+def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], counts: dict, *, agreement: dict | None = None) -> dict:
+    """What a key made from the snapshot's campaign records about how it was made. `agreement`: the
+    snapshot's agreement_figures, if the caller has computed them (beside its own work)."""
     campaign = snapshot.campaign
     item_set = campaign.item_set
     candidates = Item.objects.filter(item_set=item_set).count()
@@ -317,7 +318,7 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         "decisions_adjudicator_unknown": unknown,
         "council_members": council_members(campaign),
         "gate_summary": gate_summary(item_set),
-        "agreement": agreement_figures(campaign, snapshot=snapshot),
+        "agreement": agreement_figures(campaign, snapshot=snapshot) if agreement is None else agreement,
         "council_pairwise_kappa": council_pairwise(campaign),
         # The queue as it stood at freezing (decisions are final from then on), council flags included;
         # only human reasons held the key back (QueueEntry.needs_decision, PROTOCOL.md §4).

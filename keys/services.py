@@ -7,6 +7,7 @@ is frozen the database refuses any change to it or its entries (keys/triggers.py
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import SimpleNamespace
 
 from django.db import transaction
@@ -22,6 +23,7 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.batchdb import batch_reads
 from goldkey.lib.bulk import bulk_insert_columns
+from goldkey.lib.forked import WORTH_FORKING, in_fork
 from items.models import Item, Turn
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
@@ -193,19 +195,22 @@ def _build(
     with batch_reads(), collector_paused():
         progress(READING)
         snapshot = campaign_snapshot(campaign, full_answers=sealed)  # the answers read once, for the release too
-        evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
-        entries = _entries_from_campaign(snapshot, key, evidence)
-        progress(WRITING)
-        _entries_insert(entries)
-        counts = _counts(entries)
-        contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
-        content = contents_bytes(version, contents)
-        key.sha256 = sha256_hex(content)
-        key.manifest = {
-            "key_version": version,
-            "entries": len(entries),
-            **campaign_manifest(snapshot, {e.item_id for e in entries}, counts),
-        }
+        # The agreement figures are pure Python over the snapshot: for a large campaign, computed in a
+        # forked process while this one writes the entries.
+        with in_fork(partial(agreement_figures, campaign, snapshot=snapshot), fork=len(snapshot.data.items) >= WORTH_FORKING) as agreement:
+            evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
+            entries = _entries_from_campaign(snapshot, key, evidence)
+            progress(WRITING)
+            _entries_insert(entries)
+            counts = _counts(entries)
+            contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
+            content = contents_bytes(version, contents)
+            key.sha256 = sha256_hex(content)
+            key.manifest = {
+                "key_version": version,
+                "entries": len(entries),
+                **campaign_manifest(snapshot, {e.item_id for e in entries}, counts, agreement=agreement.result()),
+            }
     key.notes = notes or key.notes
     key.save()
     return _Built(key, Sealing(contents, content, evidence, snapshot.data.full_answers))

@@ -6,8 +6,8 @@ interpreter cannot spread over threads.
         ...                               # the parent does the rest meanwhile
         value = part.result()             # render_part()'s value, pickled back through a pipe
 
-The child only computes and writes its pickled result: it never touches a database connection, a file or
-a lock the parent holds, and ends with os._exit (no atexit handler, no connection closed, no buffer
+The child only computes and writes its pickled result: it never touches a database connection (a query
+there is refused before it is sent), a file or a lock the parent holds, and ends with os._exit (no atexit handler, no connection closed, no buffer
 flushed). Whatever happens to it (an exception, a signal, a result that will not pickle), `waiting()`
 runs the function in the parent instead, so the result is always the function's value: forking changes
 when the work is done, never what it gives. Where fork is unavailable or refused, the function runs in
@@ -20,9 +20,15 @@ import pickle
 from collections.abc import Callable
 from typing import TypeVar
 
+from django.db import connections
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# Rows (items, entries) from which a part is worth a process: forking a large interpreter takes a few
+# milliseconds, and the value's way back through the pipe more for a large one.
+WORTH_FORKING = 5_000
 
 
 class in_fork:  # noqa: N801 (used as a function: `with in_fork(f) as part`)
@@ -95,10 +101,18 @@ class in_fork:  # noqa: N801 (used as a function: `with in_fork(f) as part`)
         return status
 
 
+def _refuse_queries(execute, sql, params, many, context):
+    raise RuntimeError("a forked part may not query the database: its connections are the parent's")
+
+
 def _child(function, read_end: int, write_end: int) -> None:
     status = 1
     try:
         os.close(read_end)
+        # A query would speak on the parent's connection (a PostgreSQL socket, a SQLite transaction): refused
+        # before it is sent, so that a function that queries fails here and the parent runs it instead.
+        for connection in connections.all(initialized_only=True):
+            connection.execute_wrappers.append(_refuse_queries)
         payload = pickle.dumps(function(), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(payload)
         while view:

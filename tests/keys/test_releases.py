@@ -236,7 +236,7 @@ def test_a_draft_frozen_as_reviewed_seals_the_release_the_rows_give(key_campaign
     assert [(r["type"], r["provenance"]) for r in relabelled] == [("aligned", "relabelled")]
 
 
-def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_release_rendered_in_one(frozen_key, monkeypatch):
+def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_release_rendered_in_one(frozen_key, monkeypatch, caplog):
     from goldkey.lib import forked
 
     forks = []
@@ -264,3 +264,4 @@ def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_relea
     monkeypatch.setattr(bundle, "FORK_ENTRIES", 10**9)
     assert first_forked == bundle.render(data, fmt=1)
     assert [pid is not None for pid in forks] == [False, True, True, False]
+    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the children's values, not the parent's

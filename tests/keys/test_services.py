@@ -307,3 +307,27 @@ def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_onc
         key = key_freeze(campaign=key_campaign, version="K-v1.0", user=author)
     assert (load.call_count, queue.call_count, figures.call_count) == (1, 1, 1)
     assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2
+
+
+def test_the_agreement_figures_computed_in_a_forked_process_are_the_manifests_figures(key_campaign, author, monkeypatch, caplog):
+    from goldkey.lib import forked
+    from keys import services
+
+    forks = []
+
+    class Recorded(forked.in_fork):
+        def __init__(self, function, *, fork=True):
+            super().__init__(function, fork=fork)
+            forks.append(self.pid)
+
+    monkeypatch.setattr(services, "in_fork", Recorded)
+    decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
+    decide(key_campaign, "s-0004", "keep", author)
+    monkeypatch.setattr(services, "WORTH_FORKING", 0)
+    forked_draft = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    beside = forked_draft.manifest
+    monkeypatch.setattr(services, "WORTH_FORKING", 10**9)
+    alone = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author).manifest  # the draft rebuilt
+    assert [pid is not None for pid in forks] == [True, False]
+    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the child's value, not the parent's
+    assert beside == alone and beside["agreement"]["full"]["q1"]["n"] > 0

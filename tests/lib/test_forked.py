@@ -32,7 +32,7 @@ def test_the_function_runs_in_another_process_and_its_value_comes_back():
     assert _reaped(pid)
 
 
-def test_a_child_that_fails_leaves_the_work_to_the_parent():
+def test_a_child_that_fails_leaves_the_work_to_the_parent(caplog):
     parent = os.getpid()
 
     def fails_in_the_child():
@@ -44,6 +44,7 @@ def test_a_child_that_fails_leaves_the_work_to_the_parent():
         pid = part.pid
         assert part.result() == "computed by the parent"
     assert _reaped(pid)
+    assert [r.levelname for r in caplog.records if r.name == "goldkey.lib.forked"] == ["WARNING"]  # said so
 
 
 def test_a_child_killed_by_a_signal_leaves_the_work_to_the_parent():
@@ -78,3 +79,22 @@ def test_without_fork_the_function_runs_here_when_its_value_is_asked_for():
         assert part.pid is None and calls == []
         assert part.result() == "value"
     assert calls == [os.getpid()]
+
+
+@pytest.mark.django_db
+def test_a_query_in_the_child_is_refused_before_it_is_sent_and_the_parent_runs_the_function():
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    get_user_model().objects.create(username="in-the-parents-transaction")
+    parent = os.getpid()
+
+    def counts_users():
+        return os.getpid(), get_user_model().objects.count()
+
+    with in_fork(counts_users) as part:
+        where, users = part.result()
+    assert (where, users) == (parent, 1)
+    # The parent's connection and its transaction are intact.
+    assert get_user_model().objects.filter(username="in-the-parents-transaction").exists()
+    assert connection.execute_wrappers == []
