@@ -195,16 +195,18 @@ def _build(
     with batch_reads(), collector_paused():
         progress(READING)
         snapshot = campaign_snapshot(campaign, full_answers=sealed)  # the answers read once, for the release too
-        # The agreement figures are pure Python over the snapshot: for a large campaign, computed in a
-        # forked process while this one writes the entries.
-        with in_fork(partial(agreement_figures, campaign, snapshot=snapshot), fork=len(snapshot.data.items) >= WORTH_FORKING) as agreement:
+        # The agreement figures and the key's bytes are pure Python over what is in memory: for a large
+        # campaign, computed in forked processes while this one reads the evidence and writes the entries.
+        large = len(snapshot.data.items) >= WORTH_FORKING
+        with in_fork(partial(agreement_figures, campaign, snapshot=snapshot), fork=large) as agreement:
             evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
-            progress(WRITING)
-            _entries_insert(entries)
-            counts = _counts(entries)
             contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
-            content = contents_bytes(version, contents)
+            with in_fork(partial(contents_bytes, version, contents), fork=large) as key_bytes:
+                progress(WRITING)
+                _entries_insert(entries)
+                counts = _counts(entries)
+                content = key_bytes.result()
             key.sha256 = sha256_hex(content)
             key.manifest = {
                 "key_version": version,

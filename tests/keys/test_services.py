@@ -309,7 +309,7 @@ def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_onc
     assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2
 
 
-def test_the_agreement_figures_computed_in_a_forked_process_are_the_manifests_figures(key_campaign, author, monkeypatch, caplog):
+def test_the_agreement_figures_and_key_bytes_computed_in_forked_processes_are_the_drafts(key_campaign, author, monkeypatch, caplog):
     from goldkey.lib import forked
     from keys import services
 
@@ -324,10 +324,10 @@ def test_the_agreement_figures_computed_in_a_forked_process_are_the_manifests_fi
     decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
     decide(key_campaign, "s-0004", "keep", author)
     monkeypatch.setattr(services, "WORTH_FORKING", 0)
-    forked_draft = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
-    beside = forked_draft.manifest
+    beside = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
     monkeypatch.setattr(services, "WORTH_FORKING", 10**9)
-    alone = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author).manifest  # the draft rebuilt
-    assert [pid is not None for pid in forks] == [True, False]
-    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the child's value, not the parent's
-    assert beside == alone and beside["agreement"]["full"]["q1"]["n"] > 0
+    alone = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)  # the draft rebuilt
+    assert [pid is not None for pid in forks] == [True, True, False, False]
+    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the children's values, not the parent's
+    assert beside.manifest == alone.manifest and beside.manifest["agreement"]["full"]["q1"]["n"] > 0
+    assert beside.sha256 == alone.sha256 == sha256_hex(key_canonical_bytes(alone))
