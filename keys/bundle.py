@@ -11,6 +11,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from json.encoder import encode_basestring
 from operator import itemgetter
@@ -230,9 +231,9 @@ def _sha256(content: bytes) -> str:
 
 
 def fork_large(data: dict) -> bool:
-    """Whether render() writes the Hugging Face split and reads the columns of the two largest record
-    files in a forked process, beside the rest: for a key this large the fork (a few milliseconds) and
-    the split's way back through a pipe cost far less than the second core saves."""
+    """Whether render() writes the Hugging Face split and reads its columns in a forked process, beside
+    the rest: for a key this large the fork (a few milliseconds) and the split's way back through a pipe
+    cost far less than the second core saves."""
     return len(data["entries"]) >= FORK_ENTRIES
 
 
@@ -242,14 +243,33 @@ TEST_SPLIT = "hf/test.jsonl"
 
 
 def _large_part(data: dict, fmt: int) -> tuple[bytes, dict[str, metadata.RecordColumns]]:
-    """The Hugging Face split's bytes and (format 2) the Croissant columns of it, of the candidates and of
-    the key: a pure function of `data`, about half of render()'s work, which it may hand to a forked process (the
-    split is one of the two largest files; the other, the candidates, is written meanwhile)."""
-    records = {"candidates.jsonl": data["candidates"], TEST_SPLIT: data.get("test_records", data["entries"])}
-    columns = {path: metadata.record_columns(path, rows) for path, rows in records.items() if rows} if fmt >= 2 else {}
-    if fmt >= 2 and data["entries"]:
-        columns["key.jsonl"] = metadata.record_columns("key.jsonl", data["entries"], metadata.key_record_extra(data))
-    return _jsonl(records[TEST_SPLIT]), columns
+    """The Hugging Face split's bytes and (format 2) its Croissant columns: a pure function of `data`,
+    which render() may hand to a forked process (the split is one of the two largest files; the other,
+    the candidates, is written meanwhile, and the answer files were rendered by the freeze)."""
+    records = data.get("test_records", data["entries"])
+    columns = {TEST_SPLIT: metadata.record_columns(TEST_SPLIT, records)} if fmt >= 2 and records else {}
+    return _jsonl(records), columns
+
+
+@dataclass(frozen=True)
+class AnswerTrail:
+    """The annotators' answers as a release holds them, rendered: annotation/answers_<pseudonym>.json,
+    the answers table (format 2; None without answer documents) and the rows Croissant reads of it."""
+
+    files: dict[str, bytes]
+    table: bytes | None
+    table_rows: list[dict] | None
+
+
+def answer_trail(documents: dict, kind: str) -> AnswerTrail:
+    """The answer files of a release from its answer documents (bundle_data's "answers"): a pure
+    function, which a freeze runs beside its own work (keys/services.py)."""
+    files = {f"annotation/answers_{_safe(pseudonym)}.json": _json_of_tables(answers) for pseudonym, answers in documents.items()}
+    if not documents:
+        return AnswerTrail(files, None, None)
+    parts = metadata.answer_table_parts(documents, kind)
+    rows = metadata.croissant_tables({metadata.ANSWERS_TABLE: parts})[metadata.ANSWERS_TABLE]
+    return AnswerTrail(files, _jsonl_of_parts(parts), rows)
 
 
 def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -> dict[str, bytes]:
@@ -273,8 +293,9 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
     ))
     put("datasheet.md", datasheet(data).encode("utf-8"))
     put("hf/README.md", (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
-    for pseudonym, answers in data["answers"].items():
-        put(f"annotation/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
+    answer_files = data.get("answer_trail") or answer_trail(data["answers"], data["key"]["kind"])
+    for path, content in answer_files.files.items():
+        put(path, content)
     for member, answers in data["council"].items():
         put(f"annotation/council/{_safe(member)}.json", _json_of_tables(answers))
     for slug, trail in data.get("added", {}).items():
@@ -285,12 +306,23 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
         for pseudonym, answers in trail["answers"].items():
             put(f"{folder}/answers_{_safe(pseudonym)}.json", _json_of_tables(answers))
     if fmt >= 2:
-        parts = metadata.trail_table_parts(data)
+        parts = metadata.trail_table_parts(data, answers=False)
         tables = metadata.croissant_tables(parts)
+        if answer_files.table is not None:
+            put(metadata.ANSWERS_TABLE, answer_files.table)
+            tables[metadata.ANSWERS_TABLE] = answer_files.table_rows
         for path, pairs in parts.items():
             put(path, _jsonl_of_parts(pairs))
         put(metadata.CITATION_FILE, metadata.citation_cff_text(data).encode("utf-8"))
-    test_split, columns = large.result()
+    # The Croissant columns of the key and the candidates are read here while the split is written there.
+    columns = {}
+    if fmt >= 2:
+        if data["candidates"]:
+            columns["candidates.jsonl"] = metadata.record_columns("candidates.jsonl", data["candidates"])
+        if data["entries"]:
+            columns["key.jsonl"] = metadata.record_columns("key.jsonl", data["entries"], metadata.key_record_extra(data))
+    test_split, test_columns = large.result()
+    columns.update(test_columns)
     put(TEST_SPLIT, test_split)
     if fmt >= 2:
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.

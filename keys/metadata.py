@@ -202,14 +202,22 @@ def _answer_row_parts(documents: dict, who: str, keys: tuple[str, ...]) -> list[
     return parts
 
 
-def trail_table_parts(data: dict) -> dict[str, list[tuple[dict, str]]]:
+def _questions(kind: str) -> tuple[str, ...]:
+    return tuple(q.key for q in protocols.for_kind(kind).questions)
+
+
+def answer_table_parts(answers: dict, kind: str) -> list[tuple[dict, str]]:
+    """The answers table's (row, id) pairs, from the answer documents (bundle_data's "answers")."""
+    return _answer_row_parts(answers, "annotator", _questions(kind))
+
+
+def trail_table_parts(data: dict, *, answers: bool = True) -> dict[str, list[tuple[dict, str]]]:
     """The trail tables as (row without its id, item id) pairs: the row of a pair is `{**row, "id": item}`
     (rows_of), and rows sharing everything but the id share the first part, which the bundle writes
-    once (keys/bundle.py)."""
-    spec = protocols.for_kind(data["key"]["kind"])
-    questions = tuple(q.key for q in spec.questions)
+    once (keys/bundle.py). `answers`: False leaves out the answers table (rendered apart)."""
+    questions = _questions(data["key"]["kind"])
     tables = {}
-    if data["answers"]:
+    if answers and data["answers"]:
         tables[ANSWERS_TABLE] = _answer_row_parts(data["answers"], "annotator", questions)
     if data["council"]:
         tables[COUNCIL_TABLE] = _answer_row_parts(data["council"], "member", questions)

@@ -5,6 +5,7 @@ from collections import defaultdict, namedtuple
 from dataclasses import dataclass
 from itertools import combinations
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
@@ -30,6 +31,9 @@ from goldkey.lib.batchdb import batch_reads
 from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
 from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
+
+if TYPE_CHECKING:
+    from keys.bundle import AnswerTrail
 
 # ---------------------------------------------------------------------------------------------
 # Visibility: frozen keys are public; drafts (and their gold) are for authors only.
@@ -395,6 +399,8 @@ class Sealing:
     evidence: dict[int, list[str]] | None = None
     # The campaign's whole answers as the snapshot read them (CampaignData.full_answers), if it kept them.
     answers: dict[int, dict[str, dict]] | None = None
+    # The release's answer files rendered from those (keys.bundle.answer_trail), if the freeze has.
+    answer_trail: "AnswerTrail | None" = None
 
 
 def item_set_evidence(item_set_id: int) -> dict[int, list[str]]:
@@ -521,7 +527,10 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
         ),
         key=lambda r: r.get("id", ""),
     )
-    data["answers"] = bundle_answers(campaign, external_ids, answers=None if sealing is None else sealing.answers)
+    if sealing is not None and sealing.answer_trail is not None:
+        data["answer_trail"] = sealing.answer_trail  # data["answers"] stays empty: render() takes the files
+    else:
+        data["answers"] = bundle_answers(campaign, external_ids, answers=None if sealing is None else sealing.answers)
     decisions = list(Decision.objects.filter(campaign=campaign).select_related("item"))
     if "queue" in root.manifest:
         data["queue"] = root.manifest["queue"]
@@ -560,29 +569,43 @@ def bundle_answers(campaign: Campaign, external_ids: dict[int, str], *, answers:
     """The campaign's answers in the released format, per pseudonym ("exported" = the last recorded
     save): from `answers` (item id -> pseudonym -> the whole answer, as campaign_data(full_answers=True)
     read them for the freeze) or read here, through the snapshot's own decoding (AnswerDecoder)."""
-    last_saved = dict(
-        AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign)
-        .values_list("answer__assignment__enrollment__pseudonym")
-        .annotate(last=Max("saved_at"))
-        .order_by()
-    )
+    exported = answers_exported(campaign)
+    if answers is not None:
+        return answer_documents(answers, external_ids, exported)
     by_pseudonym: dict[str, dict] = defaultdict(dict)
-    if answers is None:
-        values = AnswerDecoder(()).values
-        for pseudonym, item_id, text in _raw_rows(
-            Answer.objects.filter(assignment__enrollment__campaign=campaign)
-            .annotate(text=answer_text())
-            .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "text")
-        ):
-            if decoded := values(text):
-                by_pseudonym[pseudonym][external_ids[item_id]] = decoded
-    else:
-        for item_id, per_item in answers.items():
-            external_id = external_ids[item_id]
-            for pseudonym, decoded in per_item.items():
-                by_pseudonym[pseudonym][external_id] = decoded
+    values = AnswerDecoder(()).values
+    for pseudonym, item_id, text in _raw_rows(
+        Answer.objects.filter(assignment__enrollment__campaign=campaign)
+        .annotate(text=answer_text())
+        .values_list("assignment__enrollment__pseudonym", "assignment__item_id", "text")
+    ):
+        if decoded := values(text):
+            by_pseudonym[pseudonym][external_ids[item_id]] = decoded
+    return _answer_documents(by_pseudonym, exported)
+
+
+def answers_exported(campaign: Campaign) -> dict[str, str | None]:
+    """pseudonym -> the time of its last recorded save: the "exported" of its released answer file."""
+    last_saved = AnswerRevision.objects.filter(answer__assignment__enrollment__campaign=campaign).values_list(
+        "answer__assignment__enrollment__pseudonym"
+    ).annotate(last=Max("saved_at")).order_by()
+    return {pseudonym: _iso(last) for pseudonym, last in last_saved}
+
+
+def answer_documents(answers: dict[int, dict[str, dict]], external_ids: dict[int, str], exported: dict[str, str | None]) -> dict:
+    """bundle_answers from the whole answers the freeze read (item id -> pseudonym -> answer), without a
+    query: `exported` is answers_exported's. Pure, so the freeze may run it beside its own work."""
+    by_pseudonym: dict[str, dict] = defaultdict(dict)
+    for item_id, per_item in answers.items():
+        external_id = external_ids[item_id]
+        for pseudonym, decoded in per_item.items():
+            by_pseudonym[pseudonym][external_id] = decoded
+    return _answer_documents(by_pseudonym, exported)
+
+
+def _answer_documents(by_pseudonym: dict[str, dict], exported: dict[str, str | None]) -> dict:
     return {
-        p: {"annotator": p, "exported": _iso(last_saved.get(p)), "answers": dict(sorted(a.items()))}
+        p: {"annotator": p, "exported": exported.get(p), "answers": dict(sorted(a.items()))}
         for p, a in sorted(by_pseudonym.items())
     }
 

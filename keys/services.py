@@ -25,12 +25,15 @@ from goldkey.lib.batchdb import batch_reads
 from goldkey.lib.bulk import bulk_insert_columns
 from goldkey.lib.forked import WORTH_FORKING, in_fork
 from items.models import Item, Turn
+from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
 from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
 from keys.releases import release_drift, release_seal
 from keys.selectors import (
     Sealing,
     agreement_figures,
+    answer_documents,
+    answers_exported,
     campaign_manifest,
     item_set_evidence,
     key_canonical_bytes,
@@ -195,27 +198,39 @@ def _build(
     with batch_reads(), collector_paused():
         progress(READING)
         snapshot = campaign_snapshot(campaign, full_answers=sealed)  # the answers read once, for the release too
-        # The agreement figures and the key's bytes are pure Python over what is in memory: for a large
-        # campaign, computed in forked processes while this one reads the evidence and writes the entries.
-        large = len(snapshot.data.items) >= WORTH_FORKING
-        with in_fork(partial(agreement_figures, campaign, snapshot=snapshot), fork=large) as agreement:
+        # The agreement figures and the release's answer files (from the whole answers the snapshot kept
+        # for it) are pure Python over the snapshot: for a large campaign, computed in a forked process
+        # while this one reads the evidence, writes the entries and the key's bytes.
+        exported = answers_exported(campaign) if sealed else None
+        part = partial(_figures_and_trail, campaign, snapshot, exported, key.kind)
+        with in_fork(part, fork=len(snapshot.data.items) >= WORTH_FORKING) as figures_and_trail:
             evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
+            progress(WRITING)
+            _entries_insert(entries)
+            counts = _counts(entries)
             contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
-            with in_fork(partial(contents_bytes, version, contents), fork=large) as key_bytes:
-                progress(WRITING)
-                _entries_insert(entries)
-                counts = _counts(entries)
-                content = key_bytes.result()
+            content = contents_bytes(version, contents)
             key.sha256 = sha256_hex(content)
+            agreement, answer_trail = figures_and_trail.result()
             key.manifest = {
                 "key_version": version,
                 "entries": len(entries),
-                **campaign_manifest(snapshot, {e.item_id for e in entries}, counts, agreement=agreement.result()),
+                **campaign_manifest(snapshot, {e.item_id for e in entries}, counts, agreement=agreement),
             }
     key.notes = notes or key.notes
     key.save()
-    return _Built(key, Sealing(contents, content, evidence, snapshot.data.full_answers))
+    return _Built(key, Sealing(contents, content, evidence, snapshot.data.full_answers, answer_trail))
+
+
+def _figures_and_trail(campaign: Campaign, snapshot: CampaignSnapshot, exported: dict | None, kind: str) -> tuple[dict, AnswerTrail | None]:
+    """The snapshot's agreement figures and, when `exported` is given (answers_exported, read first: this
+    runs no query), the release's answer files from the snapshot's whole answers."""
+    figures = agreement_figures(campaign, snapshot=snapshot)
+    if exported is None:
+        return figures, None
+    external_ids = {item.id: item.external_id for item in snapshot.data.items}
+    return figures, answer_trail(answer_documents(snapshot.data.full_answers, external_ids, exported), kind)
 
 
 def _counts(entries) -> dict:

@@ -309,7 +309,8 @@ def test_freezing_loads_the_campaign_once_and_builds_its_queue_and_agreement_onc
     assert key.manifest["agreement"]["full"]["queue"]["n"] == len(key.manifest["queue"]) == 2
 
 
-def test_the_agreement_figures_and_key_bytes_computed_in_forked_processes_are_the_drafts(key_campaign, author, monkeypatch, caplog):
+def _recording_forks(monkeypatch) -> list[tuple[str, bool]]:
+    """(function name, forked?) of every part the key services start."""
     from goldkey.lib import forked
     from keys import services
 
@@ -318,16 +319,41 @@ def test_the_agreement_figures_and_key_bytes_computed_in_forked_processes_are_th
     class Recorded(forked.in_fork):
         def __init__(self, function, *, fork=True):
             super().__init__(function, fork=fork)
-            forks.append(self.pid)
+            forks.append((getattr(function, "func", function).__name__, self.pid is not None))
 
     monkeypatch.setattr(services, "in_fork", Recorded)
+    return forks
+
+
+def test_the_agreement_figures_computed_in_a_forked_process_are_the_drafts(key_campaign, author, monkeypatch, caplog):
+    from keys import services
+
+    forks = _recording_forks(monkeypatch)
     decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
     decide(key_campaign, "s-0004", "keep", author)
     monkeypatch.setattr(services, "WORTH_FORKING", 0)
     beside = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
     monkeypatch.setattr(services, "WORTH_FORKING", 10**9)
     alone = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)  # the draft rebuilt
-    assert [pid is not None for pid in forks] == [True, True, False, False]
-    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the children's values, not the parent's
+    assert forks == [("_figures_and_trail", True), ("_figures_and_trail", False)]
+    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the child's value, not the parent's
     assert beside.manifest == alone.manifest and beside.manifest["agreement"]["full"]["q1"]["n"] > 0
     assert beside.sha256 == alone.sha256 == sha256_hex(key_canonical_bytes(alone))
+
+
+def test_the_answer_files_a_freeze_renders_in_a_forked_process_are_the_releases_files(key_campaign, author, monkeypatch, caplog):
+    from keys import bundle, services
+    from keys.releases import release_files
+    from keys.selectors import bundle_data
+
+    forks = _recording_forks(monkeypatch)
+    monkeypatch.setattr(services, "WORTH_FORKING", 0)
+    decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
+    decide(key_campaign, "s-0004", "keep", author)
+    key = key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    assert forks == [("_figures_and_trail", True)]
+    assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]
+    sealed = release_files(key)
+    plain = bundle.render(bundle_data(key))  # the answers read back from the rows, rendered here
+    assert sealed == plain
+    assert json.loads(sealed["annotation/answers_A.json"])["answers"] and sealed["annotation/tables/answers.jsonl"]
