@@ -2,7 +2,9 @@
 
 import json
 from collections import defaultdict, namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -366,20 +368,31 @@ def _converted(paths: list[str]) -> bool:
 
 def _candidate_records(spec, rows, evidence: dict[int, list[str]]) -> list[dict]:
     """One record per item row (id, *_candidate_paths), in the spec's field order."""
-    paths = _candidate_paths(spec)
-    position = {path: n + 1 for n, path in enumerate(paths)}
-    related = {path for path in paths if "__" in path}  # a missing related object exports as ""
-    records = []
-    for row in rows:
-        record = {}
-        for name, source in spec.candidate_fields:
-            if source == EVIDENCE:
-                record[name] = evidence[row[0]]
-            else:
-                value = row[position[source]]
-                record[name] = (value or "") if source in related else value
-        records.append(record)
-    return records
+    build = _candidate_builder(spec.name)
+    return [build(row, evidence) for row in rows]
+
+
+@cache
+def _candidate_builder(protocol: str) -> Callable[[tuple, dict], dict]:
+    """(row, evidence) -> the row's candidate record: one dict display written out for the protocol's
+    candidate fields (as keys.canonical writes its key records), a third of the cost of filling a dict
+    field by field, for 100,000 candidates per release. A related path (`a__b`) whose object is missing
+    exports as ""; the evidence is looked up by item id (row[0])."""
+    spec = protocols.get(protocol)
+    position = {path: n + 1 for n, path in enumerate(_candidate_paths(spec))}
+    members = []
+    for name, source in spec.candidate_fields:
+        if source == EVIDENCE:
+            value = "evidence[row[0]]"
+        else:
+            value = f"row[{position[source]}]"
+            if "__" in source:
+                value = f"({value} or '')"
+        members.append(f"{name!r}: {value}")
+    source_code = f"def build(row, evidence):\n    return {{{', '.join(members)}}}\n"
+    namespace: dict = {}
+    exec(compile(source_code, f"<candidate builder of {protocol}>", "exec"), namespace)  # noqa: S102 (names from the protocol spec)
+    return namespace["build"]
 
 
 def _iso(value) -> str | None:

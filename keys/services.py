@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter
 from types import SimpleNamespace
 
 from django.db import transaction
@@ -30,6 +31,7 @@ from keys.canonical import contents_bytes, entry_content, key_contents, sha256_h
 from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
 from keys.releases import release_drift, release_seal
 from keys.selectors import (
+    EntryRow,
     Sealing,
     agreement_figures,
     answer_documents,
@@ -68,11 +70,11 @@ def _valid_gold(kind: str) -> tuple[str, ...]:
 
 def _entries_from_campaign(
     snapshot: CampaignSnapshot, key: GoldKey, evidence: dict[int, list[str]] | None = None
-) -> list[SimpleNamespace]:
-    """The key's entries as plain records (written by _entries_insert; no model instances), from the
-    snapshot's queue and retained set (light item rows: full Items for a 100,000-item campaign would
-    cost more than the rest of the freeze). `evidence`: the item set's (`item_set_evidence`), if the
-    caller has read it."""
+) -> list[EntryRow]:
+    """The key's entries as light rows (EntryRow, written by _entries_insert with the key's id; no model
+    instances), from the snapshot's queue and retained set (light item rows: full Items for a
+    100,000-item campaign would cost more than the rest of the freeze). `evidence`: the item set's
+    (`item_set_evidence`), if the caller has read it."""
     campaign = snapshot.campaign
     undecided = snapshot.undecided
     if undecided:
@@ -104,23 +106,17 @@ def _entries_from_campaign(
         .values_list("id", "contradicted_quote")
     )) if quoted_gold else {}
     valid = _valid_gold(key.kind)
-    entries = []
-    for item, gold, how in retained:
+    for item, gold, _ in retained:
         if gold not in valid:
             raise ApplicationError(f"{item.external_id}: its final gold '{gold}' is not a gold label of this protocol ({', '.join(valid)})")
-        entries.append(
-            SimpleNamespace(
-                key_id=key.pk,
-                item_id=item.id,
-                external_id=item.external_id,
-                gold=gold,
-                evidence=evidence.get(item.id, []),
-                quote=quotes.get(item.id, "") if gold in quoted_gold else "",
-                family=item.family,
-                history_turns=item.history_turns,
-                provenance=HOW.get(how, how),
-            )
-        )
+    # Light rows, as key_entries reads them back (a tuple costs a third of a namespace); an item without
+    # evidence shares one empty tuple (records and inserts copy the evidence into lists).
+    no_evidence = ()
+    entries = [
+        EntryRow(item.id, item.external_id, gold, evidence.get(item.id, no_evidence),
+                 quotes.get(item.id, "") if gold in quoted_gold else "", item.family, item.history_turns, HOW.get(how, how))
+        for item, gold, how in retained
+    ]
     if not entries:
         raise ApplicationError(f"campaign '{campaign.slug}' retains no items: nothing to freeze")
     return entries
@@ -135,9 +131,9 @@ def _entries_insert(entries, *, key_id: int | None = None) -> None:
     entries that do not carry one (a derive copies its parent's rows as read)."""
     entries = list(entries)
     names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance")
-    columns = {name: [getattr(e, name) for e in entries] for name in names}
-    columns["key_id"] = [key_id] * len(entries) if key_id is not None else [e.key_id for e in entries]
-    columns["evidence"] = [list(e.evidence) for e in entries]
+    columns = {name: list(map(attrgetter(name), entries)) for name in names}
+    columns["key_id"] = [key_id] * len(entries) if key_id is not None else list(map(attrgetter("key_id"), entries))
+    columns["evidence"] = list(map(list, map(attrgetter("evidence"), entries)))
     bulk_insert_columns(KeyEntry, columns)
 
 
@@ -207,7 +203,7 @@ def _build(
             evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
             progress(WRITING)
-            _entries_insert(entries)
+            _entries_insert(entries, key_id=key.pk)
             counts = _counts(entries)
             contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
             content = contents_bytes(version, contents)
