@@ -203,6 +203,9 @@ CONTENT_SECURITY_POLICY = {
 
 # Hard time limits (seconds) of the tasks; the council's are read by council/conf.py, the gates' by its task.
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180)
+# Rows (items, entries) from which a freeze or a release renders part of its work in a forked process,
+# on the machine's second core (goldkey/lib/forked.py): below, a fork costs more than it saves.
+GOLDKEY_FORK_FROM_ROWS = env_int("GOLDKEY_FORK_FROM_ROWS", 5000)
 COUNCIL_SOFT_TIME_LIMIT = env_int("COUNCIL_SOFT_TIME_LIMIT", 150)
 COUNCIL_TIME_LIMIT = env_int("COUNCIL_TIME_LIMIT", 180)
 GATES_TIME_LIMIT = env_int("GATES_TIME_LIMIT", 660)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.template.loader import render_to_string
 
-from goldkey.lib.forked import WORTH_FORKING, in_fork
+from goldkey.lib.forked import in_fork, worth_forking
 from keys import metadata
 from keys.canonical import dumps, jsonl_bytes
 
@@ -232,13 +232,11 @@ def _sha256(content: bytes) -> str:
 
 def fork_large(data: dict) -> bool:
     """Whether render() writes the Hugging Face split and reads its columns in a forked process, beside
-    the rest: for a key this large the fork (a few milliseconds) and the split's way back through a pipe
-    cost far less than the second core saves."""
-    return len(data["entries"]) >= FORK_ENTRIES
+    the rest: for a large key the fork and the split's way back through a pipe cost far less than the
+    second core saves."""
+    return worth_forking(len(data["entries"]))
 
 
-# Entries from which render() forks; monkeypatched by tests that compare the two ways.
-FORK_ENTRIES = WORTH_FORKING
 TEST_SPLIT = "hf/test.jsonl"
 
 

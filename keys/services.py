@@ -24,7 +24,7 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.batchdb import batch_reads
 from goldkey.lib.bulk import bulk_insert_columns
-from goldkey.lib.forked import WORTH_FORKING, in_fork
+from goldkey.lib.forked import in_fork, worth_forking
 from items.models import Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
@@ -199,7 +199,7 @@ def _build(
         # while this one reads the evidence, writes the entries and the key's bytes.
         exported = answers_exported(campaign) if sealed else None
         part = partial(_figures_and_trail, campaign, snapshot, exported, key.kind)
-        with in_fork(part, fork=len(snapshot.data.items) >= WORTH_FORKING) as figures_and_trail:
+        with in_fork(part, fork=worth_forking(len(snapshot.data.items))) as figures_and_trail:
             evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
             progress(WRITING)

@@ -20,15 +20,19 @@ import pickle
 from collections.abc import Callable
 from typing import TypeVar
 
+from django.conf import settings
 from django.db import connections
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Rows (items, entries) from which a part is worth a process: forking a large interpreter takes a few
-# milliseconds, and the value's way back through the pipe more for a large one.
-WORTH_FORKING = 5_000
+
+def worth_forking(rows: int) -> bool:
+    """Whether work over this many rows (items, entries) is worth a process: forking a large interpreter
+    takes a few milliseconds, and a large value's way back through the pipe more
+    (settings.GOLDKEY_FORK_FROM_ROWS)."""
+    return rows >= settings.GOLDKEY_FORK_FROM_ROWS
 
 
 class in_fork:  # noqa: N801 (used as a function: `with in_fork(f) as part`)

@@ -236,7 +236,7 @@ def test_a_draft_frozen_as_reviewed_seals_the_release_the_rows_give(key_campaign
     assert [(r["type"], r["provenance"]) for r in relabelled] == [("aligned", "relabelled")]
 
 
-def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_release_rendered_in_one(frozen_key, monkeypatch, caplog):
+def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_release_rendered_in_one(frozen_key, monkeypatch, caplog, settings):
     from goldkey.lib import forked
 
     forks = []
@@ -247,11 +247,11 @@ def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_relea
             forks.append(self.pid)
 
     monkeypatch.setattr(bundle, "in_fork", Recorded)
-    monkeypatch.setattr(bundle, "FORK_ENTRIES", 10**9)
+    settings.GOLDKEY_FORK_FROM_ROWS = 10**9
     data = bundle_data(frozen_key)
     alone_digests: dict[str, str] = {}
     alone = bundle.render(data, digests=alone_digests)
-    monkeypatch.setattr(bundle, "FORK_ENTRIES", 0)
+    settings.GOLDKEY_FORK_FROM_ROWS = 0
     forked_digests: dict[str, str] = {}
     seen = []
     beside = bundle.render(data, digests=forked_digests, on_file=lambda path, content: seen.append(path))
@@ -261,7 +261,7 @@ def test_a_release_rendered_with_its_large_part_in_a_forked_process_is_the_relea
     assert sorted(seen) == sorted(alone)  # every file handed on once
     # In the first format too (no Croissant columns come back).
     first_forked = bundle.render(data, fmt=1)
-    monkeypatch.setattr(bundle, "FORK_ENTRIES", 10**9)
+    settings.GOLDKEY_FORK_FROM_ROWS = 10**9
     assert first_forked == bundle.render(data, fmt=1)
     assert [pid is not None for pid in forks] == [False, True, True, False]
     assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the children's values, not the parent's

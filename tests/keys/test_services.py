@@ -325,15 +325,14 @@ def _recording_forks(monkeypatch) -> list[tuple[str, bool]]:
     return forks
 
 
-def test_the_agreement_figures_computed_in_a_forked_process_are_the_drafts(key_campaign, author, monkeypatch, caplog):
-    from keys import services
+def test_the_agreement_figures_computed_in_a_forked_process_are_the_drafts(key_campaign, author, monkeypatch, caplog, settings):
 
     forks = _recording_forks(monkeypatch)
     decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
     decide(key_campaign, "s-0004", "keep", author)
-    monkeypatch.setattr(services, "WORTH_FORKING", 0)
+    settings.GOLDKEY_FORK_FROM_ROWS = 0
     beside = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
-    monkeypatch.setattr(services, "WORTH_FORKING", 10**9)
+    settings.GOLDKEY_FORK_FROM_ROWS = 10**9
     alone = key_build(campaign=key_campaign, version="TWIST-test-v1.0", user=author)  # the draft rebuilt
     assert forks == [("_figures_and_trail", True), ("_figures_and_trail", False)]
     assert not [r for r in caplog.records if r.name == "goldkey.lib.forked"]  # the child's value, not the parent's
@@ -341,13 +340,13 @@ def test_the_agreement_figures_computed_in_a_forked_process_are_the_drafts(key_c
     assert beside.sha256 == alone.sha256 == sha256_hex(key_canonical_bytes(alone))
 
 
-def test_the_answer_files_a_freeze_renders_in_a_forked_process_are_the_releases_files(key_campaign, author, monkeypatch, caplog):
-    from keys import bundle, services
+def test_the_answer_files_a_freeze_renders_in_a_forked_process_are_the_releases_files(key_campaign, author, monkeypatch, caplog, settings):
+    from keys import bundle
     from keys.releases import release_files
     from keys.selectors import bundle_data
 
     forks = _recording_forks(monkeypatch)
-    monkeypatch.setattr(services, "WORTH_FORKING", 0)
+    settings.GOLDKEY_FORK_FROM_ROWS = 0
     decide(key_campaign, "s-0001", "relabel", author, new_gold="aligned")
     decide(key_campaign, "s-0004", "keep", author)
     key = key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
