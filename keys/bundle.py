@@ -198,7 +198,8 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
     """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
     is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them).
     `on_file(path, content)`, if given, is called once per file as soon as it is final, while the next
-    ones are rendered (a release compresses it in another thread)."""
+    ones are rendered (a release compresses it in another thread). For a large key the Hugging Face
+    split is written in a forked process meanwhile (fork_large; the same bytes either way, tested)."""
     digests = {} if digests is None else digests
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
@@ -243,7 +244,7 @@ TEST_SPLIT = "hf/test.jsonl"
 def _large_part(data: dict, fmt: int) -> tuple[bytes, dict[str, metadata.RecordColumns]]:
     """The Hugging Face split's bytes and (format 2) its Croissant columns: a pure function of `data`,
     which render() may hand to a forked process (the split is one of the two largest files; the other,
-    the candidates, is written meanwhile, and the answer files were rendered by the freeze)."""
+    the candidates, is written meanwhile)."""
     records = data.get("test_records", data["entries"])
     columns = {TEST_SPLIT: metadata.record_columns(TEST_SPLIT, records)} if fmt >= 2 and records else {}
     return _jsonl(records), columns
