@@ -7,11 +7,11 @@ interpreter cannot spread over threads.
         value = part.result()             # render_part()'s value, pickled back through a pipe
 
 The child only computes and writes its pickled result: it never touches a database connection (a query
-there is refused before it is sent), a file or a lock the parent holds, and ends with os._exit (no atexit handler, no connection closed, no buffer
-flushed). Whatever happens to it (an exception, a signal, a result that will not pickle), `waiting()`
-runs the function in the parent instead, so the result is always the function's value: forking changes
-when the work is done, never what it gives. Where fork is unavailable or refused, the function runs in
-the parent at once.
+there is refused before it is sent), a file or a lock the parent holds, and ends with os._exit (no
+atexit handler, no connection closed, no buffer flushed). Whatever happens to it (an exception, a
+signal, a result that will not pickle, a query), `result()` runs the function in the parent instead
+and logs a warning, so the value is always the function's: forking changes when the work is done,
+never what it gives. Where fork is unavailable or refused, the function runs in the parent.
 """
 
 import logging
