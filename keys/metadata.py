@@ -218,7 +218,7 @@ def trail_table_parts(data: dict, *, answers: bool = True) -> dict[str, list[tup
     questions = _questions(data["key"]["kind"])
     tables = {}
     if answers and data["answers"]:
-        tables[ANSWERS_TABLE] = _answer_row_parts(data["answers"], "annotator", questions)
+        tables[ANSWERS_TABLE] = answer_table_parts(data["answers"], data["key"]["kind"])
     if data["council"]:
         tables[COUNCIL_TABLE] = _answer_row_parts(data["council"], "member", questions)
     if data["decisions"]["decisions"]:
