@@ -4,7 +4,7 @@ interpreter cannot spread over threads.
 
     with in_fork(render_part) as part:   # the child starts on render_part() with a copy of the memory
         ...                               # the parent does the rest meanwhile
-        value = part.result()             # render_part()'s value, pickled back through a pipe
+        value = part.result()             # render_part()'s value, pickled back through a memory file
 
 The child only computes and writes its pickled result: it never touches a database connection (a query
 there is refused before it is sent), a file or a lock the parent holds, and ends with os._exit (no
@@ -15,8 +15,11 @@ never what it gives. Where fork is unavailable or refused, the function runs in 
 """
 
 import logging
+import mmap
 import os
 import pickle
+import signal
+import tempfile
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -44,83 +47,107 @@ class in_fork:  # noqa: N801 (used as a function: `with in_fork(f) as part`)
         to be worth a process)."""
         self.function = function
         self.pid = None
-        self.read_end = None
+        self.payload = None
         self.done = False
         self.value = None
         if not fork or not hasattr(os, "fork"):
             return
-        read_end, write_end = os.pipe()
+        # The value comes back through an anonymous file in memory, not a pipe: the child writes it whole
+        # and ends without waiting for the parent to read (a pipe holds 64 KiB, and the parent is busy
+        # with its own part when the child finishes: 100 MB went through in 64 KiB turns, each waiting
+        # for the other process), and the parent maps it and unpickles it in one go.
+        payload = _memory_file()
         try:
             pid = os.fork()
         except OSError:  # the process limit, or no memory for the page tables: run it in the parent
-            os.close(read_end)
-            os.close(write_end)
+            os.close(payload)
             return
         if pid == 0:
-            _child(function, read_end, write_end)  # never returns
-        os.close(write_end)
-        self.pid, self.read_end = pid, read_end
+            _child(function, payload)  # never returns
+        self.pid, self.payload = pid, payload
 
     def __enter__(self) -> "in_fork":
         return self
 
     def __exit__(self, *exc) -> None:
-        self._reap()
+        if self.pid is not None:  # left without asking for the value: the child's work is not wanted
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._reap()
+        self._close()
 
     def result(self) -> T:
         if self.done:
             return self.value
-        payload = None
+        value = _NONE
         if self.pid is not None:
-            chunks = []
-            while chunk := os.read(self.read_end, 1 << 20):
-                chunks.append(chunk)
-            status = self._reap()
-            if status in (0, None):  # None: reaped by another handler (a pool's SIGCHLD), judged by the payload
-                payload = b"".join(chunks)
-        value = self.function() if not payload else self._loads(payload)
+            try:
+                value = self._value_of_child()
+            finally:
+                self._close()
+        if value is _NONE:
+            value = self.function()
         self.done, self.value = True, value
         return value
 
-    def _loads(self, payload: bytes):
+    def _value_of_child(self):
+        status = self._reap()
+        if status:
+            logger.warning("the forked part %s ended with status %s: running it in this process", self.function, status)
+            return _NONE
+        # Status None: reaped by another handler (a pool's SIGCHLD), so the payload judges: a child killed
+        # before or while writing leaves no pickle or one without its end, which does not load.
+        size = os.fstat(self.payload).st_size
         try:
-            return pickle.loads(payload)  # noqa: S301 (written by our own child)
-        except Exception:  # a child killed mid-write
+            if not size:
+                raise EOFError("no value written")
+            with mmap.mmap(self.payload, size, prot=mmap.PROT_READ) as mapped:
+                return pickle.loads(mapped)  # noqa: S301 (written by our own child)
+        except Exception:
             logger.warning("the forked part %s came back incomplete: running it in this process", self.function)
-            return self.function()
+            return _NONE
 
     def _reap(self) -> int | None:
-        if self.read_end is not None:
-            os.close(self.read_end)  # a child still writing gets EPIPE and ends
-            self.read_end = None
-        if self.pid is None:
-            return None
         pid, self.pid = self.pid, None
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             return None
-        if status:
-            logger.warning("the forked part %s ended with status %s: running it in this process", self.function, status)
         return status
+
+    def _close(self) -> None:
+        if self.payload is not None:
+            os.close(self.payload)
+            self.payload = None
+
+
+_NONE = object()  # no value from the child (None is a value)
+
+
+def _memory_file() -> int:
+    """A file descriptor of a new, nameless file (in memory where the system has memfd_create)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("goldkey-forked-part", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:  # unlinked already: gone when the last descriptor closes
+        return os.dup(file.fileno())
 
 
 def _refuse_queries(execute, sql, params, many, context):
     raise RuntimeError("a forked part may not query the database: its connections are the parent's")
 
 
-def _child(function, read_end: int, write_end: int) -> None:
+def _child(function, payload: int) -> None:
     status = 1
     try:
-        os.close(read_end)
         # A query would speak on the parent's connection (a PostgreSQL socket, a SQLite transaction): refused
         # before it is sent, so that a function that queries fails here and the parent runs it instead.
         for connection in connections.all(initialized_only=True):
             connection.execute_wrappers.append(_refuse_queries)
-        payload = pickle.dumps(function(), protocol=pickle.HIGHEST_PROTOCOL)
-        view = memoryview(payload)
+        view = memoryview(pickle.dumps(function(), protocol=pickle.HIGHEST_PROTOCOL))
         while view:
-            view = view[os.write(write_end, view):]
+            view = view[os.write(payload, view):]
         status = 0
     except BaseException:  # noqa: BLE001, S110 (the parent runs the function itself)
         pass

@@ -3,6 +3,7 @@ the child, the value the parent computes itself; a child is always reaped."""
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -30,6 +31,20 @@ def test_the_function_runs_in_another_process_and_its_value_comes_back():
     assert content == big + b"!" and value == {"nested": [1, "é"]}
     assert part.result()[0] == pid  # asked again: the same value, not a second run
     assert _reaped(pid)
+
+
+def test_the_child_writes_its_whole_value_and_ends_before_the_parent_asks_for_it():
+    # A value far larger than a pipe's buffer: the child does not wait for the parent to read it (the
+    # parent is busy with its own part until it asks).
+    with in_fork(lambda: b"z" * 20_000_000) as part:
+        deadline = time.monotonic() + 30
+        ended = None
+        while ended is None and time.monotonic() < deadline:
+            # WNOWAIT: seen to have ended, left to result() to reap.
+            ended = os.waitid(os.P_PID, part.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            time.sleep(0.01)
+        assert ended is not None and ended.si_status == 0
+        assert part.result() == b"z" * 20_000_000
 
 
 def test_a_child_that_fails_leaves_the_work_to_the_parent(caplog):
