@@ -356,3 +356,27 @@ def test_the_answer_files_a_freeze_renders_in_a_forked_process_are_the_releases_
     plain = bundle.render(bundle_data(key))  # the answers read back from the rows, rendered here
     assert sealed == plain
     assert json.loads(sealed["annotation/answers_A.json"])["answers"] and sealed["annotation/tables/answers.jsonl"]
+
+
+def test_the_collector_stays_paused_from_the_freezes_first_read_until_it_returns(key_campaign, author, monkeypatch):
+    # Re-enabled between stages, it walked the freeze's few hundred thousand live objects at each end;
+    # paused throughout, they are freed before its next pass.
+    import gc
+
+    from keys import services
+
+    enabled = []
+    for name in ("campaign_mark_frozen", "release_seal"):
+        real = getattr(services, name)
+
+        def recording(*args, _real=real, **kwargs):
+            enabled.append(gc.isenabled())
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(services, name, recording)
+    decide(key_campaign, "s-0001", "keep", author)
+    decide(key_campaign, "s-0004", "keep", author)
+    assert gc.isenabled()
+    key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    assert enabled == [False, False]
+    assert gc.isenabled()  # on again once the freeze has returned
