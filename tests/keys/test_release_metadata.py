@@ -385,6 +385,24 @@ def test_record_fields_with_a_field_every_record_carries_are_the_fields_of_the_f
     )
 
 
+@pytest.mark.parametrize("records", [
+    # every record holds every column: read in one pass over the records
+    [{"id": "a", "n": 1, "e": ["x"], "o": {"k": 1}}, {"id": "b", "n": None, "e": [], "o": None}],
+    [{"id": "a", "n": 1.5}, {"n": 2, "id": "b"}],  # the same columns in another order
+    [{"id": "a"}],  # one column
+    # a record without a column: each column read on its own, the missing value a null
+    [{"id": "a", "n": 1, "e": ["x"]}, {"id": "b", "e": [None]}, {"id": "c", "n": True, "e": None}],
+])
+def test_record_fields_read_in_one_pass_are_the_fields_read_column_by_column(records):
+    typed, untyped = [], []
+    for name in sorted(set().union(*records)):
+        found = metadata._type_of(*_plain_value_types(records, name))
+        typed.append((name, *found)) if found else untyped.append(name)
+    fields, objects = metadata._record_fields("s", "f", records)
+    assert [(f["name"], f["dataType"], f.get("repeated", False)) for f in fields] == typed
+    assert objects == untyped
+
+
 @pytest.mark.parametrize(("column", "expected"), [
     ([["a", "b"], None, []], ("sc:Text", True)),
     ([[1, 2], None], ("sc:Integer", True)),
