@@ -233,7 +233,7 @@ def _sha256(content: bytes) -> str:
 
 def fork_large(data: dict) -> bool:
     """Whether render() writes the Hugging Face split and reads its columns in a forked process, beside
-    the rest: for a large key the fork and the split's way back through a pipe cost far less than the
+    the rest: for a large key the fork and the split's way back to this process cost far less than the
     second core saves."""
     return worth_forking(len(data["entries"]))
 

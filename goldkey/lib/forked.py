@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 def worth_forking(rows: int) -> bool:
     """Whether work over this many rows (items, entries) is worth a process: forking a large interpreter
-    takes a few milliseconds, and a large value's way back through the pipe more
+    takes a few milliseconds, and a large value's way back (pickled, written, mapped, unpickled) more
     (settings.GOLDKEY_FORK_FROM_ROWS)."""
     return rows >= settings.GOLDKEY_FORK_FROM_ROWS
 
