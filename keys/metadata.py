@@ -363,7 +363,7 @@ def _columns(records: list[dict], names: list[str]) -> dict[str, tuple] | None:
         return None
     if len(names) == 1:  # itemgetter of one name gives the value, not a tuple
         return {names[0]: rows}
-    return dict(zip(names, zip(*rows), strict=True))
+    return dict(zip(names, zip(*rows, strict=True), strict=True))
 
 
 def _type_of(types: set, elements: set) -> tuple[str, bool] | None:
