@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 
 from goldkey.lib.forked import in_fork, worth_forking
 from keys import metadata
-from keys.canonical import dumps, jsonl_bytes
+from keys.canonical import ValueTypes, dumps, jsonl_bytes
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -80,8 +80,8 @@ def _str_keys(value) -> bool:
     return not isinstance(value, dict) or all(type(key) is str for key in value)
 
 
-def _jsonl(records) -> bytes:
-    return jsonl_bytes(records)
+def _jsonl(records, types: ValueTypes | None = None) -> bytes:
+    return jsonl_bytes(records, types)
 
 
 # A value no row holds, put where a row's id goes to find where the id's text goes (checked: a template
@@ -238,16 +238,19 @@ def fork_large(data: dict) -> bool:
     return worth_forking(len(data["entries"]))
 
 
-TEST_SPLIT = "hf/test.jsonl"
+TEST_SPLIT = metadata.HF_SPLIT
 
 
 def _large_part(data: dict, fmt: int) -> tuple[bytes, dict[str, metadata.RecordColumns]]:
     """The Hugging Face split's bytes and (format 2) its Croissant columns: a pure function of `data`,
     which render() may hand to a forked process (the split is one of the two largest files; the other,
-    the candidates, is written meanwhile)."""
-    records = data.get("test_records", data["entries"])
-    columns = {TEST_SPLIT: metadata.record_columns(TEST_SPLIT, records)} if fmt >= 2 and records else {}
-    return _jsonl(records), columns
+    the candidates, is written meanwhile). Its records are joined here (metadata.hf_split_records),
+    and typed once, for the columns and the encoder."""
+    records = metadata.hf_split_records(data)
+    if fmt >= 2 and records:
+        columns = metadata.record_columns(TEST_SPLIT, records)
+        return _jsonl(records, columns.types), {TEST_SPLIT: columns}
+    return _jsonl(records), {}
 
 
 @dataclass(frozen=True)
@@ -273,7 +276,13 @@ def answer_trail(documents: dict, kind: str) -> AnswerTrail:
 
 def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -> dict[str, bytes]:
     put("key.jsonl", data["key_bytes"])
-    put("candidates.jsonl", _jsonl(data["candidates"]))
+    # The Croissant columns of the key and the candidates are read here while the split is written
+    # there; the candidates' first, for their encoder (the types of their values, read on the way).
+    columns = {}
+    if fmt >= 2 and data["candidates"]:
+        columns["candidates.jsonl"] = metadata.record_columns("candidates.jsonl", data["candidates"])
+    candidates_types = columns["candidates.jsonl"].types if columns else None
+    put("candidates.jsonl", _jsonl(data["candidates"], candidates_types))
     put("generation_rejects.jsonl", _jsonl(data["rejects"]))
     put("annotation/adjudication_queue.jsonl", _jsonl(data["queue"]))
     put("annotation/adjudication_decisions.json", _json_of_tables(data["decisions"]))
@@ -313,13 +322,8 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
         for path, pairs in parts.items():
             put(path, _jsonl_of_parts(pairs))
         put(metadata.CITATION_FILE, metadata.citation_cff_text(data).encode("utf-8"))
-    # The Croissant columns of the key and the candidates are read here while the split is written there.
-    columns = {}
-    if fmt >= 2:
-        if data["candidates"]:
-            columns["candidates.jsonl"] = metadata.record_columns("candidates.jsonl", data["candidates"])
-        if data["entries"]:
-            columns["key.jsonl"] = metadata.record_columns("key.jsonl", data["entries"], metadata.key_record_extra(data))
+    if fmt >= 2 and data["entries"]:
+        columns["key.jsonl"] = metadata.record_columns("key.jsonl", data["entries"], metadata.key_record_extra(data))
     test_split, test_columns = large.result()
     columns.update(test_columns)
     put(TEST_SPLIT, test_split)

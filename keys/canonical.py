@@ -10,9 +10,10 @@ A record's fields are the protocol's (`ProtocolSpec.key_fields`).
 import hashlib
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
-from itertools import chain, compress, repeat
-from operator import is_, itemgetter
+from itertools import chain
+from operator import itemgetter
 from types import NoneType
 
 import orjson
@@ -39,8 +40,20 @@ _SEPARATOR = "},NaN,{"
 _NAN = float("nan")
 
 
-def jsonl_bytes(records: Iterable) -> bytes:
-    """One canonical JSON text a line, UTF-8 (empty input gives empty bytes).
+@dataclass(frozen=True)
+class ValueTypes:
+    """The types of a list of records' values and of the elements of the values that are lists, None
+    left out: what decides whether orjson may write them (_orjson_lines). A caller that has read every
+    value anyway (keys.metadata, typing a record file's columns) hands them on instead of a second
+    pass over 100,000 records."""
+
+    values: frozenset
+    elements: frozenset
+
+
+def jsonl_bytes(records: Iterable, types: ValueTypes | None = None) -> bytes:
+    """One canonical JSON text a line, UTF-8 (empty input gives empty bytes). `types`: the records'
+    ValueTypes, if the caller knows them.
 
     Encoding each record is a call into the encoder, which builds its C encoder anew each time (a third
     of the time of a small record). So records that are all dicts are encoded in ONE call, as a list
@@ -54,7 +67,7 @@ def jsonl_bytes(records: Iterable) -> bytes:
     if not records:
         return b""
     if all(type(record) is dict for record in records):
-        fast = _orjson_lines(records)
+        fast = _orjson_lines(records, types)
         if fast is not None:
             return fast
         interleaved = [_NAN] * (2 * len(records) - 1)
@@ -72,27 +85,38 @@ def jsonl_bytes(records: Iterable) -> bytes:
 _SAME_TEXT = frozenset({str, int, bool, NoneType})
 
 
-def _orjson_lines(records: list[dict]) -> bytes | None:
+def _orjson_lines(records: list[dict], types: ValueTypes | None = None) -> bytes | None:
     """jsonl_bytes(records) by orjson (a sixth of the standard encoder's time; with the type check and the
-    split, half to four fifths of it on a release's large files), when every record holds only string keys and values of _SAME_TEXT or lists of them (checked
-    by type, at C speed; orjson itself refuses a key that is not exactly a str); None otherwise, and the
-    standard encoder writes them. orjson writes the list of records with `},{` where two records meet; as
-    with the NaN separator, any other occurrence (inside a string) makes the count exceed len - 1, and the
-    standard encoder writes them instead."""
-    values = list(chain.from_iterable(map(dict.values, records)))
-    types = set(map(type, values))
-    if list in types:
-        lists = compress(values, map(is_, map(type, values), repeat(list)))
-        types = (types - {list}) | set(map(type, chain.from_iterable(lists)))
-    if not types <= _SAME_TEXT:
+    split, half to four fifths of it on a release's large files), when every record holds only string
+    keys and values of _SAME_TEXT or lists of them (checked by type, at C speed, unless `types` says;
+    orjson itself refuses a key that is not exactly a str); None otherwise, and the standard encoder
+    writes them. orjson writes the list of records with `},{` where two records meet; as with the NaN
+    separator, any other occurrence (inside a string) makes the count exceed len - 1, and the standard
+    encoder writes them instead."""
+    if types is None:
+        types = value_types(records)
+    if not (types.values - {list} <= _SAME_TEXT and types.elements <= _SAME_TEXT):
         return None
     try:
-        text = orjson.dumps(records, option=orjson.OPT_SORT_KEYS)[1:-1]
+        text = orjson.dumps(records, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer beyond 64 bits, a key that is not a str
         return None
     if text.count(b"},{") != len(records) - 1:
         return None
-    return text.replace(b"},{", b"}\n{") + b"\n"
+    # The list's brackets are left out by a view, not a slice: each copy of a release's largest file
+    # (50 MB) costs tens of milliseconds.
+    return b"".join((memoryview(text.replace(b"},{", b"}\n{"))[1:-1], b"\n"))
+
+
+def value_types(records: list[dict]) -> ValueTypes:
+    """The ValueTypes of the records: one pass over their values, and one over the lists among them."""
+    values = chain.from_iterable(map(dict.values, records))
+    types = set(map(type, values)) - {NoneType}
+    elements: set = set()
+    if list in types:
+        lists = filter(list.__instancecheck__, chain.from_iterable(map(dict.values, records)))
+        elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
+    return ValueTypes(frozenset(types), frozenset(elements))
 
 
 @cache

@@ -9,6 +9,7 @@ sealed release re-renders to the same bytes (keys/releases.py compares them).
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import cache
 from itertools import chain, repeat
 from operator import itemgetter
 from types import NoneType
@@ -16,11 +17,13 @@ from types import NoneType
 import yaml
 
 import protocols
+from keys.canonical import ValueTypes
 
 CROISSANT_SPEC = "http://mlcommons.org/croissant/1.0"
 CITATION_FILE = "CITATION.cff"
 CROISSANT_FILE = "croissant.json"
 HF_DATA_FILE = "test.jsonl"  # in hf/, beside the card: the Hub reads paths relative to the card
+HF_SPLIT = f"hf/{HF_DATA_FILE}"
 
 # Hugging Face licence ids and their SPDX identifiers (CITATION.cff and Croissant want SPDX or a URL).
 SPDX = {
@@ -302,7 +305,6 @@ CONTEXT = {
 ENCODING = {".jsonl": "application/jsonlines", ".json": "application/json", ".md": "text/markdown",
             ".cff": "application/x-yaml", ".sha256": "text/plain"}
 
-# The JSON record files a release writes, by path (or path prefix), and what one record of each is.
 # The JSON Lines files a release writes, and what one record of each is.
 RECORD_FILES = (
     ("key.jsonl", "key", "The gold key: one record per kept item with its final gold (the SHA-256 of this file is the key's hash)."),
@@ -316,7 +318,7 @@ RECORD_FILES = (
      "items without one were kept."),
     ("annotation/adjudication_queue.jsonl", "adjudication_queue", "Items queued for adjudication: reasons, suggestion and the decision taken."),
     ("errata.jsonl", "errata", "Errata applied along this key's line."),
-    ("hf/test.jsonl", "hf_test", "The Hugging Face test split: each key record joined with its candidate fields."),
+    (HF_SPLIT, "hf_test", "The Hugging Face test split: each key record joined with its candidate fields."),
 )
 
 
@@ -381,20 +383,26 @@ def _type_of(types: set, elements: set) -> tuple[str, bool] | None:
     return "sc:Text", repeated  # strings, an empty or all-null column, and mixed values
 
 
-def _record_fields(set_id: str, file_id: str, records: list[dict], extra: dict | None = None) -> tuple[list[dict], list[str]]:
-    """Typed fields for the columns of a JSON Lines file, and the columns left untyped: values that are
+def _record_fields(set_id: str, file_id: str, records: list[dict], extra: dict | None = None) -> tuple[list[dict], list[str], ValueTypes]:
+    """Typed fields for the columns of a JSON Lines file, the columns left untyped, and the types of
+    every value read on the way (for the file's encoder: keys.canonical.jsonl_bytes). Values that are
     JSON objects have no Croissant data type (they stay in the file, named in the description).
     `extra`: fields every record of the file carries beyond `records` (`{**record, **extra}`, typed
     without building those records)."""
     extra = extra or {}
     fields, objects = [], []
+    all_types: set = set()
+    all_elements: set = set()
     names = sorted(set().union(*records, extra))
     columns = _columns(records, [name for name in names if name not in extra])
     for name in names:
         if name in extra:
-            typed = _column_type([extra], name)
+            types, elements = _value_types([extra], name)
         else:
-            typed = _type_of(*_value_types(records, name, None if columns is None else columns[name]))
+            types, elements = _value_types(records, name, None if columns is None else columns[name])
+        all_types |= types
+        all_elements |= elements
+        typed = _type_of(types, elements)
         if typed is None:
             objects.append(name)
             continue
@@ -404,7 +412,7 @@ def _record_fields(set_id: str, file_id: str, records: list[dict], extra: dict |
         if repeated:
             field["repeated"] = True
         fields.append(field)
-    return fields, objects
+    return fields, objects, ValueTypes(frozenset(all_types), frozenset(all_elements))
 
 
 def _question_description(data: dict) -> str:
@@ -420,6 +428,9 @@ class RecordColumns:
     fields: list[dict]
     objects: list[str]
     unique_ids: bool
+    # The types of the file's values (and its lists' elements), read on the way: its encoder need not
+    # read them again (keys.canonical.jsonl_bytes).
+    types: ValueTypes
 
 
 _RECORD_SET_IDS = {path: set_id for path, set_id, _ in RECORD_FILES}
@@ -434,11 +445,53 @@ def record_columns(path: str, records: list[dict], extra: dict | None = None) ->
     """The columns of the record file `path` (one of RECORD_FILES) holding `records` (each with the items
     of `extra` too): a pass over every value, which the bundle may run beside the rest of its work."""
     set_id = _RECORD_SET_IDS[path]
-    fields, objects = _record_fields(set_id, path, records, extra)
+    fields, objects, types = _record_fields(set_id, path, records, extra)
     named = {field["name"] for field in fields}
     # Only asked for a set without an annotator or member column (those are keyed by both).
     unique = "id" in named and not named & {"annotator", "member"} and len(set(map(itemgetter("id"), records))) == len(records)
-    return RecordColumns(fields, objects, unique)
+    return RecordColumns(fields, objects, unique, types)
+
+
+
+@dataclass(frozen=True)
+class HfSplit:
+    """What the Hugging Face split joins (the bundle data's "hf_split"): each key record
+    (data["entries"]) with its item's candidate fields (`candidates`, by external id), then its gold
+    fields and the key version. The records are built where the split is written (keys.bundle, beside
+    the rest of the render), not while the bundle's data is read: 100,000 joined records are a
+    tenth of a large freeze."""
+
+    candidates: dict[str, dict]
+    gold_fields: tuple[str, ...]
+    version: str
+
+
+def hf_split_records(data: dict) -> list[dict]:
+    """The records of hf/test.jsonl: the key's entries joined as data["hf_split"] says (the entries
+    alone for a key without a campaign)."""
+    split = data.get("hf_split")
+    if split is None:
+        return data["entries"]
+    build = _hf_record_builder(split.gold_fields)
+    candidate = split.candidates.get
+    no_candidate: dict = {}
+    version = split.version
+    return [build(candidate(entry["id"], no_candidate), entry, version) for entry in data["entries"]]
+
+
+@cache
+def _hf_record_builder(gold_fields: tuple[str, ...]):
+    """(candidate, entry, version) -> `{**candidate, **{f: entry[f] for f in gold_fields}, "key_version":
+    version}`, as one dict display written out for the fields (as keys.canonical builds key records):
+    a third of the cost of the comprehension, per record."""
+    for name in gold_fields:
+        if not isinstance(name, str):
+            raise ValueError(f"a gold field name is a string, not {name!r}")
+    members = "".join(f"{name!r}: entry[{name!r}], " for name in gold_fields)
+    source_code = f"def build(candidate, entry, version):\n    return {{**candidate, {members}'key_version': version}}\n"
+    namespace: dict = {}
+    exec(compile(source_code, "<hf split record builder>", "exec"), namespace)  # noqa: S102 (names are repr'd strings)
+    return namespace["build"]
 
 
 def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None, *, sha256=None,
@@ -467,17 +520,20 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         "generation_rejects.jsonl": data["rejects"],
         "annotation/adjudication_queue.jsonl": data["queue"],
         "errata.jsonl": data["errata"],
-        "hf/test.jsonl": data.get("test_records", data["entries"]),
         **(trail_tables(data) if tables is None else tables),
     }
     record_extra = {"key.jsonl": key_record_extra(data)}
     questions = _question_description(data)
     columns = columns or {}
     for path, set_id, description in RECORD_FILES:
-        records = record_data.get(path)
-        if path not in files or not records:
+        if path not in files:
             continue
-        described = columns.get(path) or record_columns(path, records, record_extra.get(path))
+        described = columns.get(path)  # the caller reads a file's columns only if it holds records
+        if described is None:
+            records = hf_split_records(data) if path == HF_SPLIT else record_data.get(path)
+            if not records:
+                continue
+            described = record_columns(path, records, record_extra.get(path))
         fields, objects = described.fields, described.objects
         if set_id in ("answers", "council_votes"):
             description += f" Questions and their choices: {questions}."

@@ -32,6 +32,7 @@ from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_reads
 from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
 from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
+from keys.metadata import HfSplit
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
 if TYPE_CHECKING:
@@ -522,11 +523,6 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
     ):
         gate_failures[external_id].append((gate, detail))
     data["candidates"] = [r for r in candidates if r["id"] not in gate_failures]
-    gold_fields = [name for name, source in spec.key_fields if source not in ("external_id", "provenance")]
-    data["test_records"] = [
-        {**by_external.get(e["id"], {}), **{k: e[k] for k in gold_fields}, "key_version": key.version}
-        for e in data["entries"]
-    ]
     data["rejects"] = sorted(
         (
             [
@@ -568,13 +564,10 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
     }
     data["generator_members"] = [m["name"] for m in root.manifest.get("council_members", []) if m.get("is_generator")]
     data["added"] = _added_trails(spec, lineage)
-    for trail in data["added"].values():
+    for trail in data["added"].values():  # the HF split carries the added items' candidate fields too
         by_external.update({r["id"]: r for r in trail["candidates"]})
-    if data["added"]:  # the HF split carries the added items' candidate fields too
-        data["test_records"] = [
-            {**by_external.get(e["id"], {}), **{k: e[k] for k in gold_fields}, "key_version": key.version}
-            for e in data["entries"]
-        ]
+    gold_fields = tuple(name for name, source in spec.key_fields if source not in ("external_id", "provenance"))
+    data["hf_split"] = HfSplit(by_external, gold_fields, key.version)
     return data
 
 

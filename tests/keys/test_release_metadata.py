@@ -13,6 +13,7 @@ import protocols.base
 from council.models import CouncilMember, CouncilVote
 from items.models import Benchmark, Conversation, Item
 from keys import bundle, metadata
+from keys.canonical import value_types
 from keys.releases import release_drift, release_files
 from keys.selectors import bundle_data
 from keys.services import key_freeze
@@ -398,9 +399,11 @@ def test_record_fields_read_in_one_pass_are_the_fields_read_column_by_column(rec
     for name in sorted(set().union(*records)):
         found = metadata._type_of(*_plain_value_types(records, name))
         typed.append((name, *found)) if found else untyped.append(name)
-    fields, objects = metadata._record_fields("s", "f", records)
+    fields, objects, types = metadata._record_fields("s", "f", records)
     assert [(f["name"], f["dataType"], f.get("repeated", False)) for f in fields] == typed
     assert objects == untyped
+    # The types read on the way are the ones the encoder would read itself (it is handed them).
+    assert types == value_types(records)
 
 
 @pytest.mark.parametrize(("column", "expected"), [
