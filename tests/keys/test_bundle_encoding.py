@@ -209,3 +209,19 @@ def test_records_whose_text_orjson_would_write_differently_are_left_to_the_stand
     for records in refused:
         assert _orjson_lines(records) is None, records
         assert jsonl_bytes(records) == _reference_jsonl(records)
+
+
+def test_records_encoded_with_their_types_handed_on_are_the_records_encoded_alone():
+    from keys.canonical import value_types
+
+    cases = [
+        [{"id": "a", "evidence": ["D1:1", "D2:3"], "n": 3, "ok": True, "q": None}, {"id": "b", "evidence": [], "n": None}],
+        [{"score": 1e16}],  # a float: the types send it to the standard encoder
+        [{"scores": [0.5]}],
+        [{"nested": {"a": 1}}],
+        [{"lists": [[1]]}],
+        [{"a": "x},{y"}, {"b": 1}],  # the types allow orjson; the separator count still refuses it
+    ]
+    for records in cases:
+        types = value_types(records)
+        assert jsonl_bytes(records, types) == jsonl_bytes(records) == _reference_jsonl(records), records

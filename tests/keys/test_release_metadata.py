@@ -422,3 +422,15 @@ def test_record_fields_read_in_one_pass_are_the_fields_read_column_by_column(rec
 ])
 def test_a_column_type_by_hand(column, expected):
     assert metadata._column_type([{"c": value} for value in column], "c") == expected
+
+
+def test_the_hf_split_records_are_each_entry_joined_with_its_candidate_then_its_gold_fields():
+    entries = [{"id": "a", "type": "aligned", "verdict": "consistent", "provenance": "kept"},
+               {"id": "z", "type": "contradicting", "verdict": "contradicts", "provenance": "relabelled"}]
+    candidates = {"a": {"id": "a", "type": "hard_negative", "draft": "d", "conv": "c1"}}
+    gold = ("type", "verdict")
+    data = {"entries": entries, "hf_split": metadata.HfSplit(candidates, gold, "K-v1.1")}
+    expected = [{**candidates.get(e["id"], {}), **{k: e[k] for k in gold}, "key_version": "K-v1.1"} for e in entries]
+    assert metadata.hf_split_records(data) == expected
+    assert expected[0]["type"] == "aligned" and "draft" not in expected[1]  # the gold wins; no candidate, no fields
+    assert metadata.hf_split_records({"entries": entries}) is entries  # a key without a campaign: its entries
