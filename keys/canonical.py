@@ -9,12 +9,12 @@ A record's fields are the protocol's (`ProtocolSpec.key_fields`).
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from itertools import chain
 from operator import itemgetter
 from types import NoneType
+from typing import NamedTuple
 
 import orjson
 
@@ -40,15 +40,26 @@ _SEPARATOR = "},NaN,{"
 _NAN = float("nan")
 
 
-@dataclass(frozen=True)
-class ValueTypes:
-    """The types of a list of records' values and of the elements of the values that are lists, None
-    left out: what decides whether orjson may write them (_orjson_lines). A caller that has read every
-    value anyway (keys.metadata, typing a record file's columns) hands them on instead of a second
-    pass over 100,000 records."""
+class ValueTypes(NamedTuple):
+    """The types of some values and of the elements of those that are lists, None left out: what
+    decides whether orjson may write records (_orjson_lines) and a column's Croissant type
+    (keys.metadata). A caller that has read every value anyway (keys.metadata, typing a record file's
+    columns) hands them on instead of a second pass over 100,000 records."""
 
     values: frozenset
     elements: frozenset
+
+
+def types_of(values: Sequence) -> ValueTypes:
+    """The ValueTypes of `values`: one pass at C speed, and one over the elements of the lists (all of
+    them when every value is a list or null, as a release's list columns are)."""
+    types = set(map(type, values)) - {NoneType}
+    elements: set = set()
+    if list in types:
+        # filter(None, ...) leaves out the nulls and the empty lists, which hold no element.
+        lists = filter(None, values) if types == {list} else (v for v in values if type(v) is list)
+        elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
+    return ValueTypes(frozenset(types), frozenset(elements))
 
 
 def jsonl_bytes(records: Iterable, types: ValueTypes | None = None) -> bytes:
@@ -109,14 +120,8 @@ def _orjson_lines(records: list[dict], types: ValueTypes | None = None) -> bytes
 
 
 def value_types(records: list[dict]) -> ValueTypes:
-    """The ValueTypes of the records: one pass over their values, and one over the lists among them."""
-    values = chain.from_iterable(map(dict.values, records))
-    types = set(map(type, values)) - {NoneType}
-    elements: set = set()
-    if list in types:
-        lists = filter(list.__instancecheck__, chain.from_iterable(map(dict.values, records)))
-        elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
-    return ValueTypes(frozenset(types), frozenset(elements))
+    """The ValueTypes of every value of the records."""
+    return types_of(list(chain.from_iterable(map(dict.values, records))))
 
 
 @cache

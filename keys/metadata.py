@@ -10,14 +10,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
-from itertools import chain, repeat
+from itertools import repeat
 from operator import itemgetter
-from types import NoneType
 
 import yaml
 
 import protocols
-from keys.canonical import ValueTypes
+from keys.canonical import ValueTypes, types_of
 
 CROISSANT_SPEC = "http://mlcommons.org/croissant/1.0"
 CITATION_FILE = "CITATION.cff"
@@ -336,20 +335,13 @@ def _column_type(records: list[dict], name: str) -> tuple[str, bool] | None:
     return _type_of(*_value_types(records, name))
 
 
-def _value_types(records: list[dict], name: str, values=None) -> tuple[set, set]:
-    """The types of a column's values and of its lists' elements, nulls left out. Works on sets of
-    types: a column of a 100,000-item key is read once, at C speed (and the elements of its lists too,
-    when all its values are lists or null: the ones a release has). `values`: the column's values, if
-    the caller has read them (_columns)."""
+def _value_types(records: list[dict], name: str, values=None) -> ValueTypes:
+    """The types of a column's values and of its lists' elements, nulls left out (keys.canonical.types_of):
+    a column of a 100,000-item key is read once, at C speed. `values`: the column's values, if the
+    caller has read them (_columns)."""
     if values is None:
         values = list(map(dict.get, records, repeat(name)))  # record.get(name) for each record, in C
-    types = set(map(type, values)) - {NoneType}
-    elements: set = set()
-    if list in types:
-        # filter(None, ...) leaves out the nulls and the empty lists, which hold no element.
-        lists = filter(None, values) if types == {list} else (v for v in values if type(v) is list)
-        elements = set(map(type, chain.from_iterable(lists))) - {NoneType}
-    return types, elements
+    return types_of(values)
 
 
 def _columns(records: list[dict], names: list[str]) -> dict[str, tuple] | None:
@@ -450,7 +442,6 @@ def record_columns(path: str, records: list[dict], extra: dict | None = None) ->
     # Only asked for a set without an annotator or member column (those are keyed by both).
     unique = "id" in named and not named & {"annotator", "member"} and len(set(map(itemgetter("id"), records))) == len(records)
     return RecordColumns(fields, objects, unique, types)
-
 
 
 @dataclass(frozen=True)
