@@ -20,6 +20,7 @@ from django.db import transaction
 from adjudication.selectors import collector_paused
 from goldkey.errors import ApplicationError
 from goldkey.lib.batchdb import batch_reads
+from goldkey.lib.bulk import bulk_insert
 from keys import bundle
 from keys.models import GoldKey, Release, ReleaseFile
 from keys.selectors import Sealing, bundle_data
@@ -76,10 +77,13 @@ def release_seal(*, key: GoldKey, sealing: Sealing | None = None) -> Release:
         with collector_paused():  # the bundle's data and files are a few hundred thousand acyclic objects
             files = bundle.render(bundle_data(key, sealing=sealing), digests=digests, on_file=done)
         release = Release.objects.create(key=key, sha256=digests[MANIFEST], format=bundle.FORMAT)
-        ReleaseFile.objects.bulk_create(
-            ReleaseFile(release=release, path=path, sha256=digests[path], size=len(content), content=compressed[path].result())
+        # The bulk inserter (COPY on PostgreSQL): tens of megabytes of sealed files as literals in an INSERT
+        # cost twice as long there, to quote and to parse.
+        bulk_insert(ReleaseFile, (
+            {"release_id": release.pk, "path": path, "sha256": digests[path], "size": len(content),
+             "content": compressed[path].result()}
             for path, content in files.items()
-        )
+        ))
     return release
 
 
