@@ -15,9 +15,10 @@ each with two annotators' answers in both phases as the released answer files ha
 with a Phase 1 and a Phase 2 note on every item, B the bare choices), one revision per answer, both
 enrollments submitted, the campaigns closed.
 
-`--reuse FILE` (SQLite only): the first run saves the database as set up to FILE, later runs start from a
-copy of it instead of setting up again (the setup of 100,000 items takes minutes); FILE is never written
-by the timed part.
+`--reuse FILE`: the first run saves the database as set up to FILE (with a PostgreSQL DATABASE_URL, to a
+template database on that server named after FILE's name), later runs start from a copy of it instead of
+setting up again (the setup of 100,000 items takes minutes); the template is never written by the timed
+part. `--stages`: the wall time of each stage of the in-process part, as its caller waits for it.
 
 Timed, the same work twice (and then the derive page of the frozen key, below):
   - in this process: `key_freeze` (queue check, entries, canonical JSONL, SHA-256, manifest with the
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scratch import save_template, scratch_database  # noqa: E402
+from scratch import save_template, scratch_database, template_exists  # noqa: E402
 
 NOTES = {
     "q1note": "The excerpt and the draft were read together; nothing in the recipient's turns rules the draft out.",
@@ -128,6 +129,69 @@ def build(args, folder: Path) -> dict:
     return {"setup_s": round(time.perf_counter() - started, 1), "author": author.username}
 
 
+# The stages `--stages` times: (module, attribute, name). Each is wrapped where it is called from, so that
+# a stage is timed once, as its caller waits for it; the forked parts show as the waits for their values.
+STAGES = (
+    ("keys.services", "campaign_snapshot", "freeze: campaign snapshot"),
+    ("keys.services", "answers_exported", "freeze: answers exported"),
+    ("keys.services", "item_set_evidence", "freeze: item set evidence"),
+    ("keys.services", "_entries_from_campaign", "freeze: entries from the snapshot"),
+    ("keys.services", "_entries_insert", "freeze: entries inserted"),
+    ("keys.services", "key_contents", "freeze: key records"),
+    ("keys.services", "contents_bytes", "freeze: key bytes"),
+    ("goldkey.lib.forked.in_fork", "result", "wait for a forked part"),
+    ("keys.services", "campaign_manifest", "freeze: manifest"),
+    ("keys.services", "_freeze", "freeze: key row frozen"),
+    ("keys.services", "campaign_mark_frozen", "freeze: campaign marked frozen"),
+    ("keys.releases", "bundle_data", "seal: release data"),
+    ("keys.bundle", "render", "seal: render"),
+    ("keys.releases", "bulk_insert", "seal: files stored"),
+    ("keys.releases", "_sealed_rows", "export: sealed rows read"),
+    ("keys.management.commands.key_export", "sha256_hex", "export: hash check (its hash)"),
+    ("keys.selectors", "key_canonical_bytes", "export: hash check (key bytes)"),
+    ("keys.releases", "_move_into", "export: files moved into place"),
+)
+
+
+def stage_timers(spent: dict[str, list[float]]) -> ExitStack:
+    """Wrap every stage of STAGES so that its wall time is added to `spent[name]`, and the database's
+    commits as "commit"; the stack undoes the wrapping."""
+    import functools
+    import importlib
+
+    from django.db import connections
+
+    stack = ExitStack()
+
+    def wrap(owner, attribute: str, name: str) -> None:
+        original = getattr(owner, attribute)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent.setdefault(name, []).append(time.perf_counter() - start)
+
+        setattr(owner, attribute, timed)
+        stack.callback(setattr, owner, attribute, original)
+
+    for path, attribute, name in STAGES:
+        parts = path.split(".")
+        for n in range(len(parts), 0, -1):  # the longest prefix that is a module, then its attributes
+            try:
+                owner = importlib.import_module(".".join(parts[:n]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for part in parts[n:]:
+            owner = getattr(owner, part)
+        wrap(owner, attribute, name)
+    wrap(connections["default"], "commit", "commit")
+    return stack
+
+
 def in_process(args, scratch, author: str) -> dict:
     from django.core.management import call_command
     from django.db import connection
@@ -147,6 +211,9 @@ def in_process(args, scratch, author: str) -> dict:
     stack = ExitStack()
     if args.queries:
         stack.enter_context(connection.execute_wrapper(timed))
+    spent: dict[str, list[float]] = {}
+    if args.stages:
+        stack.enter_context(stage_timers(spent))
     out = scratch.folder / "bundle"
     profiler = cProfile.Profile() if args.profile else None
     # CPU of this process and of the processes it forked (the freeze's parts on the second core).
@@ -183,6 +250,7 @@ def in_process(args, scratch, author: str) -> dict:
         "files": len(files), "bundle_mb": round(sum(len(b) for b in files.values()) / 1e6, 1),
         "load": load(),
         "slowest_queries": [(round(s, 3), sql) for s, sql in sorted(slow, reverse=True)[:12]],
+        "stages_s": {name: round(sum(times), 3) for name, times in spent.items()},
     }
 
 
@@ -260,10 +328,12 @@ def main() -> None:
     parser.add_argument("--queries", action="store_true", help="print the slowest queries of freeze and export")
     parser.add_argument("--profile", type=Path, help="write cProfile stats of freeze and export to this prefix")
     parser.add_argument("--reuse", type=Path, metavar="FILE",
-                        help="start from this SQLite copy of the setup; made by the first run that names it")
+                        help="start from this copy of the setup, made by the first run that names it: a SQLite file, "
+                             "or with DATABASE_URL a template database named after FILE")
     parser.add_argument("--no-commands", action="store_true", help="time the in-process path only")
+    parser.add_argument("--stages", action="store_true", help="print the wall time of each stage of the in-process part")
     args = parser.parse_args()
-    reused = args.reuse is not None and args.reuse.exists()
+    reused = args.reuse is not None and template_exists(args.reuse)
     with scratch_database(template=args.reuse if reused else None) as scratch:
         figures = {"database": scratch.vendor, "items": args.items, "cpus": os.cpu_count(), "load_at_start": load()}
         if reused:
@@ -296,6 +366,8 @@ def main() -> None:
           f"load at start {figures['load_at_start']}")
     for seconds, sql in p["slowest_queries"]:
         print(f"  {seconds:6.3f} s  {sql}")
+    for name, seconds in p["stages_s"].items():
+        print(f"  {seconds:6.3f} s  {name}")
     print(f"in process  freeze {p['freeze_s']:6.2f} s (CPU {p['freeze_cpu_s']:5.2f})  export {p['export_s']:6.2f} s "
           f"(CPU {p['export_cpu_s']:5.2f})  = {p['freeze_export_s']:6.2f} s (CPU {p['freeze_export_cpu_s']:5.2f}) "
           f"| {p['files']} files, {p['bundle_mb']} MB; zip {p['zip_s']} s, {p['zip_mb']} MB | load {p['load']}")
