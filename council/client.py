@@ -3,8 +3,8 @@
 The SDK's own retries are off (max_retries=0): every retry is Goldkey's, explicit and counted. Errors are
 sorted into the ones worth retrying (429, 5xx, timeouts, connection errors) and the ones that are not.
 
-The SDK is imported on first use (`_sdk()`), not with this module: importing it costs about a second of
-CPU, and every process that loads the apps imports this module (the admin's autodiscovery reaches it
+The SDK and its HTTP client are imported on first use (`_sdk()`, `_ssl_context()`), not with this module:
+importing them costs about a second of CPU, and every process that loads the apps imports this module (the admin's autodiscovery reaches it
 through the keys and council services), so every management command — freezing or exporting a key
 included — paid for an SDK it never calls.
 """
@@ -17,8 +17,6 @@ import os
 import ssl
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
-
-import httpx2
 
 from goldkey.errors import ApplicationError
 
@@ -89,6 +87,8 @@ def client_for(member) -> openai.OpenAI:
 def _ssl_context() -> ssl.SSLContext:
     """The TLS settings the SDK would build for every client (CA bundle loaded: ~40 ms of CPU), built once per
     process and shared — an SSL context is not tied to an event loop, a connection pool is."""
+    import httpx2  # with the SDK, on first use (module docstring)
+
     return httpx2.create_ssl_context()
 
 

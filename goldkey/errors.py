@@ -5,8 +5,6 @@ from collections.abc import Sequence
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render
-from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 
 class ApplicationError(Exception):
@@ -104,6 +102,11 @@ ANNOTATOR_ERRORS = {403: AnnotatorNotAllowed, 404: AnnotatorNotFound, 409: Annot
 
 
 def api_exception_handler(exc, context):
+    # DRF is imported here, where only API requests reach: every management command imports this
+    # module, and DRF's serializers with it cost ~0.1 s of each command's start-up.
+    from rest_framework.response import Response
+    from rest_framework.views import exception_handler
+
     if isinstance(exc, ApplicationError):
         if getattr(context.get("view"), "annotator_facing", False):
             exc = AnnotatorError.blind(exc)

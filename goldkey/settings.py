@@ -162,7 +162,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON bodies go through the same refusals as import files (deep nesting, NaN, over-long texts).
     "DEFAULT_PARSER_CLASSES": [
-        "goldkey.lib.jsonsafe.CheckedJSONParser",
+        "goldkey.lib.jsonparser.CheckedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

@@ -5,9 +5,6 @@ import json
 import math
 import re
 
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser
-
 # Limits for every JSON reader (import files, uploads, API bodies). The released data nests 6 levels
 # and its longest text is 16k characters; far beyond either is an attack or a broken exporter, and would
 # otherwise end in a RecursionError (a traceback or a 500) or a row PostgreSQL refuses.
@@ -88,16 +85,3 @@ def json_loads_checked(text: str) -> object:
         elif isinstance(node, str) and len(node) > MAX_JSON_TEXT:
             raise JsonRefused(f"a text of {len(node):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
     return value
-
-
-class CheckedJSONParser(JSONParser):
-    """DRF's JSON parser with the same refusals: a JSON 400 naming the field, not a RecursionError's 500."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        encoding = (parser_context or {}).get("encoding", "utf-8")
-        try:
-            return json_loads_checked(stream.read().decode(encoding))
-        except JsonRefused as exc:
-            raise ParseError(f"{exc.label}: {exc.message}" if exc.path else f"JSON parse error - {exc.message}") from None
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-            raise ParseError(f"JSON parse error - {exc}") from None
