@@ -25,7 +25,7 @@ sees every transaction that committed before its lock was granted):
 Like annotation 0011's, the triggers refuse to run outside READ COMMITTED, where a check's snapshot
 would be older than its lock.
 
-The triggers are named `keyentry_valid_references_…` (and `goldkey_…`, `items_item_valid_key_…`), so
+The triggers are named `…_valid_key_references_…` (apart from annotation 0011's `…_valid_references_…`), so
 that on the entries they fire after the sealing ones of keys 0010 (PostgreSQL fires the triggers of one
 event in name order): an insert into a frozen key is refused as frozen, whatever it names.
 
@@ -137,7 +137,7 @@ def _postgres_forward() -> list[str]:
             {CHECK.format(rows="inserted AS n")}
             RETURN NULL;
         END $$ LANGUAGE plpgsql SET enable_nestloop = on SET work_mem = '64MB'""",
-        f"""CREATE TRIGGER keyentry_valid_references_on_insert AFTER INSERT ON {ENTRY}
+        f"""CREATE TRIGGER keyentry_valid_key_references_on_insert AFTER INSERT ON {ENTRY}
             REFERENCING NEW TABLE AS inserted
             FOR EACH STATEMENT EXECUTE FUNCTION {ENTRY}_check_references()""",
         # An entry moved to another key or item: the same check for its one row.
@@ -148,7 +148,7 @@ def _postgres_forward() -> list[str]:
             {CHECK.format(rows="(VALUES (NEW.key_id, NEW.item_id)) AS n (key_id, item_id)")}
             RETURN NEW;
         END $$ LANGUAGE plpgsql""",
-        f"""CREATE TRIGGER keyentry_valid_references_on_update BEFORE UPDATE ON {ENTRY}
+        f"""CREATE TRIGGER keyentry_valid_key_references_on_update BEFORE UPDATE ON {ENTRY}
             FOR EACH ROW WHEN (NEW.key_id IS DISTINCT FROM OLD.key_id OR NEW.item_id IS DISTINCT FROM OLD.item_id)
             EXECUTE FUNCTION {ENTRY}_check_moved_references()""",
         # Deleted keys: the DELETE has locked each key row, so an insert naming it waits, or is waited for.
@@ -177,7 +177,7 @@ def _postgres_forward() -> list[str]:
 
 
 TRIGGERS = (
-    (ENTRY, "keyentry_valid_references_on_insert"), (ENTRY, "keyentry_valid_references_on_update"),
+    (ENTRY, "keyentry_valid_key_references_on_insert"), (ENTRY, "keyentry_valid_key_references_on_update"),
     (KEY, f"{KEY}_valid_key_references_on_delete"), (KEY, f"{KEY}_valid_key_references_on_rekey"),
     (KEY, f"{KEY}_valid_key_references_on_truncate"),
     (ITEM, f"{ITEM}_valid_key_references_on_delete"), (ITEM, f"{ITEM}_valid_key_references_on_rekey"),

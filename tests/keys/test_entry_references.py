@@ -47,7 +47,7 @@ def test_the_database_keeps_foreign_keys_or_the_triggers_that_replace_them():
 
 
 TRIGGERS = {
-    "keyentry_valid_references_on_insert", "keyentry_valid_references_on_update",
+    "keyentry_valid_key_references_on_insert", "keyentry_valid_key_references_on_update",
     "adjudication_goldkey_valid_key_references_on_delete", "adjudication_goldkey_valid_key_references_on_rekey",
     "adjudication_goldkey_valid_key_references_on_truncate", "items_item_valid_key_references_on_delete",
     "items_item_valid_key_references_on_rekey", "items_item_valid_key_references_on_truncate",

@@ -56,6 +56,8 @@ def triggers() -> dict[str, str]:
             pattern = r"CREATE TRIGGER \w+ ((?:BEFORE|AFTER) [A-Z ]+?) ON .* FOR EACH (ROW|STATEMENT)"
         found = {}
         for name, definition in cursor.fetchall():
+            if "_valid_key_references_" in name:  # keys 0013's reference checks: tests/keys/test_entry_references.py
+                continue
             match = re.match(pattern, " ".join(definition.split()))
             found[name] = " ".join(match.groups())
         return found
