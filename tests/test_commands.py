@@ -53,6 +53,19 @@ def test_goldkey_commands_exist_to_be_checked():
     assert {"key_freeze", "key_derive", "import_twist"} <= {name for name, _ in _goldkey_commands()}
 
 
+def test_no_goldkey_command_runs_the_system_checks_at_start_up(monkeypatch, capsys):
+    """They import every view and the API schema, ~0.45 s of each command; the server and `check` run them."""
+    assert [name for name, command in _goldkey_commands() if command.requires_system_checks] == []
+
+    def checked(*args, **kwargs):
+        raise AssertionError("system checks ran")
+
+    monkeypatch.setattr("django.core.management.base.checks.run_checks", checked)
+    with pytest.raises(SystemExit):  # as from the shell: the key is refused, no check ran first
+        load_command_class("keys", "key_verify").run_from_argv(["manage.py", "key_verify", "NOPE"])
+    assert "NOPE" in capsys.readouterr().err
+
+
 def test_no_command_overrides_a_django_flag():
     for name, command in _goldkey_commands():
         parser = command.create_parser("manage.py", name)
