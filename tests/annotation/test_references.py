@@ -204,19 +204,29 @@ def _in_thread(fn):
     return thread, outcome
 
 
+def waits_then_refused(first: list[tuple], second: list[tuple]) -> Exception | None:
+    """Run `first` (statements with their parameters) on one connection without committing, then `second`
+    on another in a thread; check that the second waits for a lock, commit the first, and return what
+    the second raised (rolled back)."""
+    with _connect() as holding, _connect() as waiting:
+        for statement, params in first:
+            holding.execute(statement, params)
+        thread, outcome = _in_thread(lambda: [waiting.execute(statement, params) for statement, params in second])
+        assert _waiting_for_a_lock(waiting.info.backend_pid)
+        holding.commit()
+        thread.join(10)
+        waiting.rollback()
+    return outcome.get("error")
+
+
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_a_delete_waits_for_an_insert_naming_its_item_and_is_then_refused(annotator_a, annotator_b):
     campaign = _campaign(annotator_a, annotator_b)
     spare, enrollment = _spare_item(campaign), campaign.enrollments.first()
-    with _connect() as inserting, _connect() as deleting:
-        inserting.execute(INSERT, [enrollment.pk, spare.pk, 900])  # not committed yet
-        thread, outcome = _in_thread(lambda: deleting.execute("DELETE FROM items_item WHERE id = %s", [spare.pk]))
-        assert _waiting_for_a_lock(deleting.info.backend_pid)  # the item's set, locked by the insert
-        inserting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        deleting.rollback()
+    # The delete waits for the item's set, locked by the insert.
+    error = waits_then_refused([(INSERT, [enrollment.pk, spare.pk, 900])], [("DELETE FROM items_item WHERE id = %s", [spare.pk])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation), error
     assert Assignment.objects.filter(item=spare).count() == 1 and Item.objects.filter(pk=spare.pk).exists()
 
 
@@ -227,15 +237,8 @@ def test_an_insert_waits_for_a_delete_of_its_item_and_is_then_refused(annotator_
     naming an item that is gone."""
     campaign = _campaign(annotator_a, annotator_b)
     spare, enrollment = _spare_item(campaign), campaign.enrollments.first()
-    with _connect() as deleting, _connect() as inserting:
-        deleting.execute("DELETE FROM items_item WHERE id = %s", [spare.pk])  # not committed yet
-        thread, outcome = _in_thread(lambda: inserting.execute(INSERT, [enrollment.pk, spare.pk, 900]))
-        assert _waiting_for_a_lock(inserting.info.backend_pid)
-        deleting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        assert "names no item" in str(outcome["error"])
-        inserting.rollback()
+    error = waits_then_refused([("DELETE FROM items_item WHERE id = %s", [spare.pk])], [(INSERT, [enrollment.pk, spare.pk, 900])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation) and "names no item" in str(error), error
     assert not Assignment.objects.filter(item_id=spare.pk).exists() and not Item.objects.filter(pk=spare.pk).exists()
 
 
@@ -247,17 +250,11 @@ def test_an_item_moved_to_another_set_waits_for_an_insert_naming_it(annotator_a,
     campaign = _campaign(annotator_a, annotator_b)
     other = _campaign(annotator_a, annotator_b, slug="elsewhere")
     spare, enrollment = _spare_item(campaign), campaign.enrollments.first()
-    with _connect() as inserting, _connect() as moving:
-        inserting.execute(INSERT, [enrollment.pk, spare.pk, 900])
-        thread, outcome = _in_thread(lambda: (
-            moving.execute("UPDATE items_item SET item_set_id = %s WHERE id = %s", [other.item_set_id, spare.pk]),
-            moving.execute("DELETE FROM items_item WHERE id = %s", [spare.pk]),
-        ))
-        assert _waiting_for_a_lock(moving.info.backend_pid)
-        inserting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        moving.rollback()
+    error = waits_then_refused([(INSERT, [enrollment.pk, spare.pk, 900])], [
+        ("UPDATE items_item SET item_set_id = %s WHERE id = %s", [other.item_set_id, spare.pk]),
+        ("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+    ])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation), error
     assert Assignment.objects.filter(item=spare).count() == 1
 
 
@@ -267,15 +264,10 @@ def test_an_insert_waits_for_a_delete_of_its_enrollment_and_is_then_refused(anno
     campaign = _campaign(annotator_a, annotator_b)
     spare = _spare_item(campaign)
     enrollment = Enrollment.objects.create(campaign=campaign, annotator=outsider, pseudonym="Z")
-    with _connect() as deleting, _connect() as inserting:
-        deleting.execute("DELETE FROM annotation_enrollment WHERE id = %s", [enrollment.pk])
-        thread, outcome = _in_thread(lambda: inserting.execute(INSERT, [enrollment.pk, spare.pk, 0]))
-        assert _waiting_for_a_lock(inserting.info.backend_pid)  # the enrollment row, locked by the delete
-        deleting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        assert "names no enrollment" in str(outcome["error"])
-        inserting.rollback()
+    # The insert waits for the enrollment row, locked by the delete.
+    error = waits_then_refused([("DELETE FROM annotation_enrollment WHERE id = %s", [enrollment.pk])],
+                               [(INSERT, [enrollment.pk, spare.pk, 0])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation) and "names no enrollment" in str(error), error
     assert not Assignment.objects.filter(enrollment_id=enrollment.pk).exists()
 
 

@@ -12,7 +12,7 @@ from goldkey.lib.bulk import bulk_insert_columns
 from items.models import Item, ItemSet
 from keys.models import GoldKey, KeyEntry
 from keys.services import key_build
-from tests.annotation.test_references import _connect, _in_thread, _waiting_for_a_lock, postgres_only, sql
+from tests.annotation.test_references import _connect, postgres_only, sql, waits_then_refused
 
 pytestmark = pytest.mark.django_db
 
@@ -141,14 +141,9 @@ def test_what_an_entry_names_cannot_be_deleted_rekeyed_or_truncated_away(draft):
 @pytest.mark.django_db(transaction=True)
 def test_a_delete_waits_for_an_insert_naming_its_item_and_is_then_refused(draft):
     spare = _spare_item(draft)
-    with _connect() as inserting, _connect() as deleting:
-        inserting.execute(INSERT, [draft.pk, spare.pk, "x-1"])  # not committed yet
-        thread, outcome = _in_thread(lambda: deleting.execute("DELETE FROM items_item WHERE id = %s", [spare.pk]))
-        assert _waiting_for_a_lock(deleting.info.backend_pid)  # the item's set, locked by the insert
-        inserting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        deleting.rollback()
+    # The delete waits for the item's set, locked by the insert.
+    error = waits_then_refused([(INSERT, [draft.pk, spare.pk, "x-1"])], [("DELETE FROM items_item WHERE id = %s", [spare.pk])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation), error
     assert KeyEntry.objects.filter(item=spare).count() == 1 and Item.objects.filter(pk=spare.pk).exists()
 
 
@@ -158,15 +153,8 @@ def test_an_insert_waits_for_a_delete_of_its_item_and_is_then_refused(draft):
     """Without the lock the insert would find the item (the delete is not committed) and keep a row
     naming an item that is gone."""
     spare = _spare_item(draft)
-    with _connect() as deleting, _connect() as inserting:
-        deleting.execute("DELETE FROM items_item WHERE id = %s", [spare.pk])  # not committed yet
-        thread, outcome = _in_thread(lambda: inserting.execute(INSERT, [draft.pk, spare.pk, "x-1"]))
-        assert _waiting_for_a_lock(inserting.info.backend_pid)
-        deleting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        assert "names no item" in str(outcome["error"])
-        inserting.rollback()
+    error = waits_then_refused([("DELETE FROM items_item WHERE id = %s", [spare.pk])], [(INSERT, [draft.pk, spare.pk, "x-1"])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation) and "names no item" in str(error), error
     assert not KeyEntry.objects.filter(item_id=spare.pk).exists() and not Item.objects.filter(pk=spare.pk).exists()
 
 
@@ -178,17 +166,11 @@ def test_an_item_moved_to_another_set_waits_for_an_insert_naming_it(draft):
     spare = _spare_item(draft)
     own = draft.campaign.item_set
     elsewhere = ItemSet.objects.create(track=own.track, name="elsewhere", kind=own.kind)
-    with _connect() as inserting, _connect() as moving:
-        inserting.execute(INSERT, [draft.pk, spare.pk, "x-1"])
-        thread, outcome = _in_thread(lambda: (
-            moving.execute("UPDATE items_item SET item_set_id = %s WHERE id = %s", [elsewhere.pk, spare.pk]),
-            moving.execute("DELETE FROM items_item WHERE id = %s", [spare.pk]),
-        ))
-        assert _waiting_for_a_lock(moving.info.backend_pid)
-        inserting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        moving.rollback()
+    error = waits_then_refused([(INSERT, [draft.pk, spare.pk, "x-1"])], [
+        ("UPDATE items_item SET item_set_id = %s WHERE id = %s", [elsewhere.pk, spare.pk]),
+        ("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+    ])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation), error
     assert KeyEntry.objects.filter(item=spare).count() == 1
 
 
@@ -198,15 +180,9 @@ def test_an_insert_waits_for_a_delete_of_its_key_and_is_then_refused(decided, au
     empty = GoldKey.objects.create(benchmark=decided.item_set.track.benchmark, kind=decided.item_set.kind,
                                    version="TWIST-empty", campaign=None, created_by=author)
     item = Item.objects.filter(item_set=decided.item_set).first()
-    with _connect() as deleting, _connect() as inserting:
-        deleting.execute("DELETE FROM adjudication_goldkey WHERE id = %s", [empty.pk])
-        thread, outcome = _in_thread(lambda: inserting.execute(INSERT, [empty.pk, item.pk, "x-1"]))
-        assert _waiting_for_a_lock(inserting.info.backend_pid)  # the key row, locked by the delete
-        deleting.commit()
-        thread.join(10)
-        assert isinstance(outcome.get("error"), psycopg.errors.ForeignKeyViolation), outcome
-        assert "names no gold key" in str(outcome["error"])
-        inserting.rollback()
+    # The insert waits for the key row, locked by the delete.
+    error = waits_then_refused([("DELETE FROM adjudication_goldkey WHERE id = %s", [empty.pk])], [(INSERT, [empty.pk, item.pk, "x-1"])])
+    assert isinstance(error, psycopg.errors.ForeignKeyViolation) and "names no gold key" in str(error), error
     assert not KeyEntry.objects.filter(key_id=empty.pk).exists()
 
 
