@@ -78,6 +78,7 @@ def scratch_database(*, keep: bool = False, template: Path | None = None):
             name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
         else:
             name = _postgres_copy(connection, _postgres_template(template))
+            call_command("migrate", verbosity=0)  # a template saved by older code gets this code's schema
         env["DATABASE_URL"] = _postgres_url(url, name)
     else:
         name = connection.settings_dict["NAME"]

@@ -3,10 +3,10 @@
 The SDK's own retries are off (max_retries=0): every retry is Goldkey's, explicit and counted. Errors are
 sorted into the ones worth retrying (429, 5xx, timeouts, connection errors) and the ones that are not.
 
-The SDK and its HTTP client are imported on first use (`_sdk()`, `_ssl_context()`), not with this module:
-importing them costs about a second of CPU, and every process that loads the apps imports this module (the admin's autodiscovery reaches it
-through the keys and council services), so every management command — freezing or exporting a key
-included — paid for an SDK it never calls.
+The SDK and its HTTP client are imported on first use (`_sdk()`, `_ssl_context()`), not with this
+module: importing them costs about a second of CPU, and every process that loads the apps imports this
+module (the admin's autodiscovery reaches it through the keys and council services), so every management
+command — freezing or exporting a key included — paid for an SDK it never calls.
 """
 
 from __future__ import annotations

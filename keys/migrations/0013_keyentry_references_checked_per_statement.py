@@ -101,7 +101,7 @@ def _refuse_rekey(table: str, noun: str, lock: str = "") -> list[str]:
         BEGIN
             {READ_COMMITTED}
             {lock}
-            IF NEW.id IS DISTINCT FROM OLD.id AND EXISTS (SELECT 1 FROM {ENTRY} WHERE {noun}_id = OLD.id) THEN
+            IF EXISTS (SELECT 1 FROM {ENTRY} WHERE {noun}_id = OLD.id) THEN  -- the trigger's WHEN: the id changed
                 RAISE EXCEPTION '{table}: {noun} % is still named by a key entry', OLD.id {VIOLATION};
             END IF;
             RETURN NEW;
