@@ -354,3 +354,74 @@ def test_decisions_held_above_the_mark_stop_being_recorded_at_the_limit_and_the_
     assert sorted(after.decisions_seen) == sorted(Decision.objects.filter(campaign=small_campaign).values_list("id", flat=True))
     assert after.version == state.version + 1  # the sync applied the one it had not seen
     assert counts(small_campaign) == stored_queue.QueueCounts(decided=3, undecided=0)
+
+
+# Inside the commit grace (forced on here, as PostgreSQL has it): rows written in the last seconds stay
+# above the marks, and every read of the queue asks whether they hold anything new.
+
+@pytest.fixture
+def held(monkeypatch, annotator_a, annotator_b):
+    """A campaign of 30 items whose 12 council votes (one member) and 3 decisions are applied but held
+    above their marks by the grace; returns (campaign, votes)."""
+    from datetime import timedelta
+
+    from adjudication import services
+
+    monkeypatch.setitem(services.COMMIT_GRACE, connection.vendor, timedelta(seconds=10))
+    campaign = make_twist_campaign([annotator_a, annotator_b], many_items(30), slug="held")
+    member = CouncilMember.objects.create(name="judge")
+    queue_sync(campaign=campaign)
+    items = list(Item.objects.filter(item_set=campaign.item_set).order_by("external_id").values_list("id", flat=True))
+    votes = [CouncilVote.objects.create(campaign=campaign, member=member, item_id=i, prompt_version="v1",
+                                        values={"q1": "contradicts"}) for i in items[:12]]
+    for i in items[12:15]:
+        Decision.objects.create(campaign=campaign, item_id=i, action="keep", decided_by=annotator_a)
+    queue_sync(campaign=campaign)  # applies them; the grace keeps them above the marks
+    state = QueueState.objects.get(campaign=campaign)
+    assert len(state.votes_seen) == 12 and len(state.decisions_seen) == 3 and state.votes_mark < votes[0].id
+    return campaign, votes
+
+
+def test_rows_held_above_the_marks_are_looked_at_by_id_in_a_query_a_table_and_nothing_is_written(held):
+    campaign, _ = held
+    state = QueueState.objects.get(campaign=campaign)
+    with CaptureQueriesContext(connection) as queries:
+        after = queue_sync(campaign=campaign)
+    # The state (with each table's newest id), then one query for the votes and one for the decisions,
+    # each reading ids, campaigns and a flag: not the rows a sync applies (the member's name is a join).
+    assert len(queries) == 3, [q["sql"] for q in queries.captured_queries]
+    assert all(q["sql"].startswith("SELECT") for q in queries.captured_queries)
+    assert not any("council_councilmember" in q["sql"] for q in queries.captured_queries)
+    assert after.version == state.version
+
+
+def test_a_held_row_not_yet_applied_is_found_and_applied(held):
+    campaign, votes = held
+    state = QueueState.objects.get(campaign=campaign)
+    # A transaction that took a lower id committed after the sync that saw the rows around it.
+    QueueState.objects.filter(pk=state.pk).update(votes_seen=[v.id for v in votes if v != votes[5]])
+    QueueItem.objects.filter(campaign=campaign, item_id=votes[5].item_id).update(band="stale")
+    after = queue_sync(campaign=campaign)
+    assert after.version == state.version + 1
+    assert sorted(after.votes_seen) == sorted(v.id for v in votes)
+    assert stored(campaign) == recomputed(campaign)  # the refresh rewrote the stale entry
+
+
+def test_another_campaigns_held_row_is_not_this_campaigns_change(held, annotator_a, annotator_b):
+    campaign, votes = held
+    other = make_twist_campaign([annotator_a, annotator_b], {"conv-2:v1b1": AGREE}, slug="theirs")
+    CouncilVote.objects.create(campaign=other, member=votes[0].member, item_id=item_id("conv-2:v1b1"),
+                               prompt_version="v1", values={"q1": "consistent"})
+    state = QueueState.objects.get(campaign=campaign)
+    assert queue_sync(campaign=campaign).version == state.version
+    assert QueueState.objects.get(campaign=campaign).votes_seen == state.votes_seen  # nothing written
+
+
+def test_held_rows_older_than_the_grace_move_the_mark_past_them(held):
+    from datetime import timedelta
+
+    campaign, votes = held
+    CouncilVote.objects.filter(pk__in=[v.pk for v in votes[:4]]).update(created_at=votes[0].created_at - timedelta(minutes=1))
+    after = queue_sync(campaign=campaign)
+    assert after.votes_mark == votes[3].id  # the four old rows are past the mark, the younger still held
+    assert sorted(after.votes_seen) == sorted(v.id for v in votes[4:])
