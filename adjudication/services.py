@@ -430,8 +430,8 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
     Changes are found by id marks (`QueueState`) rather than by each writer remembering to call in:
     answers and votes are written by lower layers, which may not import this app, and a decision
     written by any path counts. One indexed query when nothing is above the marks, whatever the
-    campaign size (on PostgreSQL, rows of the last seconds stay above them: see COMMIT_GRACE; they are
-    then read again, a query per table that has any). A vote from a member the stored queue has not
+    campaign size (on PostgreSQL, rows of the last seconds stay above them: see COMMIT_GRACE; their ids
+    are then looked at again, a query per table that has any: _pending). A vote from a member the stored queue has not
     counted yet changes the council band of every item, so the queue is then rebuilt whole."""
     state = _state_with_newest(campaign)
     if state is None:

@@ -20,8 +20,8 @@ Target: p95 < 50 ms each. Every figure is printed with the load average it was m
 the server's CPU time per request (read from /proc), which a busy machine moves much less.
 
 On PostgreSQL the stored queue's marks move past a row only once it is older than the commit grace
-(adjudication.services.COMMIT_GRACE, 10 s): until then every read of the queue reads the rows above
-them again. The setup writes everything in its last seconds, so the first server's first pages
+(adjudication.services.COMMIT_GRACE, 10 s): until then every read of the queue looks at the rows
+above them again (their ids). The setup writes everything in its last seconds, so the first server's first pages
 would be timed inside that window, a state an adjudicator meets only in the seconds after a bulk
 write. The queue page is timed there on its own ("inside the commit grace"), then the bench waits
 until the grace has passed before the figures above.
@@ -244,7 +244,7 @@ def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int,
         while time.monotonic() < settled_at - 1 and len(inside) < requests_n:
             inside.append(get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}"))
         if inside:
-            figures["queue_page_inside_grace"] = summary("queue page inside the commit grace (setup's rows re-read)", inside)
+            figures["queue_page_inside_grace"] = summary("queue page inside the commit grace (setup's rows held)", inside)
         time.sleep(max(0.0, settled_at - time.monotonic()))
     for _ in range(10):  # warm up: connections, templates, the first figures of this state
         get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}")
