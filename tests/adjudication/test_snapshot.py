@@ -162,3 +162,22 @@ def test_the_tabled_retained_figures_equal_the_plain_path(mixed_campaign, author
     assert result["by_how"] == {how: sum(1 for *_, h in retained if h == how) for how in sorted({h for *_, h in retained})}
     assert result["relabelled"] == sum(1 for *_, h in retained if h == "relabelled") > 0
     assert len(result["by_how"]) >= 2 and result["n"] == len(retained)
+
+
+def test_one_items_answers_are_read_in_one_statement_without_a_server_side_cursor(mixed_campaign):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.models import Answer
+
+    answer = Answer.objects.filter(assignment__enrollment__campaign=mixed_campaign).exclude(values={}).order_by("id").first()
+    item_id = answer.assignment.item_id
+    with CaptureQueriesContext(connection) as queries:
+        answers = selectors.full_answers(mixed_campaign, item_id)
+    assert answers[item_id][answer.assignment.enrollment.pseudonym] == answer.values
+    # On PostgreSQL a chunked read is a declared cursor (DECLARE, FETCH, CLOSE): three round trips an item
+    # page would pay for two rows.
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["SELECT"]
+    # The whole campaign is still read in chunks.
+    assert len(selectors.full_answers(mixed_campaign)) == len({a.assignment.item_id for a in Answer.objects.filter(
+        assignment__enrollment__campaign=mixed_campaign).exclude(values={})})
