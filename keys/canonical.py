@@ -8,10 +8,11 @@ A record's fields are the protocol's (`ProtocolSpec.key_fields`).
 """
 
 import hashlib
+import io
 import json
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from itertools import chain
+from itertools import chain, islice
 from operator import itemgetter
 from types import NoneType
 from typing import NamedTuple
@@ -101,22 +102,84 @@ def _orjson_lines(records: list[dict], types: ValueTypes | None = None) -> bytes
     split, half to four fifths of it on a release's large files), when every record holds only string
     keys and values of _SAME_TEXT or lists of them (checked by type, at C speed, unless `types` says;
     orjson itself refuses a key that is not exactly a str); None otherwise, and the standard encoder
-    writes them. orjson writes the list of records with `},{` where two records meet; as with the NaN
+    writes them. orjson writes a list of records with `},{` where two records meet; as with the NaN
     separator, any other occurrence (inside a string) makes the count exceed len - 1, and the standard
-    encoder writes them instead."""
+    encoder writes them instead.
+
+    The records are written CHUNK at a time (ChunkedBytes): encoding the whole list at once made four
+    copies of a 50 MB file (orjson's growing buffer, the split, the brackets cut, the final newline).
+    The same text: a list's text is its chunks' texts joined by the same `,`, and the count holds for
+    the whole list exactly when it holds for each chunk."""
     if types is None:
         types = value_types(records)
     if not (types.values - {list} <= _SAME_TEXT and types.elements <= _SAME_TEXT):
         return None
-    try:
-        text = orjson.dumps(records, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # an integer beyond 64 bits, a key that is not a str
-        return None
-    if text.count(b"},{") != len(records) - 1:
-        return None
-    # The list's brackets are left out by a view, not a slice: each copy of a release's largest file
-    # (50 MB) costs tens of milliseconds.
-    return b"".join((memoryview(text.replace(b"},{", b"}\n{"))[1:-1], b"\n"))
+    out = ChunkedBytes(len(records))
+    for start in range(0, len(records), CHUNK):
+        chunk = records[start:start + CHUNK]
+        try:
+            text = orjson.dumps(chunk, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # an integer beyond 64 bits, a key that is not a str
+            return None
+        if text.count(b"},{") != len(chunk) - 1:
+            return None
+        out.write(memoryview(text.replace(b"},{", b"}\n{"))[1:-1], b"\n", lines=len(chunk))  # brackets left out by a view
+    return out.value()
+
+
+# Lines (records) encoded at a time: large enough that a call costs nothing beside its work, small enough
+# that a chunk's buffers (hundreds of kilobytes for a release's records) are reused from one to the next.
+CHUNK = 1000
+
+
+class ChunkedBytes:
+    """A large file's bytes written a chunk of lines at a time into one buffer, reserved from the first
+    chunk's size, which value() hands over without a copy. Joining a file's texts whole, then encoding
+    it, copies it several times, each copy into memory touched for the first time (a page fault per
+    4 KiB: on a VM, most of a freeze's system CPU); a chunk's buffers are freed before the next, which
+    reuses their memory. A buffer grown an eighth at a time would be moved and copied as it grows, so
+    the first chunk reserves the whole file's expected size (what is not written is cut at the end)."""
+
+    def __init__(self, lines: int):
+        """`lines`: how many lines (records, rows) the file holds, for the reservation."""
+        self.out = io.BytesIO()
+        self.lines = lines
+        self.reserved = False
+
+    def write(self, *pieces, lines: int = 0) -> None:
+        """`pieces` (bytes-like), which hold `lines` of the file's lines (none: a header, a separator)."""
+        if lines and not self.reserved:
+            self.reserved = True
+            at = self.out.tell()
+            size = at + sum(map(len, pieces)) * self.lines // lines * 17 // 16
+            if size > at + 1:
+                self.out.seek(size - 1)
+                self.out.write(b"\0")
+                self.out.seek(at)
+        for piece in pieces:
+            self.out.write(piece)
+
+    def write_joined(self, texts: Iterable[str], separator: str) -> None:
+        """separator.join(texts) in UTF-8, CHUNK texts at a time."""
+        texts, joint = iter(texts), separator.encode("utf-8")
+        first = True
+        while chunk := list(islice(texts, CHUNK)):
+            if not first:
+                self.write(joint)
+            self.write(separator.join(chunk).encode("utf-8"), lines=len(chunk))
+            first = False
+
+    def value(self) -> bytes:
+        self.out.truncate()  # what was reserved and not written
+        return self.out.getvalue()
+
+
+def lines_bytes(lines: Iterable[str], count: int) -> bytes:
+    """("\\n".join(lines) + "\\n").encode("utf-8") for `count` lines, through ChunkedBytes."""
+    out = ChunkedBytes(count)
+    out.write_joined(lines, "\n")
+    out.write(b"\n")
+    return out.value()
 
 
 def value_types(records: list[dict]) -> ValueTypes:

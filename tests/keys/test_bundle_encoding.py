@@ -184,6 +184,64 @@ def test_plain_records_are_written_by_orjson_byte_for_byte_as_json_dumps_writes_
     assert fast == jsonl_bytes(records) == _reference_jsonl(records)
 
 
+def test_records_written_in_chunks_are_the_records_written_at_once(monkeypatch):
+    from keys import canonical
+
+    rng = random.Random(20261203)
+    records = [{"id": f"r{i}", "text": "é" * rng.randint(0, 40), "n": i, "evidence": [f"D{i}"] * rng.randint(0, 3)}
+               for i in range(101)]
+    expected = _reference_jsonl(records)
+    for size in (1, 7, 50, 100, 101, 102, 1000):  # chunks of one, uneven, exact and larger than the list
+        monkeypatch.setattr(canonical, "CHUNK", size)
+        assert canonical._orjson_lines(records) == expected, size
+    # The buffer is reserved from the first chunk's size: records far smaller or larger after it.
+    monkeypatch.setattr(canonical, "CHUNK", 10)
+    small, large = [{"id": f"s{i}"} for i in range(10)], [{"id": f"l{i}", "text": "y" * 5_000} for i in range(30)]
+    for uneven in (small + large, large + small):
+        assert canonical._orjson_lines(uneven) == _reference_jsonl(uneven)
+    # The separator inside a string of the last chunk only: the whole list goes to the standard encoder.
+    tricky = [*records, {"id": "last", "text": "a},{b"}]
+    assert canonical._orjson_lines(tricky) is None
+    assert jsonl_bytes(tricky) == _reference_jsonl(tricky)
+
+
+def test_a_large_file_is_written_into_one_buffer_not_copied_whole_along_the_way():
+    # Each copy of a large file is memory touched for the first time (page faults); the chunks' buffers
+    # are reused. The peak is the file and about a chunk's working buffers, not several files.
+    from keys.canonical import _orjson_lines
+
+    records = [{"id": f"conv-{i % 100}:v1b{i:06d}", "draft": "x" * 400, "evidence": ["D1:1", "D2:2"]} for i in range(30_000)]
+    text, peak = _peak_of(_orjson_lines, records)
+    assert text is not None and len(text) > 12_000_000
+    assert peak < 1.4 * len(text), (peak, len(text))  # the whole list at once: 3 copies alive at the peak
+
+
+def _peak_of(function, *args) -> tuple[object, int]:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        value = function(*args)
+        return value, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_large_trail_files_are_written_into_one_buffer_not_copied_whole_along_the_way():
+    answers = [{"q1": "consistent", "q1_note": ""}, {"q1": "contradicts", "q2": "yes"}]
+    document = {"annotator": "A", "exported": "2026-01-01T00:00:00Z",
+                "answers": {f"conv-{i % 50}:v1b{i:06d}": answers[i % 2] for i in range(60_000)}}
+    text, peak = _peak_of(bundle._json_of_tables, document)
+    assert text == bundle._json(document) and len(text) > 4_000_000
+    assert peak < 1.4 * len(text), (peak, len(text))  # joined and encoded whole: six copies on the way
+    parts = [(answers[i % 2], f"conv-{i % 50}:v1b{i:06d}") for i in range(60_000)]
+    table, peak = _peak_of(bundle._jsonl_of_parts, parts)
+    assert table == jsonl_bytes({**row, "id": item} for row, item in parts)
+    # The rows' ids and templates are listed first (a third of the file here); joined and encoded whole, 4x.
+    assert peak < 2.6 * len(table), (peak, len(table))
+
+
 def test_records_whose_text_orjson_would_write_differently_are_left_to_the_standard_encoder():
     import enum
 

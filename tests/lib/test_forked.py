@@ -81,6 +81,15 @@ def test_a_value_that_does_not_pickle_is_computed_by_the_parent():
     assert where == parent and callable(function)
 
 
+def test_a_value_that_fails_to_pickle_after_a_large_part_was_written_is_computed_by_the_parent():
+    # The child pickles straight into the file: 5 MB are written before the function is found not to
+    # pickle, and what is there does not pass for a value.
+    parent = os.getpid()
+    with in_fork(lambda: (os.getpid(), b"x" * 5_000_000, lambda: None)) as part:
+        where, content, function = part.result()
+    assert where == parent and len(content) == 5_000_000 and callable(function)
+
+
 def test_leaving_the_block_without_the_value_stops_and_reaps_the_child():
     with pytest.raises(KeyError), in_fork(lambda: b"y" * 5_000_000) as part:
         pid = part.pid
