@@ -132,12 +132,14 @@ def build(args, folder: Path) -> dict:
 
 # The stages `--stages` times: (module, attribute, name). Each is wrapped where it is called from, so that
 # a stage is timed once, as its caller waits for it; the forked parts show as the waits for their values.
+# A stage that is a context manager (the entries' insert, whose block is the next stages' work) is timed
+# as its entry ("…: sent") and its exit ("…: awaited"), leaving its block to the stages inside.
 STAGES = (
     ("keys.services", "campaign_snapshot", "freeze: campaign snapshot"),
     ("keys.services", "answers_exported", "freeze: answers exported"),
     ("keys.services", "item_set_evidence", "freeze: item set evidence"),
     ("keys.services", "_entries_from_campaign", "freeze: entries from the snapshot"),
-    ("keys.services", "_entries_insert", "freeze: entries inserted"),
+    ("keys.services", "_entries_inserting", "freeze: entries inserted"),
     ("keys.services", "key_contents", "freeze: key records"),
     ("keys.services", "contents_bytes", "freeze: key bytes"),
     ("goldkey.lib.forked.in_fork", "result", "wait for a forked part"),
@@ -157,8 +159,10 @@ STAGES = (
 def stage_timers(spent: dict[str, list[float]]) -> ExitStack:
     """Wrap every stage of STAGES so that its wall time is added to `spent[name]`, and the database's
     commits as "commit"; the stack undoes the wrapping."""
+    import contextlib
     import functools
     import importlib
+    import inspect
 
     from django.db import connections
 
@@ -167,15 +171,32 @@ def stage_timers(spent: dict[str, list[float]]) -> ExitStack:
     def wrap(owner, attribute: str, name: str) -> None:
         original = getattr(owner, attribute)
 
+        def add(label: str, start: float) -> None:
+            spent.setdefault(label, []).append(time.perf_counter() - start)
+
         @functools.wraps(original)
         def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
-                spent.setdefault(name, []).append(time.perf_counter() - start)
+                add(name, start)
 
-        setattr(owner, attribute, timed)
+        @functools.wraps(original)
+        @contextlib.contextmanager
+        def timed_block(*args, **kwargs):
+            start = time.perf_counter()
+            with contextlib.ExitStack() as block:
+                value = block.enter_context(original(*args, **kwargs))
+                add(f"{name}: sent", start)
+                try:
+                    yield value
+                finally:
+                    start = time.perf_counter()
+            add(f"{name}: awaited", start)
+
+        is_block = hasattr(original, "__wrapped__") and inspect.isgeneratorfunction(original.__wrapped__)
+        setattr(owner, attribute, timed_block if is_block else timed)
         stack.callback(setattr, owner, attribute, original)
 
     for path, attribute, name in STAGES:

@@ -5,7 +5,8 @@ is frozen the database refuses any change to it or its entries (keys/triggers.py
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
@@ -23,7 +24,7 @@ from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.batchdb import batch_reads
-from goldkey.lib.bulk import bulk_insert_columns
+from goldkey.lib.bulk import bulk_inserting_columns
 from goldkey.lib.forked import in_fork, worth_forking
 from items.models import Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
@@ -71,7 +72,7 @@ def _valid_gold(kind: str) -> tuple[str, ...]:
 def _entries_from_campaign(
     snapshot: CampaignSnapshot, key: GoldKey, evidence: dict[int, list[str]] | None = None
 ) -> list[EntryRow]:
-    """The key's entries as light rows (EntryRow, written by _entries_insert with the key's id; no model
+    """The key's entries as light rows (EntryRow, written by _entries_inserting with the key's id; no model
     instances), from the snapshot's queue and retained set (light item rows: full Items for a
     100,000-item campaign would cost more than the rest of the freeze). `evidence`: the item set's
     (`item_set_evidence`), if the caller has read it."""
@@ -124,17 +125,20 @@ def _entries_from_campaign(
 
 
 
-def _entries_insert(entries, *, key_id: int | None = None) -> None:
+@contextmanager
+def _entries_inserting(entries, *, key_id: int | None = None) -> Iterator[None]:
     """Write entries through the one bulk inserter, column by column: bulk_create spends most of a
     100,000-entry freeze preparing 900,000 field values one by one, and a dict per row cost more than
     the values. Same columns, same JSON, same database triggers. `key_id`: the key of every entry, for
-    entries that do not carry one (a derive copies its parent's rows as read)."""
+    entries that do not carry one (a derive copies its parent's rows as read). The block runs while
+    the database finishes the insert, and may not query (bulk_inserting_columns)."""
     entries = list(entries)
     names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance")
     columns = {name: list(map(attrgetter(name), entries)) for name in names}
     columns["key_id"] = [key_id] * len(entries) if key_id is not None else list(map(attrgetter("key_id"), entries))
     columns["evidence"] = list(map(list, map(attrgetter("evidence"), entries)))
-    bulk_insert_columns(KeyEntry, columns)
+    with bulk_inserting_columns(KeyEntry, columns):
+        yield
 
 
 # The freezing services keep the collector paused (collector_paused() as a decorator, outside their
@@ -210,11 +214,12 @@ def _build(
             evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
             progress(WRITING)
-            _entries_insert(entries, key_id=key.pk)
-            counts = _counts(entries)
-            contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
-            content = contents_bytes(version, contents)
-            key.sha256 = sha256_hex(content)
+            # The key's records and bytes are pure Python: built while the database writes the entries.
+            with _entries_inserting(entries, key_id=key.pk):
+                counts = _counts(entries)
+                contents = key_contents(key.kind, entries)  # each entry's record built once, for the hash and the release
+                content = contents_bytes(version, contents)
+                key.sha256 = sha256_hex(content)
             agreement, answer_trail = figures_and_trail.result()
             key.manifest = {
                 "key_version": version,
@@ -549,8 +554,11 @@ def key_derive(
     for external_id, entry in plan.derived.items():
         entries.setdefault(external_id, entry)
     progress(WRITING)
-    _entries_insert(entries.values(), key_id=key.pk)
-    counts = _counts(entries.values())
+    with _entries_inserting(entries.values(), key_id=key.pk):
+        counts = _counts(entries.values())
+        contents = key_contents(key.kind, entries.values())  # built while the database writes the entries
+        content = contents_bytes(version, contents)
+        key.sha256 = sha256_hex(content)
     key.changelog = changelog
     key.manifest = {
         **{k: v for k, v in parent.manifest.items() if k not in {"sha256", "frozen_at"}},
@@ -566,9 +574,6 @@ def key_derive(
         key.manifest["agreement"] = agreement_figures(
             parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
         )
-    contents = key_contents(key.kind, entries.values())
-    content = contents_bytes(version, contents)
-    key.sha256 = sha256_hex(content)
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)

@@ -257,11 +257,15 @@ def test_the_api_offers_no_way_to_change_a_frozen_key(client, admin_user, frozen
 def test_the_services_bulk_writer_cannot_add_entries_to_a_frozen_key(frozen_key):
     from types import SimpleNamespace
 
-    from keys.services import _entries_insert
+    from keys.services import _entries_inserting
 
     template = frozen_key.entries.first()
     extra = SimpleNamespace(
         key_id=frozen_key.pk, item_id=template.item_id, external_id="extra", gold="aligned", evidence=[], quote="",
         family="", history_turns=None, provenance="kept_unanimous",
     )
-    refused(lambda: _entries_insert([extra]))  # multi-row INSERT on SQLite, COPY on PostgreSQL
+    def insert():
+        with _entries_inserting([extra]):
+            pass
+
+    refused(insert)  # multi-row INSERT on SQLite, COPY on PostgreSQL

@@ -138,3 +138,53 @@ def test_sqlite_writes_many_rows_per_statement_in_order_in_one_query_whatever_th
         assert sum("INSERT INTO" in q["sql"] for q in queries.captured_queries) == 1
         stored = list(Item.objects.filter(external_id__startswith=f"n{n}-").order_by("id").values_list("external_id", "request"))
         assert stored == [(name, name) for name in names]  # every row once (none of the filler), ids in order
+
+
+def test_the_block_of_a_bulk_insert_runs_after_the_rows_are_sent_and_they_are_stored_when_it_ends():
+    from goldkey.lib.bulk import bulk_inserting_columns
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    rows = [_row(item_set, f"blk{n}") for n in range(5)]
+    ran = []
+    with bulk_inserting_columns(Item, {name: [row[name] for row in rows] for name in rows[0]}) as written:
+        ran.append(written)
+    assert ran == [5]
+    assert sorted(Item.objects.filter(item_set=item_set).values_list("external_id", flat=True)) == [f"blk{n}" for n in range(5)]
+
+
+def test_a_query_in_the_block_of_a_bulk_insert_is_refused_and_nothing_is_written():
+    from goldkey.lib.bulk import QueryInFlight, bulk_inserting_columns
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    row = _row(item_set, "q")
+    with pytest.raises(QueryInFlight, match="no query may run inside bulk_inserting_columns"):
+        with bulk_inserting_columns(Item, {name: [value] for name, value in row.items()}):
+            Item.objects.count()  # on PostgreSQL the connection is inside the COPY: this would hang
+    assert not Item.objects.filter(item_set=item_set).exists()  # and the connection works again
+
+
+def test_an_error_in_the_block_of_a_bulk_insert_cancels_it_and_is_the_error_raised():
+    from goldkey.lib.bulk import bulk_inserting_columns
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    rows = [_row(item_set, f"err{n}") for n in range(3)]
+    with pytest.raises(LookupError, match="the block failed"):
+        with bulk_inserting_columns(Item, {name: [row[name] for row in rows] for name in rows[0]}):
+            raise LookupError("the block failed")
+    assert not Item.objects.filter(item_set=item_set).exists()
+    assert bulk_insert(Item, rows) == 3  # the table and the connection are usable afterwards
+
+
+def test_a_row_the_database_refuses_is_reported_when_the_block_ends_after_the_block_ran():
+    from django.db import IntegrityError
+
+    from goldkey.lib.bulk import bulk_inserting_columns
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    rows = [_row(item_set, "same"), _row(item_set, "same")]  # an item set's external ids are unique
+    ran = []
+    with pytest.raises(IntegrityError):
+        with bulk_inserting_columns(Item, {name: [row[name] for row in rows] for name in rows[0]}):
+            ran.append(True)
+    assert ran == [True] or connection.vendor == "sqlite"  # SQLite refuses the rows before the block
+    assert not Item.objects.filter(item_set=item_set).exists()
