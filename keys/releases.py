@@ -58,11 +58,14 @@ def _inflate(content) -> bytes:
 
 
 @transaction.atomic
-def release_seal(*, key: GoldKey, sealing: Sealing | None = None) -> Release:
+def release_seal(*, key: GoldKey, sealing: Sealing | None = None,
+                 on_file: Callable[[str, bytes], None] | None = None) -> Release:
     """Render and store the release of a key that has just been frozen (called by the freezing service
     in the same transaction, so a key is never frozen without its release). `sealing`: what the
     freezing service wrote the key's rows from and hashed, in this transaction (otherwise the rows are
-    read back and hashed again)."""
+    read back and hashed again). `on_file(path, content)`: given each file as soon as it is final (the
+    bytes that are compressed and stored), while the next ones are rendered; the files are the release
+    only once the freeze commits (a ReleaseFolder stages them until then)."""
     if not key.is_frozen:
         raise ApplicationError(f"key '{key.version}' is a draft; only frozen keys are released")
     if Release.objects.filter(key=key).exists():
@@ -73,6 +76,8 @@ def release_seal(*, key: GoldKey, sealing: Sealing | None = None) -> Release:
 
         def done(path: str, content: bytes) -> None:  # a file is final: compress it while the next is rendered
             compressed[path] = pool.submit(_deflate, content)
+            if on_file is not None:
+                on_file(path, content)
 
         with collector_paused():  # the bundle's data and files are a few hundred thousand acyclic objects
             files = bundle.render(bundle_data(key, sealing=sealing), digests=digests, on_file=done)
@@ -121,32 +126,58 @@ def release_write(*, key: GoldKey, out: Path, check: Callable[[], None]) -> int:
     a temporary folder beside `out`: if it raises, that folder is removed and nothing is written into
     `out`; otherwise the files are moved into `out` (a rename, on the same file system)."""
     rows = _sealed_rows(key)  # read here: a thread's database connection would not see this transaction
-    out = Path(out).resolve()  # its parent is a real folder, also for "."
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Not tempfile.mkdtemp: its folder is private (0700), and it becomes `out`. os.mkdir takes the umask,
-    # as the folders the files go in do, and refuses a name that exists.
-    staging = out.parent / f".{out.name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
-    staging.mkdir()
-    try:
-        with ThreadPoolExecutor(THREADS) as pool:
-            def write(path: str, content: bytes) -> None:
-                target = staging / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(_inflate(content))
+    with ReleaseFolder(out) as folder:
+        # The largest first, so that the threads finish together.
+        for path, content in sorted(rows, key=lambda row: -len(row[1])):
+            folder.write(path, content, inflate=True)
+        check()
+        return folder.publish()
 
-            # The largest first, so that the threads finish together.
-            written = [pool.submit(write, path, content) for path, content in sorted(rows, key=lambda row: -len(row[1]))]
-            try:
-                check()
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
-            for job in written:
-                job.result()
-        _move_into(staging, out, [path for path, _ in rows])
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return len(rows)
+
+class ReleaseFolder:
+    """A release's files written into the folder `out` (created; files already there are replaced):
+    `write()` writes each file in a thread into a temporary folder beside `out`, `publish()` waits for
+    them and moves them into `out` and returns how many — a new or empty `out` appears whole (one
+    rename), into a folder holding files each file is moved by a rename.
+    Leaving the `with` block without publishing (an exception: a failed check, a refused freeze)
+    removes the temporary folder, and `out` is untouched. `key_freeze --out` writes the files the
+    freeze seals as they are rendered, and publishes them once the freeze has committed: the files
+    in `out` always belong to a frozen key, and they are the sealed bytes (the objects compressed and
+    stored). The threads start with the first write (render's fork comes before it)."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out).resolve()  # its parent is a real folder, also for "."
+        self.paths: list[str] = []
+        self.jobs: list = []
+
+    def __enter__(self) -> "ReleaseFolder":
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        # Not tempfile.mkdtemp: its folder is private (0700), and it becomes `out`. os.mkdir takes the
+        # umask, as the folders the files go in do, and refuses a name that exists.
+        self.staging = self.out.parent / f".{self.out.name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
+        self.staging.mkdir()
+        self.pool = ThreadPoolExecutor(THREADS)
+        return self
+
+    def write(self, path: str, content: bytes, *, inflate: bool = False) -> None:
+        """Write `content` (stored, with `inflate`: decompressed first) as the file `path`, in a thread."""
+        self.paths.append(path)
+        self.jobs.append(self.pool.submit(self._write, path, content, inflate))
+
+    def _write(self, path: str, content: bytes, inflate: bool) -> None:
+        target = self.staging / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_inflate(content) if inflate else content)
+
+    def publish(self) -> int:
+        for job in self.jobs:
+            job.result()
+        _move_into(self.staging, self.out, self.paths)
+        return len(self.paths)
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown(cancel_futures=exc[0] is not None)
+        shutil.rmtree(self.staging, ignore_errors=True)
 
 
 def _move_into(staging: Path, out: Path, paths: list[str]) -> None:

@@ -266,15 +266,18 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
 
 @collector_paused()
 @transaction.atomic
-def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "") -> GoldKey:
+def key_freeze(*, campaign: Campaign, version: str, user, notes: str = "",
+               on_sealed_file: Callable[[str, bytes], None] | None = None) -> GoldKey:
     """Freeze `version` from the campaign's fully decided queue, and the campaign with it. Irreversible.
     Only a closed campaign freezes: annotators are done and no decision can land meanwhile (the
-    campaign row stays locked until this transaction commits)."""
+    campaign row stays locked until this transaction commits). `on_sealed_file(path, content)`: given
+    each file of the sealed release as it is rendered (release_seal's `on_file`); they are the release
+    only once this commits."""
     _require_author(user)
     built = _build(campaign=campaign, version=version, user=user, notes=notes)
     key = _freeze(built.key, user, sha256=built.key.sha256)
     campaign_mark_frozen(campaign=campaign)
-    release_seal(key=key, sealing=built.sealing)
+    release_seal(key=key, sealing=built.sealing, on_file=on_sealed_file)
     return key
 
 

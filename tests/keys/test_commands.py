@@ -126,3 +126,67 @@ def test_key_export_writes_the_sealed_files_into_a_new_or_an_existing_folder(fro
     (tmp_path / "made").mkdir()
     assert (tmp_path / "new" / "deeper").stat().st_mode == (tmp_path / "made").stat().st_mode
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["deeper"]
+
+
+def _folder(path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def test_key_freeze_with_out_writes_the_release_key_export_writes_byte_for_byte(decided, author, tmp_path):
+    from keys.releases import release_files
+
+    out = run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", "--out", str(tmp_path / "freeze"))
+    key = GoldKey.objects.get(version="K-v1.0")
+    assert key.is_frozen and f"files written to {tmp_path / 'freeze'}" in out
+    run("key_export", "K-v1.0", "--out", str(tmp_path / "export"))
+    written = _folder(tmp_path / "freeze")
+    assert written == _folder(tmp_path / "export") == release_files(key)
+    assert len(written) > 10 and "MANIFEST.sha256" in written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "freeze"]  # no staging folder left
+
+
+def test_key_freeze_with_out_reports_the_files_in_its_json(decided, author, tmp_path):
+    result = json.loads(run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author",
+                            "--out", str(tmp_path / "r"), "--json"))
+    assert result["files"] == len(_folder(tmp_path / "r")) and result["out"] == str(tmp_path / "r")
+
+
+def test_key_freeze_with_out_is_refused_with_draft_or_dry_run_and_writes_nothing(decided, author, tmp_path):
+    for flag in ("--draft", "--dry-run"):
+        with pytest.raises(CommandError, match="not with --draft or --dry-run"):
+            run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", flag, "--out", str(tmp_path / "r"))
+    assert not GoldKey.objects.exists() and not any(tmp_path.iterdir())
+
+
+def test_a_refused_freeze_with_out_writes_no_folder(key_campaign, author, tmp_path):
+    with pytest.raises(CommandError, match="s-0001, s-0004"):
+        run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", "--out", str(tmp_path / "r"))
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_freeze_into_a_folder_that_cannot_be_made_is_refused_before_anything_is_frozen(decided, author, tmp_path):
+    (tmp_path / "taken").write_bytes(b"a file, not a folder\n")
+    with pytest.raises(CommandError, match=r"cannot write the release into .*taken/r .*nothing was frozen"):
+        run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", "--out", str(tmp_path / "taken" / "r"))
+    assert not GoldKey.objects.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_a_release_that_cannot_be_moved_into_place_says_the_key_is_frozen_and_how_to_export_it(decided, author, tmp_path):
+    (tmp_path / "r" / "key.jsonl" / "in the way").mkdir(parents=True)  # a folder where a file goes
+    with pytest.raises(CommandError, match=r"K-v1.0 is frozen and its release sealed, but writing it to .* failed .*key_export K-v1.0"):
+        run("key_freeze", "small", "--key-version", "K-v1.0", "--by", "author", "--out", str(tmp_path / "r"))
+    assert GoldKey.objects.get(version="K-v1.0").is_frozen
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no temporary folder left beside it
+
+
+def test_the_files_a_freeze_hands_out_are_written_as_they_are_rendered_and_are_the_stored_release(decided, author):
+    from annotation.models import Campaign
+    from keys.releases import release_files
+    from keys.services import key_freeze
+
+    handed = []
+    key = key_freeze(campaign=Campaign.objects.get(slug="small"), version="K-v1.0", user=author,
+                     on_sealed_file=lambda path, content: handed.append((path, content)))
+    assert dict(handed) == release_files(key) and len(handed) == len(dict(handed))  # each file once
+    assert handed[0][0] == "key.jsonl" and handed[-1][0] == "MANIFEST.sha256"  # in the order they were final
