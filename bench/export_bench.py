@@ -28,7 +28,8 @@ Timed, the same work twice (and then the derive page of the frozen key, below):
     `manage.py key_export <version> --out ...` as separate processes (interpreter and Django start-up
     included), wall time and the CPU of the command processes, and how much of it the kernel's (system
     CPU, page faults); with `--one-step`, `manage.py key_freeze ... --out ...` alone instead (the freeze
-    writes the files it sealed once it has committed: one start-up, no second read of the entries).
+    writes the files as it seals them and moves them in once it has committed: one start-up, no second
+    read of the entries).
 Then, in this process, the derive page of the frozen key with three accepted errata: its preview (run by
 every view of the page), five times, with its query count, and the derive it starts.
 """
@@ -338,8 +339,8 @@ def command(scratch, *argv: str) -> tuple[float, float, str, dict]:
 
 
 def command_path(scratch, author: str, one_step: bool = False) -> dict:
-    """The two commands; `one_step`: `key_freeze --out` alone (the same files, written by the freeze once
-    it has committed), its export figures zero."""
+    """The two commands; `one_step`: `key_freeze --out` alone (the same files, written by the freeze as it
+    seals them), its export figures zero."""
     out = scratch.folder / "bundle-cmd"
     freeze_s, freeze_cpu, freeze_out, freeze_kernel = command(
         scratch, "key_freeze", "bench-cmd", "--key-version", "BENCH-CMD-v1.0", "--by", author, "--json",

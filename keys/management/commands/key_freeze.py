@@ -26,8 +26,8 @@ class Command(GoldkeyCommand):
         parser.add_argument("--draft", action="store_true", help="build (or rebuild) a draft key instead of freezing")
         parser.add_argument(
             "--out", default=None,
-            help="once the freeze has committed, write its sealed release into this folder (created; the files "
-                 "key_export writes, byte for byte)",
+            help="also write the sealed release into this folder (created; the files key_export writes, byte for "
+                 "byte): written as the freeze seals them, moved in only once the freeze has committed",
         )
 
     def run(self, **options) -> dict:
