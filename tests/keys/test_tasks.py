@@ -21,7 +21,11 @@ def test_a_worker_freezes_the_draft_of_a_job_started_on_commit(frozen_rows_teard
     assert ended.result_id == draft.pk and ended.started_at and ended.finished_at
     frozen = GoldKey.objects.get(pk=draft.pk)
     assert frozen.is_frozen and frozen.release is not None
-    assert "key_job_task" in celery_worker_process.log() and "succeeded" in celery_worker_process.log()
+    # The job row is written inside the task; the worker logs "succeeded" only after the task returns.
+    celery_worker_process.wait_for(
+        lambda: "key_job_task" in celery_worker_process.log() and "succeeded" in celery_worker_process.log(),
+        timeout=30, what="the worker logging the task's success",
+    )
 
 
 def test_a_worker_fails_the_job_with_the_services_message(frozen_rows_teardown, celery_worker_process, draft, author):
