@@ -1,9 +1,11 @@
-"""Score pages, mounted under keys/<version>/scores/ by keys/urls.py (names in the keys namespace)."""
+"""Score pages, under keys/<version>/scores/ where they have always been (mounted by goldkey/urls.py; a key's
+own url module does not know them)."""
 
 from django.urls import path
 
-from keys.scoring import views
+from scoring import views
 
+app_name = "scoring"
 urlpatterns = [
     path("", views.leaderboard, name="scores"),
     path("runs/<int:run_id>/", views.run_detail, name="score-run"),

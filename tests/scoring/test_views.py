@@ -8,12 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from keys.models import SystemRun
-from keys.scoring import selectors as score_selectors
-from keys.scoring import services as score_services
-from keys.scoring.serializers import McNemarTestSerializer, ScoreReportSerializer
+from scoring import selectors as score_selectors
+from scoring import services as score_services
+from scoring.models import SystemRun
+from scoring.serializers import McNemarTestSerializer, ScoreReportSerializer
 from tests.conftest import require_shared_data
-from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
+from tests.scoring.conftest import DROPPED_IN_V11, RESULTS
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
@@ -25,7 +25,7 @@ def import_released(system: str = ""):
 def test_the_leaderboard_cites_the_key_and_shows_cr_with_as_and_hns_and_the_forest_plot(client, released_keys):
     import_released()
     key = released_keys["TWIST-v1.0"]
-    page = client.get(reverse("keys:scores", args=[key.version])).content.decode()
+    page = client.get(reverse("scoring:scores", args=[key.version])).content.decode()
     assert key.version in page and key.sha256 in page
     assert page.count('data-metric="CR"') == page.count('data-metric="HNS"') == page.count('data-metric="AS"') == 13
     assert '<svg xmlns="http://www.w3.org/2000/svg" class="chart forest scores"' in page
@@ -35,7 +35,7 @@ def test_the_leaderboard_cites_the_key_and_shows_cr_with_as_and_hns_and_the_fore
 
 
 def test_the_leaderboard_costs_the_same_queries_for_3_runs_and_for_13(client, released_keys):
-    url = reverse("keys:scores", args=["TWIST-v1.0"])
+    url = reverse("scoring:scores", args=["TWIST-v1.0"])
     import_released(system="flatrag")
     with CaptureQueriesContext(connection) as few:
         assert client.get(url).status_code == 200
@@ -52,7 +52,7 @@ def test_the_leaderboard_costs_the_same_queries_for_3_runs_and_for_13(client, re
 def test_the_run_page_shows_the_run_its_strata_and_its_pairs(client, released_keys):
     runs = import_released()
     deployed = next(run for run in runs if run.name == "mindtwin")
-    page = client.get(reverse("keys:score-run", args=["TWIST-v1.0", deployed.pk])).content.decode()
+    page = client.get(reverse("scoring:score-run", args=["TWIST-v1.0", deployed.pk])).content.decode()
     assert released_keys["TWIST-v1.0"].sha256 in page and deployed.source_sha256 in page
     assert "history&lt;=620" in page and "history&gt;620" in page
     assert "0.480" in page and "0.308" in page  # the 620-turn split: 12/25 and 4/13
@@ -62,12 +62,12 @@ def test_the_run_page_shows_the_run_its_strata_and_its_pairs(client, released_ke
 
 def test_a_run_of_another_key_version_is_not_found_under_this_one(client, released_keys):
     run = import_released(system="mindtwin")[0]
-    assert client.get(reverse("keys:score-run", args=["TWIST-v1.1", run.pk])).status_code == 404
+    assert client.get(reverse("scoring:score-run", args=["TWIST-v1.1", run.pk])).status_code == 404
 
 
 def test_the_changes_page_shows_the_dropped_item_and_the_moved_figures_only(client, released_keys):
     import_released()
-    page = client.get(reverse("keys:score-changes", args=["TWIST-v1.0", "TWIST-v1.1"])).content.decode()
+    page = client.get(reverse("scoring:score-changes", args=["TWIST-v1.0", "TWIST-v1.1"])).content.decode()
     assert released_keys["TWIST-v1.0"].sha256 in page and released_keys["TWIST-v1.1"].sha256 in page
     assert f"<td>{DROPPED_IN_V11}</td><td>dropped</td>" in page
     changes = score_selectors.score_changes(released_keys["TWIST-v1.0"], released_keys["TWIST-v1.1"])
@@ -103,19 +103,19 @@ def test_a_real_report_has_the_shape_the_schema_declares(client, released_keys):
 
 def test_the_key_page_links_to_its_scores(client, released_keys):
     page = client.get(reverse("keys:detail", args=["TWIST-v1.0"])).content.decode()
-    assert reverse("keys:scores", args=["TWIST-v1.0"]) in page
+    assert reverse("scoring:scores", args=["TWIST-v1.0"]) in page
 
 
 def test_an_unknown_key_has_no_score_page(client, released_keys):
-    assert client.get(reverse("keys:scores", args=["TWIST-v9"])).status_code == 404
+    assert client.get(reverse("scoring:scores", args=["TWIST-v9"])).status_code == 404
     assert client.get(reverse("api-key-scores", args=["TWIST-v9"])).status_code == 404
 
 
 def test_the_leaderboard_links_the_scores_csv_which_anyone_may_download_for_a_frozen_key(client, released_keys):
     import_released(system="flatrag")
     key = released_keys["TWIST-v1.0"]
-    url = reverse("keys:scores-csv", args=[key.version])
-    assert f'href="{url}"' in client.get(reverse("keys:scores", args=[key.version])).content.decode()
+    url = reverse("scoring:scores-csv", args=[key.version])
+    assert f'href="{url}"' in client.get(reverse("scoring:scores", args=[key.version])).content.decode()
     response = client.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == f'attachment; filename="{key.version}.scores.csv"'
@@ -124,4 +124,4 @@ def test_the_leaderboard_links_the_scores_csv_which_anyone_may_download_for_a_fr
     assert {r["run"] for r in rows} == set(report["runs"]) and len(rows) == 6 * len(report["runs"])
     first = next(r for r in rows if r["metric"] == "CR")
     assert (int(first["k"]), int(first["n"])) == (report["runs"][first["run"]]["CR"]["k"], report["runs"][first["run"]]["CR"]["n"])
-    assert client.get(reverse("keys:scores-csv", args=["no-such-key"])).status_code == 404
+    assert client.get(reverse("scoring:scores-csv", args=["no-such-key"])).status_code == 404

@@ -20,6 +20,7 @@ from items.services import corpus_import_locomo, items_import_twist
 from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
 from tests.adjudication.conftest import _council_import
 from tests.conftest import require_shared_data
+from tests.keys.conftest import *  # noqa: F403  (runs are scored against the key tests' keys: frozen_key, draft)
 
 RESULTS = ("twist-v1", "results", "track_b_results_v1.0.json")
 DROPPED_IN_V11 = "conv-26:v1b1"  # a contradicting item the deployed system caught with gold evidence

@@ -4,7 +4,7 @@ from django.db import transaction
 
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand, user_named
-from keys.scoring import services as score_services
+from scoring import services as score_services
 
 
 def parse_metadata(pairs: list[str]) -> dict:

@@ -3,7 +3,7 @@
 import csv
 import io
 
-from keys.scoring.formats import CSV_COLUMNS, HEADLINE, report_csv
+from scoring.formats import CSV_COLUMNS, HEADLINE, report_csv
 
 
 def figure(k: int, n: int, bootstrap=None) -> dict:

@@ -12,10 +12,10 @@ from annotation.services import answer_save, campaign_close, campaign_create
 from goldkey.errors import ApplicationError
 from items.models import Item
 from items.services import item_set_get_or_create
-from keys.models import RunPrediction, SystemRun
-from keys.scoring import selectors as score_selectors
-from keys.scoring import services as score_services
 from keys.services import key_build, key_freeze
+from scoring import selectors as score_selectors
+from scoring import services as score_services
+from scoring.models import RunPrediction, SystemRun
 
 pytestmark = pytest.mark.django_db
 
@@ -80,12 +80,12 @@ def test_a_key_with_other_gold_than_track_b_is_refused_for_scoring_with_a_messag
     path.write_text("".join(json.dumps({"item_id": f"g{i:03d}", "aligned": True, "evidence": []}) + "\n" for i in range(3)))
     with pytest.raises(ApplicationError, match="cannot be scored with the Track B metrics: unknown gold type"):
         score_services.score_import(version=key.version, path=path, system="x")
-    response = client.get(reverse("keys:scores", args=[key.version]))
+    response = client.get(reverse("scoring:scores", args=[key.version]))
     assert response.status_code == 400 and b"cannot be scored with the Track B metrics" in response.content
 
 
 def test_a_key_without_runs_shows_how_to_import_one(client, frozen_key):
-    page = client.get(reverse("keys:scores", args=[frozen_key.version])).content.decode()
+    page = client.get(reverse("scoring:scores", args=[frozen_key.version])).content.decode()
     assert frozen_key.sha256 in page and f"score_import {frozen_key.version} FILE --system NAME" in page
 
 

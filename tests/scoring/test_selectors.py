@@ -11,10 +11,11 @@ from django.utils import timezone
 from goldkey.lib.bulk import bulk_insert
 from items.models import Conversation, Item
 from items.services import item_set_get_or_create
-from keys.models import GoldKey, KeyEntry, RunPrediction, SystemRun
-from keys.scoring import metrics
-from keys.scoring import selectors as score_selectors
-from keys.scoring.metrics import KeyItem, Prediction
+from keys.models import GoldKey, KeyEntry
+from scoring import metrics
+from scoring import selectors as score_selectors
+from scoring.metrics import KeyItem, Prediction
+from scoring.models import RunPrediction, SystemRun
 
 pytestmark = pytest.mark.django_db
 

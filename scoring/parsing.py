@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
-from keys.scoring.metrics import CONTRADICTING, KeyItem, Prediction
+from scoring.metrics import CONTRADICTING, KeyItem, Prediction
 
 __all__ = ["ImportFailed", "ScoreLevelFile", "predictions_parse", "results_parse", "score_level_parse", "score_level_read"]
 

@@ -17,10 +17,11 @@ from goldkey.errors import ApplicationError
 from goldkey.lib.bulk import bulk_insert
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import GoldKey, RunPrediction, ScoreLevelIngest, SystemRun, run_base_name
-from keys.scoring import parsing
-from keys.scoring.metrics import Prediction
-from keys.scoring.selectors import scorable_items
+from keys.models import GoldKey
+from scoring import parsing
+from scoring.metrics import Prediction
+from scoring.models import RunPrediction, ScoreLevelIngest, SystemRun, run_base_name
+from scoring.selectors import scorable_items
 
 PREDICTIONS, RESULTS, SCORES = "predictions", "results", "scores"
 FORMATS = (PREDICTIONS, RESULTS, SCORES)  # SCORES: score-level-only ingests, imported by score_level_import

@@ -7,8 +7,8 @@ from rest_framework.views import APIView
 
 from goldkey.api_schema import errors
 from keys import selectors as key_selectors
-from keys.scoring import selectors as score_selectors
-from keys.scoring.serializers import ScoreReportSerializer
+from scoring import selectors as score_selectors
+from scoring.serializers import ScoreReportSerializer
 
 
 class ScoreReportApi(APIView):

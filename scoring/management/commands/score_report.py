@@ -3,8 +3,8 @@ from goldkey.lib import statistics
 from goldkey.lib.commands import GoldkeyCommand
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.scoring import formats
-from keys.scoring import selectors as score_selectors
+from scoring import formats
+from scoring import selectors as score_selectors
 
 REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from goldkey.lib import statistics as st
-from keys.scoring.metrics import (
+from scoring.metrics import (
     LONG,
     SHORT,
     KeyColumns,

@@ -10,12 +10,13 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from keys import triggers as key_triggers
-from keys.models import KeyEntry, RunPrediction, SystemRun
-from keys.scoring import metrics
-from keys.scoring import selectors as score_selectors
-from keys.scoring.parsing import results_parse
+from keys.models import KeyEntry
+from scoring import metrics
+from scoring import selectors as score_selectors
+from scoring.models import RunPrediction, SystemRun
+from scoring.parsing import results_parse
 from tests.conftest import require_shared_data
-from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
+from tests.scoring.conftest import DROPPED_IN_V11, RESULTS
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
@@ -221,7 +222,7 @@ def import_ingest2(*extra) -> str:
 def test_the_released_score_level_ingest_imports_and_joins_each_systems_per_item_run(released_keys, client):
     from django.urls import reverse
 
-    from keys.models import ScoreLevelIngest
+    from scoring.models import ScoreLevelIngest
 
     import_results()
     out = import_ingest2("--ingest", "2")
@@ -240,7 +241,7 @@ def test_the_released_score_level_ingest_imports_and_joins_each_systems_per_item
     flat = report["multi_ingest"]["flatrag:openai"]
     assert [round(p, 3) for p in flat["HNS"]["points"]] == [0.565, 0.419]
     assert set(report["multi_ingest"]) == {DEPLOYED, "flatrag:openai", "flatrag:anthropic", "flatrag:gemini"}
-    page = client.get(reverse("keys:scores", args=["TWIST-v1.0"])).content.decode()
+    page = client.get(reverse("scoring:scores", args=["TWIST-v1.0"])).content.decode()
     section = page[page.index('data-testid="multi-ingest"'):]
     assert 'data-score-level="flatrag:openai@ingest2"' in section and "track_b_results_v1.0_ingest2_scores.json" in section
     row = section[section.index('data-system="flatrag:openai" data-ingest-metric="HNS"'):]
@@ -248,7 +249,7 @@ def test_the_released_score_level_ingest_imports_and_joins_each_systems_per_item
 
 
 def test_a_score_level_ingest_cannot_take_an_ingest_a_run_already_has(released_keys):
-    from keys.models import ScoreLevelIngest
+    from scoring.models import ScoreLevelIngest
 
     import_results("TWIST-v1.0", "--system", "flatrag")
     with pytest.raises(CommandError, match="already has ingest 1 of flatrag:anthropic, flatrag:gemini, flatrag:openai"):
@@ -263,7 +264,7 @@ def test_a_score_level_ingest_cannot_take_an_ingest_a_run_already_has(released_k
 
 
 def test_a_bad_score_level_file_is_refused_with_its_line_and_field_and_nothing_is_stored(released_keys, tmp_path):
-    from keys.models import ScoreLevelIngest
+    from scoring.models import ScoreLevelIngest
 
     data = json.loads(require_shared_data(*INGEST2).read_text())
     data["scores"]["flatrag:gemini"]["hard_negative_acc"] = "high"

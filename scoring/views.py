@@ -1,7 +1,7 @@
 """Score pages of a key version: the leaderboard, one run, and what changed between two versions.
 
 Visibility follows the key's (keys.selectors.get_key_for_user: frozen keys are public, drafts are for
-authors). Every figure comes from keys.scoring.selectors; the views only arrange and format it.
+authors). Every figure comes from scoring.selectors; the views only arrange and format it.
 """
 
 from django.http import HttpResponse
@@ -10,9 +10,9 @@ from django.views.decorators.http import require_GET
 
 from goldkey.errors import NotFound
 from keys import selectors as key_selectors
-from keys.scoring import charts, formats
-from keys.scoring import selectors as score_selectors
-from keys.scoring.metrics import LONG, SCORE_LEVEL_METRICS, SHORT
+from scoring import charts, formats
+from scoring import selectors as score_selectors
+from scoring.metrics import LONG, SCORE_LEVEL_METRICS, SHORT
 
 CELLS = ("CR", "AS", "HNS", "Attr", "GCR", "fact_only")  # CR never without AS and HNS beside it
 
@@ -43,7 +43,7 @@ def leaderboard(request, version: str):
     report = score_selectors.score_report(key)
     return render(
         request,
-        "keys/scores.html",
+        "scoring/scores.html",
         {
             "key": key,
             "report": report,
@@ -65,7 +65,7 @@ def run_detail(request, version: str, run_id: int):
     figures = report["runs"][run.name]
     return render(
         request,
-        "keys/score_run.html",
+        "scoring/score_run.html",
         {
             "key": key,
             "run": run,
@@ -85,7 +85,7 @@ def run_detail(request, version: str, run_id: int):
 def changes(request, version: str, other: str):
     before = key_selectors.get_key_for_user(version, request.user)
     after = key_selectors.get_key_for_user(other, request.user)
-    return render(request, "keys/score_changes.html", {"before": before, "after": after,
+    return render(request, "scoring/score_changes.html", {"before": before, "after": after,
                                                        "changes": score_selectors.score_changes(before, after)})
 
 

@@ -5,7 +5,7 @@ never shows CR without HNS and AS beside it.
 """
 
 from goldkey.lib.csvsafe import csv_text
-from keys.scoring.metrics import LONG, SHORT
+from scoring.metrics import LONG, SHORT
 
 HEADLINE = ("CR", "AS", "HNS", "Attr", "GCR")
 

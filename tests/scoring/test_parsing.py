@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from keys.scoring.metrics import KeyItem, Prediction, figures
-from keys.scoring.parsing import (
+from scoring.metrics import KeyItem, Prediction, figures
+from scoring.parsing import (
     NO_ABSTENTION,
     ImportFailed,
     ScoreLevelFile,

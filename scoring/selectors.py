@@ -1,5 +1,5 @@
 """Reads for scores against a key: the key as scoring records, the stored runs and their predictions, and
-the reports computed from them. Every figure of a run is recomputed by keys.scoring.metrics from the
+the reports computed from them. Every figure of a run is recomputed by scoring.metrics from the
 key's entries and the predictions, each time a report is asked for; the only stored figures read are
 score-level-only ingests, a system's own numbers, which the report shows as given.
 
@@ -19,9 +19,10 @@ from adjudication.selectors import _raw_rows, collector_paused
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from items.models import Item
-from keys.models import GoldKey, KeyEntry, RunPrediction, ScoreLevelIngest, SystemRun
-from keys.scoring import metrics
-from keys.scoring.metrics import KeyItem, ScoringError
+from keys.models import GoldKey, KeyEntry
+from scoring import metrics
+from scoring.metrics import KeyItem, ScoringError
+from scoring.models import RunPrediction, ScoreLevelIngest, SystemRun
 
 
 def key_items(key: GoldKey) -> list[KeyItem]:

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from keys.models import RunPrediction, SystemRun
-from keys.scoring import selectors as score_selectors
-from keys.scoring import services as score_services
+from scoring import selectors as score_selectors
+from scoring import services as score_services
+from scoring.models import RunPrediction, SystemRun
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -15,7 +15,8 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from goldkey.lib import statistics as st
-from keys.scoring.metrics import (
+from keys.services import key_verify
+from scoring.metrics import (
     CONTRADICTING,
     HARD_NEGATIVE,
     LONG,
@@ -25,11 +26,10 @@ from keys.scoring.metrics import (
     run_score,
     score_report,
 )
-from keys.scoring.parsing import results_parse, score_level_parse
-from keys.scoring.selectors import key_items
-from keys.services import key_verify
+from scoring.parsing import results_parse, score_level_parse
+from scoring.selectors import key_items
 from tests.conftest import require_shared_data
-from tests.keys.scoring.conftest import DROPPED_IN_V11, RESULTS
+from tests.scoring.conftest import DROPPED_IN_V11, RESULTS
 
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
