@@ -5,7 +5,7 @@ never shows CR without HNS and AS beside it.
 """
 
 from goldkey.lib.csvsafe import csv_text
-from scoring.metrics import LONG, SHORT
+from scoring.metrics import LONG, SCORE_LEVEL_METRICS, SHORT
 
 HEADLINE = ("CR", "AS", "HNS", "Attr", "GCR")
 
@@ -56,10 +56,37 @@ def report_markdown(report: dict) -> str:
     ]
     for t in report["mcnemar"]:
         lines.append(f"| {t['a']} | {t['b']} | {t['class']} | {t['b_count']} | {t['c_count']} | {t['p']:.4g} | {t['p_holm']:.4g} |")
+    lines += _multi_ingest_markdown(report.get("multi_ingest") or {})
     if report.get("unscorable"):
         lines += ["", "## Not scored against this key", ""]
         lines += [f"- {name}: {why}" for name, why in report["unscorable"].items()]
     return "\n".join(lines) + "\n"
+
+
+def _multi_ingest_markdown(groups: dict) -> list[str]:
+    """The page's ingest section: one point per ingest (per-item runs first, then score-level figures as the
+    system gave them), mean, range, and the conversation x ingest bootstrap over the per-item runs."""
+    if not groups:
+        return []
+    lines = ["", "## Ingests", "",
+             "One point per ingest: per-item runs first, then score-level-only ingests (as reported; not rescored). "
+             "The hierarchical conversation × ingest bootstrap resamples the per-item runs only.", "",
+             "| system | ingests | metric | points | mean | range | hierarchical bootstrap |", "|---|---|---|---|---|---|---|"]
+    for base, group in groups.items():
+        counts = f"{group['ingests']['per_item']} per-item, {group['ingests']['score_level']} score-level"
+        for metric in SCORE_LEVEL_METRICS:
+            section = group[metric]
+            points = ", ".join(f"{p:.3f}" for p in section["points"]) or "—"
+            mean = f"{section['mean']:.3f}" if section["points"] else "—"
+            span = f"{section['range'][0]:.3f}–{section['range'][1]:.3f}" if section["points"] else "—"
+            lines.append(f"| {base} | {counts} | {metric} | {points} | {mean} | {span} | {interval(section.get('hierarchical'))} |")
+    for group in groups.values():
+        for ingest in group["score_level"]:
+            figures = ", ".join(f"{m} {v:.3f}" for m, v in ingest["scores"].items())
+            note = f": {ingest['note']}" if ingest["note"] else ""
+            lines.append(f"- {ingest['name']} (ingest {ingest['ingest']}, scores only): {figures} — from "
+                         f"`{ingest['source']['name']}` (sha256 `{ingest['source']['sha256']}`){note}")
+    return lines
 
 
 CSV_COLUMNS = ["key_version", "key_sha256", "run", "metric", "k", "n", "value", "wilson_low", "wilson_high",

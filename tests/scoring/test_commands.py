@@ -75,7 +75,7 @@ def test_score_report_json_has_the_issue_shape_and_cites_the_key(released_keys):
     import_results()
     report = report_json()
     key = released_keys["TWIST-v1.0"]
-    assert set(report) == {"key", "runs", "mcnemar", "family", "family_size"}
+    assert set(report) == {"key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable"}
     assert report["key"] == {"version": "TWIST-v1.0", "sha256": key.sha256}
     deployed = report["runs"][DEPLOYED]
     for metric in ("CR", "AS", "HNS"):
@@ -246,6 +246,22 @@ def test_the_released_score_level_ingest_imports_and_joins_each_systems_per_item
     assert 'data-score-level="flatrag:openai@ingest2"' in section and "track_b_results_v1.0_ingest2_scores.json" in section
     row = section[section.index('data-system="flatrag:openai" data-ingest-metric="HNS"'):]
     assert "0.565, 0.419" in row[:row.index("</tr>")]
+
+
+def test_the_json_and_markdown_reports_carry_the_multi_ingest_section_the_page_shows(released_keys):
+    import_results()
+    import_ingest2("--ingest", "2")
+    selector = score_selectors.score_report(released_keys["TWIST-v1.0"])["multi_ingest"]
+    printed = report_json()["multi_ingest"]
+    assert set(printed) == set(selector) and DEPLOYED in printed
+    assert printed[DEPLOYED]["CR"]["mean"] == pytest.approx(selector[DEPLOYED]["CR"]["mean"])
+    assert printed[DEPLOYED]["CR"]["hierarchical"] == pytest.approx(selector[DEPLOYED]["CR"]["hierarchical"])
+    markdown = run_command("score_report", "TWIST-v1.0", "--markdown")
+    section = markdown[markdown.index("## Ingests"):]
+    low, high = selector[DEPLOYED]["CR"]["hierarchical"]
+    row = next(line for line in section.splitlines() if line.startswith(f"| {DEPLOYED} |") and "| CR |" in line)
+    assert f"{selector[DEPLOYED]['CR']['mean']:.3f}" in row and f"[{low:.2f}, {high:.2f}]" in row
+    assert "track_b_results_v1.0_ingest2_scores.json" in section and "mindtwin@ingest2 (ingest 2, scores only)" in section
 
 
 def test_a_score_level_ingest_cannot_take_an_ingest_a_run_already_has(released_keys):

@@ -6,7 +6,7 @@ from keys import services as key_services
 from scoring import formats
 from scoring import selectors as score_selectors
 
-REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size")
+REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable")
 
 
 class Command(GoldkeyCommand):
