@@ -57,6 +57,10 @@ def report_markdown(report: dict) -> str:
     for t in report["mcnemar"]:
         lines.append(f"| {t['a']} | {t['b']} | {t['class']} | {t['b_count']} | {t['c_count']} | {t['p']:.4g} | {t['p_holm']:.4g} |")
     lines += _multi_ingest_markdown(report.get("multi_ingest") or {})
+    if report.get("outside_key"):
+        lines += ["", "## Predictions outside this key", "",
+                  "Scored on the key's items; these predictions name items an earlier version held.", ""]
+        lines += [f"- {name}: {', '.join(ids)}" for name, ids in report["outside_key"].items()]
     if report.get("unscorable"):
         lines += ["", "## Not scored against this key", ""]
         lines += [f"- {name}: {why}" for name, why in report["unscorable"].items()]

@@ -36,9 +36,12 @@ def _evidence(value, where: str, log: ErrorLog) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-def predictions_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, Prediction]:
+def predictions_parse(*, path: Path, key: Mapping[str, KeyItem], outside: Mapping[str, KeyItem] | None = None) -> dict[str, Prediction]:
     """One line per item: {"item_id": str, "aligned": bool, "evidence": [cited ids, best first]}
-    (aligned false = flagged as contradicting). Other fields are ignored."""
+    (aligned false = flagged as contradicting). Other fields are ignored. `outside`: items an earlier
+    version of the key held and this one dropped; a run may predict them (it is scored on the key's
+    items only), but every key item still needs its prediction."""
+    known = {**(outside or {}), **key}
     log = ErrorLog()
     predictions: dict[str, Prediction] = {}
     first_line: dict[str, int] = {}
@@ -50,7 +53,7 @@ def predictions_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, Pr
         if not isinstance(item_id, str) or not item_id:
             log.add(where, "item_id: missing" if "item_id" not in record else f"item_id: must be a non-empty string, got {item_id!r}")
             continue
-        if item_id not in key:
+        if item_id not in known:
             log.add(where, f"item_id: unknown item '{item_id}' (not in the key)")
             continue
         if item_id in first_line:
@@ -119,11 +122,12 @@ def _results_item(record, doc: JsonDocument, index: int, key: Mapping[str, KeyIt
     return item_id, Prediction(aligned=pred_aligned, attributed=attributed, cited_fact_only=fact_only)
 
 
-def results_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, dict[str, Prediction]]:
+def results_parse(*, path: Path, key: Mapping[str, KeyItem], outside: Mapping[str, KeyItem] | None = None) -> dict[str, dict[str, Prediction]]:
     """The released results format: {"results": {configuration: [{"item_id", "pred_aligned",
     "attributed", "cited_fact_only", "conv"?, …}, …]}, "scores"?: …}. Returns the configurations in file
     order. The stored `scores`, `verdict_correct` and `gold_aligned` are never read: every figure is
-    recomputed from the predictions and the key."""
+    recomputed from the predictions and the key. `outside` as predictions_parse takes it."""
+    known = {**(outside or {}), **key}
     doc, data = read_json_document(path)
     log = ErrorLog()
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
@@ -146,9 +150,9 @@ def results_parse(*, path: Path, key: Mapping[str, KeyItem]) -> dict[str, dict[s
                 log.add(f"{_where(inside, index, 'item_id')}: item_id",
                         f"duplicate prediction for '{item_id}' in '{name}' (first on line {first})")
                 continue
-            if isinstance(item_id, str) and item_id in key:
+            if isinstance(item_id, str) and item_id in known:
                 seen[item_id] = index
-            parsed = _results_item(record, inside, index, key, log)
+            parsed = _results_item(record, inside, index, known, log)
             if parsed is not None:
                 predictions[parsed[0]] = parsed[1]
         _missing(key, set(seen), _where(inside), log, within=f" in '{name}'")

@@ -60,6 +60,21 @@ def scorable_items(key: GoldKey) -> list[KeyItem]:
     return entries
 
 
+def dropped_items(key: GoldKey) -> dict[str, KeyItem]:
+    """The items earlier versions of this key's line held and this one does not (dropped by an erratum),
+    as those versions recorded them, the latest version first. A run made on an earlier version predicts
+    them: it is imported and scored on this key's items, and the report lists the rest."""
+    dropped: dict[str, KeyItem] = {}
+    held = {item.item_id for item in key_items(key)}
+    ancestor = key.parent
+    while ancestor is not None:
+        for item in key_items(ancestor):
+            if item.item_id not in held:
+                dropped.setdefault(item.item_id, item)
+        ancestor = ancestor.parent
+    return dropped
+
+
 def runs_for_key(key: GoldKey) -> list[SystemRun]:
     """The runs imported against this key version, in import order (the McNemar table's `a` comes first)."""
     return list(SystemRun.objects.filter(key=key).select_related("imported_by", "key").order_by("id"))
@@ -114,7 +129,8 @@ class _ById:
         return self.values.get(self.ids[i])
 
 
-def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int, metrics.RunColumns | ScoringError]:
+def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns,
+                outside: dict[int, list[str]] | None = None) -> dict[int, metrics.RunColumns | ScoringError]:
     """Every prediction of these runs placed on the key's columns (metrics.KeyColumns.place), by run id;
     a run that cannot be scored against this key (a key item without a prediction) maps to the reason.
 
@@ -122,7 +138,8 @@ def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int,
     and evidence texts (one row per run, so Python never touches a row object of 5,000,000), and the
     attribution outcomes are read row by row only where a run recorded them (the released results
     format; a run with citations leaves them null). The evidence stays text until the scoring rules
-    ask for a caught item's citations (`_cited`)."""
+    ask for a caught item's citations (`_cited`). With `outside`, the ids of each run's predictions for
+    items the key does not hold are put there by run id (only runs that have any)."""
     if not runs:
         return {}
     ids = [run.pk for run in runs]
@@ -155,6 +172,8 @@ def run_columns(runs: list[SystemRun], columns: metrics.KeyColumns) -> dict[int,
         if not len(item_ids) == len(texts) == len(verdicts) == count:
             out[run_id] = ScoringError("an item id of this run holds the ASCII record separator (U+001E): it cannot be read")
             continue
+        if outside is not None and count > len(columns.ids):
+            outside[run_id] = sorted(i for i in item_ids if i not in columns.position)
         recorded_outcomes = outcomes.get(run_id, {"attributed": {}, "cited_fact_only": {}})
         try:
             out[run_id] = columns.place(
@@ -250,13 +269,15 @@ def score_report(
 ) -> dict:
     """The report of `runs` (default: the runs imported against `key`) scored against `key`, citing its
     version and SHA-256: {"key", "runs", "mcnemar", "family", "family_size", "run_records",
-    "multi_ingest", "unscorable"}. A run that lacks a prediction for one of the key's items (a later
+    "multi_ingest", "unscorable", "outside_key"}. A run is scored on the key's items; the ids it also
+    predicted (items a derived version dropped) are listed under "outside_key". A run that lacks a prediction for one of the key's items (a later
     version added it) cannot be scored against this key: it is listed under "unscorable" with the reason
     instead of being scored on part of the key."""
     entries = scorable_items(key) if entries is None else entries
     runs = runs_for_key(key) if runs is None else runs
     columns = metrics.KeyColumns(entries)
-    placed = run_columns(runs, columns)
+    outside: dict[int, list[str]] = {}
+    placed = run_columns(runs, columns, outside)
     scorable = [run for run in runs if isinstance(placed[run.pk], metrics.RunColumns)]
     unscorable = {run.name: str(placed[run.pk]) for run in runs if isinstance(placed[run.pk], ScoringError)}
     report = metrics.score_report(
@@ -274,6 +295,8 @@ def score_report(
         _multi_ingest(entries, columns, scorable, placed, score_level_for_key(key), replicates) if bootstrap else {}
     )
     report["unscorable"] = unscorable
+    # Scored on the key's items: what else a run predicted (items a derived version dropped) is named.
+    report["outside_key"] = {run.name: outside[run.pk] for run in scorable if outside.get(run.pk)}
     return report
 
 

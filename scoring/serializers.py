@@ -138,3 +138,7 @@ class ScoreReportSerializer(serializers.Serializer):
     run_records = serializers.DictField(child=RunRecordSerializer())
     multi_ingest = serializers.DictField(child=MultiIngestSerializer(), help_text="per system run on several ingests")
     unscorable = serializers.DictField(child=serializers.CharField(), help_text="run name → why it cannot be scored")
+    outside_key = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="run name → the items it predicted that this key does not hold (dropped by a derived version); scored on the key's items",
+    )

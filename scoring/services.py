@@ -21,7 +21,7 @@ from keys.models import GoldKey
 from scoring import parsing
 from scoring.metrics import Prediction
 from scoring.models import RunPrediction, ScoreLevelIngest, SystemRun, run_base_name
-from scoring.selectors import scorable_items
+from scoring.selectors import dropped_items, scorable_items
 
 PREDICTIONS, RESULTS, SCORES = "predictions", "results", "scores"
 FORMATS = (PREDICTIONS, RESULTS, SCORES)  # SCORES: score-level-only ingests, imported by score_level_import
@@ -100,14 +100,15 @@ def score_import(
     key, path = _checked(version, path, ingest)
     data = path.read_bytes()
     by_id = {item.item_id: item for item in scorable_items(key)}
+    outside = dropped_items(key)
     if fmt == PREDICTIONS:
         if not system:
             raise ApplicationError("--system: required for a predictions file (the name the run is reported under)")
         if not configuration:
             system, configuration = _split(system)  # "flatrag:openai" names the same run either way
-        parsed = {(system, configuration): parsing.predictions_parse(path=path, key=by_id)}
+        parsed = {(system, configuration): parsing.predictions_parse(path=path, key=by_id, outside=outside)}
     else:
-        configurations = parsing.results_parse(path=path, key=by_id)
+        configurations = parsing.results_parse(path=path, key=by_id, outside=outside)
         parsed = {_split(name): predictions for name, predictions in configurations.items()}
         if system:
             parsed = {name: p for name, p in parsed.items() if name[0] == system}

@@ -75,7 +75,7 @@ def test_score_report_json_has_the_issue_shape_and_cites_the_key(released_keys):
     import_results()
     report = report_json()
     key = released_keys["TWIST-v1.0"]
-    assert set(report) == {"key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable"}
+    assert set(report) == {"key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable", "outside_key"}
     assert report["key"] == {"version": "TWIST-v1.0", "sha256": key.sha256}
     deployed = report["runs"][DEPLOYED]
     for metric in ("CR", "AS", "HNS"):
@@ -185,11 +185,38 @@ def test_a_run_against_a_key_whose_hash_does_not_verify_is_refused(released_keys
         run_command("score_report", "TWIST-v1.0", "--json")
 
 
-def test_the_released_file_is_refused_against_v1_1_at_the_dropped_items_line(released_keys):
-    with pytest.raises(CommandError) as refused:
-        import_results("TWIST-v1.1")
-    assert f"unknown item '{DROPPED_IN_V11}'" in str(refused.value)
-    assert "track_b_results_v1.0.json:" in str(refused.value) and not SystemRun.objects.exists()
+def test_the_released_file_is_scored_against_v1_1_on_its_items_and_the_dropped_item_is_listed(released_keys, client):
+    from django.urls import reverse
+
+    import_results("TWIST-v1.1")
+    v11 = released_keys["TWIST-v1.1"]
+    runs = SystemRun.objects.filter(key=v11)
+    assert runs.count() == 13 and not report_json("TWIST-v1.1")["unscorable"]
+    report = report_json("TWIST-v1.1")
+    assert report["outside_key"] == {name: [DROPPED_IN_V11] for name in report["runs"]}
+    assert report["runs"][DEPLOYED]["CR"]["n"] == v11.entries.filter(gold="contradicting").count()
+    page = client.get(reverse("scoring:scores", args=["TWIST-v1.1"])).content.decode()
+    assert DROPPED_IN_V11 in page[page.index('data-testid="outside-key"'):]
+    assert f"- {DEPLOYED}: {DROPPED_IN_V11}" in run_command("score_report", "TWIST-v1.1", "--markdown")
+
+
+def test_a_run_missing_an_item_of_the_derived_key_is_still_refused(released_keys, tmp_path):
+    data = json.loads(require_shared_data(*RESULTS).read_text())
+    v11_ids = {e.item_id for e in score_selectors.key_items(released_keys["TWIST-v1.1"])}
+    missing = sorted(v11_ids)[0]
+    data["results"] = {name: [row for row in rows if row["item_id"] != missing] for name, rows in data["results"].items()}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=f"no prediction for key item '{missing}'"):
+        run_command("score_import", "TWIST-v1.1", str(path), "--format", "results")
+    assert not SystemRun.objects.exists()
+
+
+def test_an_item_no_version_of_the_key_held_is_still_refused(released_keys, predictions_file):
+    rows = [*predictions_file.rows, {"item_id": "conv-99:nowhere", "aligned": True, "evidence": []}]
+    with pytest.raises(CommandError, match="unknown item 'conv-99:nowhere'"):
+        run_command("score_import", "TWIST-v1.1", str(predictions_file(rows)), "--system", "deployed")
+    assert not SystemRun.objects.exists()
 
 
 def test_v1_1_after_a_drop_erratum_differs_exactly_where_the_dropped_item_counted(released_keys):

@@ -6,7 +6,7 @@ from keys import services as key_services
 from scoring import formats
 from scoring import selectors as score_selectors
 
-REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable")
+REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable", "outside_key")
 
 
 class Command(GoldkeyCommand):
@@ -49,4 +49,6 @@ class Command(GoldkeyCommand):
             lines.append(f"  {name}: " + "  ".join(f"{m} {formats.fraction(run[m])}" for m in formats.HEADLINE))
         lines.append(f"McNemar family: {result['family_size']} tests (Holm over all of them)")
         lines += [f"  not scored: {name}: {why}" for name, why in result.get("unscorable", {}).items()]
+        lines += [f"  {name}: scored on the key's items; outside the key: {', '.join(ids)}"
+                  for name, ids in result.get("outside_key", {}).items()]
         return "\n".join(lines)
