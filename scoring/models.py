@@ -39,11 +39,19 @@ class _RunNames:
 class SystemRun(_RunNames, models.Model):
     """One system configuration's predictions on every item of the key version it cites."""
 
+    class ProducedBy(models.TextChoices):
+        # TWIST §8: a benchmark claim needs N >= 2 external systems run by their own authors; a run the
+        # key's authors made of someone's system (or of their own) is not one of those.
+        SYSTEM_AUTHORS = "system_authors", "the system's own authors, independent of the key's authors"
+        KEY_AUTHORS = "key_authors", "the key's authors"
+        UNSTATED = "unstated", "not stated"
+
     key = models.ForeignKey(GoldKey, on_delete=models.PROTECT, related_name="system_runs")
     system = models.CharField(max_length=100)  # e.g. "flatrag" or "mindtwin"
     configuration = models.CharField(max_length=100, blank=True)  # e.g. "openai"; blank when there is one
     ingest = models.PositiveSmallIntegerField(default=1)  # several ingests of one system are separate runs
     metadata = models.JSONField(default=dict, blank=True)  # model, date, commit, …: free, never scored
+    produced_by = models.CharField(max_length=20, choices=ProducedBy.choices, default=ProducedBy.UNSTATED)
     source_name = models.CharField(max_length=255)
     source_sha256 = models.CharField(max_length=64)  # the imported file's bytes
     imported_by = models.ForeignKey(

@@ -75,6 +75,21 @@ def dropped_items(key: GoldKey) -> dict[str, KeyItem]:
     return dropped
 
 
+def run_authorship(key: GoldKey) -> dict:
+    """Who ran the runs against this key (one query): runs per SystemRun.ProducedBy, and the systems run by
+    their own authors independently of the key's. TWIST §8: "benchmark" without "proposed" needs N >= 2."""
+    rows = list(SystemRun.objects.filter(key=key).values_list("system", "produced_by").order_by())
+    counts = {choice: 0 for choice in SystemRun.ProducedBy.values}
+    for _, produced_by in rows:
+        counts[produced_by] += 1
+    independent = sorted({system for system, by in rows if by == SystemRun.ProducedBy.SYSTEM_AUTHORS})
+    return {"runs": len(rows), "by": counts, "independent_systems": independent,
+            "independent_runs": counts[SystemRun.ProducedBy.SYSTEM_AUTHORS], "enough": len(independent) >= INDEPENDENT_SYSTEMS_NEEDED}
+
+
+INDEPENDENT_SYSTEMS_NEEDED = 2  # TWIST §8
+
+
 def runs_for_key(key: GoldKey) -> list[SystemRun]:
     """The runs imported against this key version, in import order (the McNemar table's `a` comes first)."""
     return list(SystemRun.objects.filter(key=key).select_related("imported_by", "key").order_by("id"))
@@ -207,6 +222,7 @@ def _run_record(run: SystemRun) -> dict:
         "configuration": run.configuration,
         "ingest": run.ingest,
         "metadata": run.metadata,
+        "produced_by": run.produced_by,
         "source": {"name": run.source_name, "sha256": run.source_sha256},
         "imported_by": run.imported_by.username if run.imported_by else None,
         "imported_at": run.imported_at.isoformat().replace("+00:00", "Z"),

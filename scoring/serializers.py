@@ -76,6 +76,7 @@ class RunRecordSerializer(serializers.Serializer):
     configuration = serializers.CharField(allow_blank=True)
     ingest = serializers.IntegerField(allow_null=True)
     metadata = serializers.DictField(child=serializers.CharField(), help_text="as imported")
+    produced_by = serializers.CharField(help_text="system_authors (independent of the key's authors), key_authors or unstated")
     source = SourceSerializer()
     imported_by = serializers.CharField(allow_null=True)
     imported_at = serializers.DateTimeField()

@@ -88,6 +88,7 @@ def score_import(
     configuration: str = "",
     ingest: int = 1,
     metadata: dict | None = None,
+    produced_by: str = SystemRun.ProducedBy.UNSTATED,
     user=None,
 ) -> list[SystemRun]:
     """Import a system's run (predictions JSONL) or the released per-item results (one run per
@@ -97,6 +98,8 @@ def score_import(
     if fmt not in (PREDICTIONS, RESULTS):
         hint = " (score-level ingests: score_level_import)" if fmt == SCORES else ""
         raise ApplicationError(f"--format: '{fmt}' is not one of {PREDICTIONS}, {RESULTS}{hint}")
+    if produced_by not in SystemRun.ProducedBy.values:
+        raise ApplicationError(f"--produced-by: '{produced_by}' is not one of {', '.join(SystemRun.ProducedBy.values)}")
     key, path = _checked(version, path, ingest)
     data = path.read_bytes()
     by_id = {item.item_id: item for item in scorable_items(key)}
@@ -124,7 +127,7 @@ def score_import(
     for (run_system, run_configuration), predictions in parsed.items():
         run = SystemRun.objects.create(
             key=key, system=run_system, configuration=run_configuration, ingest=ingest, metadata=metadata or {},
-            source_name=path.name, source_sha256=digest, imported_by=user, imported_at=now,
+            produced_by=produced_by, source_name=path.name, source_sha256=digest, imported_by=user, imported_at=now,
         )
         bulk_insert(RunPrediction, (_prediction_row(run.pk, item_id, p) for item_id, p in predictions.items()))
         runs.append(run)

@@ -125,3 +125,34 @@ def test_the_leaderboard_links_the_scores_csv_which_anyone_may_download_for_a_fr
     first = next(r for r in rows if r["metric"] == "CR")
     assert (int(first["k"]), int(first["n"])) == (report["runs"][first["run"]]["CR"]["k"], report["runs"][first["run"]]["CR"]["n"])
     assert client.get(reverse("scoring:scores-csv", args=["no-such-key"])).status_code == 404
+
+
+def test_the_key_page_counts_the_runs_by_the_systems_own_authors_in_a_constant_number_of_queries(client, released_keys):
+    key = released_keys["TWIST-v1.0"]
+    url = reverse("keys:detail", args=[key.version])
+    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="flatrag",
+                                produced_by=SystemRun.ProducedBy.KEY_AUTHORS)
+    with CaptureQueriesContext(connection) as before:
+        page = client.get(url).content.decode()
+    line = page[page.index('data-testid="run-authorship"'):]
+    assert "3 runs against TWIST-v1.0;\n  0 independent" in line and "at least 2 external systems" in line
+    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="oracle",
+                                produced_by=SystemRun.ProducedBy.SYSTEM_AUTHORS)
+    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="mindtwin",
+                                produced_by=SystemRun.ProducedBy.SYSTEM_AUTHORS)
+    with CaptureQueriesContext(connection) as after:
+        page = client.get(url).content.decode()
+    line = page[page.index('data-testid="run-authorship"'):]
+    assert "7 runs against TWIST-v1.0;\n  4 independent" in line and "mindtwin, oracle" in line
+    assert "may drop" in line and len(after) == len(before)
+    report = client.get(reverse("api-key-scores", args=[key.version])).json()
+    assert report["run_records"]["mindtwin"]["produced_by"] == "system_authors"
+    assert report["run_records"]["flatrag:openai"]["produced_by"] == "key_authors"
+
+
+def test_an_unknown_authorship_is_refused_and_nothing_is_stored(released_keys):
+    from goldkey.errors import ApplicationError
+
+    with pytest.raises(ApplicationError, match="--produced-by: 'me' is not one of"):
+        score_services.score_import(version="TWIST-v1.0", path=require_shared_data(*RESULTS), fmt="results", produced_by="me")
+    assert not SystemRun.objects.exists()

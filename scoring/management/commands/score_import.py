@@ -5,6 +5,7 @@ from django.db import transaction
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand, user_named
 from scoring import services as score_services
+from scoring.models import SystemRun
 
 
 def parse_metadata(pairs: list[str]) -> dict:
@@ -38,6 +39,10 @@ class Command(GoldkeyCommand):
         parser.add_argument("--format", dest="fmt", choices=score_services.FORMATS, default=score_services.PREDICTIONS)
         parser.add_argument("--meta", action="append", default=[], metavar="NAME=VALUE",
                             help="free metadata (model, date, commit); repeatable")
+        parser.add_argument("--produced-by", dest="produced_by", choices=SystemRun.ProducedBy.values,
+                            default=SystemRun.ProducedBy.UNSTATED,
+                            help="who ran the system: system_authors (its own authors, independent of the key's; TWIST "
+                            "§8 counts these), key_authors, or unstated (default)")
         parser.add_argument("--by", default=None, help="username recorded as the importer")
 
     def run(self, **options) -> dict:
@@ -52,7 +57,8 @@ class Command(GoldkeyCommand):
                 runs, score_level = [], [{"id": i.pk, "name": i.name, "scores": i.scores} for i in ingests]
                 sources = ingests
             else:
-                imported = score_services.score_import(fmt=options["fmt"], configuration=options["configuration"], **common)
+                imported = score_services.score_import(fmt=options["fmt"], configuration=options["configuration"],
+                                                       produced_by=options["produced_by"], **common)
                 runs = [{"id": run.pk, "name": run.name, "predictions": run.predictions.count()} for run in imported]
                 score_level, sources = [], imported
             result = {
