@@ -9,6 +9,7 @@ from goldkey.api_schema import errors
 from keys import selectors as key_selectors
 from scoring import selectors as score_selectors
 from scoring.serializers import ScoreReportSerializer
+from scoring.views import family_options
 
 
 class ScoreReportApi(APIView):
@@ -20,4 +21,4 @@ class ScoreReportApi(APIView):
     @extend_schema(responses={200: ScoreReportSerializer, **errors(404)})
     def get(self, request, version: str):
         key = key_selectors.get_key_for_user(version, request.user)
-        return Response(score_selectors.score_report(key))
+        return Response(score_selectors.score_report(key, **family_options(request)))

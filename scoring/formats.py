@@ -47,15 +47,16 @@ def report_markdown(report: dict) -> str:
         "",
         "## Pairwise exact McNemar",
         "",
-        f"Family: {family['size']} tests ({family['test']}, {family['correction']}): every pair of "
-        f"{len(family['runs'])} runs ({family['pairs']} pairs) on {' and '.join(family['classes'])} items. "
+        f"Family: {family['size']} tests ({family['test']}, {family['correction']}): {family['description']} "
+        f"on {' and '.join(family['classes'])} items (`--family {family['spec']}`). "
         "b = a right and b wrong, c = the reverse.",
         "",
-        "| a | b | class | b | c | p | p (Holm) |",
-        "|---|---|---|---|---|---|---|",
+        "| a | b | class | b | c | p | p (Holm) | family size |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for t in report["mcnemar"]:
-        lines.append(f"| {t['a']} | {t['b']} | {t['class']} | {t['b_count']} | {t['c_count']} | {t['p']:.4g} | {t['p_holm']:.4g} |")
+        lines.append(f"| {t['a']} | {t['b']} | {t['class']} | {t['b_count']} | {t['c_count']} | {t['p']:.4g} | "
+                     f"{t['p_holm']:.4g} | {family['size']} |")
     lines += _multi_ingest_markdown(report.get("multi_ingest") or {})
     if report.get("outside_key"):
         lines += ["", "## Predictions outside this key", "",

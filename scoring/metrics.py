@@ -190,15 +190,54 @@ def run_score(
     return result
 
 
-def _family_section(names: list[str], classes: Sequence[str], size: int) -> dict:
+def _family_section(names: list[str], classes: Sequence[str], size: int, *, spec: str = "all",
+                    description: str = "", pairs: int | None = None) -> dict:
     return {
         "size": size,
+        "spec": spec,
+        "description": description or f"every pair of the {len(names)} runs",
         "runs": names,
         "classes": list(classes),
-        "pairs": len(names) * (len(names) - 1) // 2,
+        "pairs": len(names) * (len(names) - 1) // 2 if pairs is None else pairs,
         "test": "exact two-sided McNemar",
         "correction": "Holm over every test listed",
     }
+
+
+FAMILY_SPECS = "all | against:RUN | pairs:A~B,C~D | floors:SYSTEM"
+
+
+def family_pairs(names: Sequence[str], spec: str = "all") -> tuple[list[tuple[int, int]], str]:
+    """The pairs of runs (indexes into `names`, `a` first) a Holm family holds, and how to say it. The family is
+    the author's choice and the report states it: "all" (every pair), "against:RUN" (each run against that
+    one), "pairs:A~B,C~D" (a listed set), "floors:SYSTEM" (each run against its own configuration's run of
+    SYSTEM, e.g. draftonly:openai for flatrag:openai: the draft-only floor of the same backend)."""
+    names = list(names)
+    kind, _, argument = spec.partition(":")
+    if kind == "all" and not argument:
+        return list(combinations(range(len(names)), 2)), f"every pair of the {len(names)} runs"
+    if kind == "against" and argument in names:
+        b = names.index(argument)
+        return [(b, a) for a in range(len(names)) if a != b], f"{argument} against each of the other {len(names) - 1} runs"
+    if kind == "pairs" and argument:
+        pairs = []
+        for pair in argument.split(","):
+            a, sep, b = pair.strip().partition("~")
+            if not sep or a not in names or b not in names or a == b:
+                raise ScoringError(f"--family: '{pair.strip()}' is not two runs of the report joined by ~ (A~B)")
+            pairs.append((names.index(a), names.index(b)))
+        return pairs, f"the {len(pairs)} listed pairs"
+    if kind == "floors" and argument:
+        pairs = []
+        for i, name in enumerate(names):
+            system, _, configuration = name.partition(":")
+            floor = f"{argument}:{configuration}" if configuration else argument
+            if system != argument and floor in names:
+                pairs.append((names.index(floor), i))
+        if not pairs:
+            raise ScoringError(f"--family: no run has a {argument} run of its own configuration to be tested against")
+        return pairs, f"each run against its own configuration's {argument} run ({len(pairs)} pairs)"
+    raise ScoringError(f"--family: '{spec}' is not one of {FAMILY_SPECS} (with a run of the report)")
 
 
 def mcnemar_family(
@@ -222,7 +261,7 @@ def mcnemar_family(
             tests.append({"a": a, "b": b, "class": gold, "b_count": b_count, "c_count": c_count,
                           "p": statistics.mcnemar_exact(b_count, c_count)})
     for test, adjusted in zip(tests, statistics.holm_adjust([t["p"] for t in tests]), strict=True):
-        test["p_holm"] = adjusted
+        test["p_holm"], test["family_size"] = adjusted, len(tests)
     return {"tests": tests, "family": _family_section(names, classes, len(tests))}
 
 
@@ -386,7 +425,8 @@ def _figures_many(columns: KeyColumns, outcomes: tuple[np.ndarray, ...], within:
     ]
 
 
-def _mcnemar_many(columns: KeyColumns, correct: np.ndarray, names: list[str], classes: Sequence[str]) -> dict:
+def _mcnemar_many(columns: KeyColumns, correct: np.ndarray, names: list[str], classes: Sequence[str],
+                  spec: str = "all") -> dict:
     counts = {}
     for gold in classes:
         x = correct[:, columns.masks[gold]].astype(float)
@@ -394,15 +434,17 @@ def _mcnemar_many(columns: KeyColumns, correct: np.ndarray, names: list[str], cl
         # one symmetric BLAS product; every value is an exact integer in float64).
         counts[gold] = x.sum(axis=1)[:, None] - x @ x.T
     tests = []
-    pairs = list(combinations(range(len(names)), 2))
+    pairs, description = family_pairs(names, spec)
     for a, b in pairs:
         for gold in classes:
             tests.append({"a": names[a], "b": names[b], "class": gold,
                           "b_count": int(counts[gold][a, b]), "c_count": int(counts[gold][b, a])})
-    p = statistics.mcnemar_exact_many(np.array([t["b_count"] for t in tests]), np.array([t["c_count"] for t in tests]))
+    p = statistics.mcnemar_exact_many(np.array([t["b_count"] for t in tests], dtype=np.int64),
+                                      np.array([t["c_count"] for t in tests], dtype=np.int64))
     for test, raw, adjusted in zip(tests, p.tolist(), statistics.holm_adjust(p.tolist()), strict=True):
-        test["p"], test["p_holm"] = raw, adjusted
-    return {"tests": tests, "family": _family_section(names, classes, len(tests))}
+        test["p"], test["p_holm"], test["family_size"] = raw, adjusted, len(tests)
+    return {"tests": tests, "family": _family_section(names, classes, len(tests), spec=spec, description=description,
+                                                      pairs=len(pairs))}
 
 
 def score_report(
@@ -413,6 +455,7 @@ def score_report(
     runs: Mapping[str, Mapping[str, Prediction] | RunColumns],
     columns: KeyColumns | None = None,
     family: Sequence[str] | None = None,
+    family_spec: str = "all",
     classes: Sequence[str] = MCNEMAR_CLASSES,
     replicates: int = statistics.BOOTSTRAP_REPLICATES,
     seed: int = statistics.BOOTSTRAP_SEED,
@@ -420,7 +463,8 @@ def score_report(
 ) -> dict:
     """Every run's figures (as run_score) and the McNemar family (as mcnemar_family) against one key,
     which the report cites by version and SHA-256. `family` names the runs whose pairs form the Holm
-    family (default: all, in the mapping's order); the report lists them and the family size.
+    family (default: all, in the mapping's order), `family_spec` which of their pairs (family_pairs) and
+    `classes` on which gold classes; the report states the family and its size beside every adjusted p.
 
     A run is either {item id: Prediction} or RunColumns placed on `columns` (the KeyColumns of
     `entries`, built here when not given): both are scored by the same rules, to the same report."""
@@ -460,7 +504,7 @@ def score_report(
     if unknown:
         raise ScoringError(f"the McNemar family names runs that are not in the report: {', '.join(unknown)}")
     rows = [names.index(n) for n in family_names]
-    mcnemar = _mcnemar_many(columns, outcomes[0][rows], family_names, classes)
+    mcnemar = _mcnemar_many(columns, outcomes[0][rows], family_names, classes, family_spec)
     return {
         "key": {"version": key_version, "sha256": key_sha256},
         "runs": report_runs,

@@ -282,6 +282,8 @@ def score_report(
     bootstrap: bool = True,
     replicates: int = statistics.BOOTSTRAP_REPLICATES,
     seed: int = statistics.BOOTSTRAP_SEED,
+    family: str = "all",
+    classes: tuple[str, ...] = metrics.MCNEMAR_CLASSES,
 ) -> dict:
     """The report of `runs` (default: the runs imported against `key`) scored against `key`, citing its
     version and SHA-256: {"key", "runs", "mcnemar", "family", "family_size", "run_records",
@@ -296,16 +298,24 @@ def score_report(
     placed = run_columns(runs, columns, outside)
     scorable = [run for run in runs if isinstance(placed[run.pk], metrics.RunColumns)]
     unscorable = {run.name: str(placed[run.pk]) for run in runs if isinstance(placed[run.pk], ScoringError)}
-    report = metrics.score_report(
-        key_version=key.version,
-        key_sha256=key.sha256,
-        entries=entries,
-        columns=columns,
-        runs={run.name: placed[run.pk] for run in scorable},
-        bootstrap=bootstrap,
-        replicates=replicates,
-        seed=seed,
-    )
+    unknown_classes = [c for c in classes if c not in metrics.GOLD_TYPES]
+    if unknown_classes or not classes:
+        raise ApplicationError(f"--classes: must name gold classes among {', '.join(metrics.GOLD_TYPES)}")
+    try:
+        report = metrics.score_report(
+            key_version=key.version,
+            key_sha256=key.sha256,
+            entries=entries,
+            columns=columns,
+            runs={run.name: placed[run.pk] for run in scorable},
+            bootstrap=bootstrap,
+            replicates=replicates,
+            seed=seed,
+            family_spec=family,
+            classes=classes,
+        )
+    except ScoringError as exc:
+        raise ApplicationError(str(exc)) from exc
     report["run_records"] = {run.name: _run_record(run) for run in scorable}
     report["multi_ingest"] = (
         _multi_ingest(entries, columns, scorable, placed, score_level_for_key(key), replicates) if bootstrap else {}

@@ -49,6 +49,7 @@ class McNemarTestSerializer(serializers.Serializer):
     c_count = serializers.IntegerField(help_text="items b got right and a wrong")
     p = serializers.FloatField(help_text="exact two-sided p")
     p_holm = serializers.FloatField(help_text="Holm-adjusted over the family")
+    family_size = serializers.IntegerField(help_text="the number of tests p_holm is adjusted over")
 
     def get_fields(self):
         fields = super().get_fields()
@@ -58,6 +59,8 @@ class McNemarTestSerializer(serializers.Serializer):
 
 class FamilySerializer(serializers.Serializer):
     size = serializers.IntegerField()
+    spec = serializers.CharField(help_text="all | against:RUN | pairs:A~B,… | floors:SYSTEM (?family= on the page and API)")
+    description = serializers.CharField()
     runs = serializers.ListField(child=serializers.CharField())
     classes = serializers.ListField(child=serializers.CharField())
     pairs = serializers.IntegerField()

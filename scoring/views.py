@@ -37,10 +37,18 @@ def _ingests(report: dict) -> list[dict]:
     ]
 
 
+def family_options(request) -> dict:
+    """The Holm family the reader asked for (?family=, ?classes=): the author's choice, stated in the report."""
+    options = {"family": request.GET.get("family") or "all"}
+    if request.GET.get("classes"):
+        options["classes"] = tuple(c.strip() for c in request.GET["classes"].split(",") if c.strip())
+    return options
+
+
 @require_GET
 def leaderboard(request, version: str):
     key = key_selectors.get_key_for_user(version, request.user)
-    report = score_selectors.score_report(key)
+    report = score_selectors.score_report(key, **family_options(request))
     return render(
         request,
         "scoring/scores.html",
@@ -104,4 +112,5 @@ def report_csv(request, version: str):
 @require_GET
 def report_markdown(request, version: str):
     key = key_selectors.get_key_for_user(version, request.user)
-    return _download(key, formats.report_markdown(score_selectors.score_report(key)), "md", "text/markdown; charset=utf-8")
+    report = score_selectors.score_report(key, **family_options(request))
+    return _download(key, formats.report_markdown(report), "md", "text/markdown; charset=utf-8")

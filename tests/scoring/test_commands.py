@@ -86,7 +86,7 @@ def test_score_report_json_has_the_issue_shape_and_cites_the_key(released_keys):
     assert (deployed["CR"]["k"], deployed["CR"]["n"], round(deployed["CR"]["value"], 3)) == (16, 38, 0.421)
     assert [round(x, 2) for x in deployed["CR"]["wilson"]] == [0.28, 0.58]
     assert report["family_size"] == 13 * 12 // 2 * 2 == len(report["mcnemar"]) == report["family"]["size"]
-    assert all(set(t) == {"a", "b", "class", "b_count", "c_count", "p", "p_holm"} for t in report["mcnemar"])
+    assert all(set(t) == {"a", "b", "class", "b_count", "c_count", "p", "p_holm", "family_size"} for t in report["mcnemar"])
     first = report["mcnemar"][0]
     assert (first["a"], first["b"], first["class"]) == (DEPLOYED, "flatrag:openai", "contradicting")  # a = imported first
 
@@ -318,3 +318,63 @@ def test_a_bad_score_level_file_is_refused_with_its_line_and_field_and_nothing_i
         run_command("score_import", "TWIST-v1.0", str(path), "--format", "scores", "--ingest", "2")
     assert f"ingest2.json:{line}: scores.flatrag:gemini.hard_negative_acc: must be a number in [0, 1], got 'high'" in str(refused.value)
     assert not ScoreLevelIngest.objects.exists()
+
+
+RECORD_GROUNDED = [f"{system}:{backend}" for system in ("flatrag", "fullcontext", "oracle")
+                   for backend in ("openai", "anthropic", "gemini")]
+AGAINST_EVERY_BASELINE = "pairs:" + ",".join(f"{DEPLOYED}~{run}" for run in RECORD_GROUNDED)
+
+
+def deployed_tests(report) -> list[dict]:
+    return [t for t in report["mcnemar"] if t["class"] == "contradicting"
+            and {t["a"], t["b"]} & {DEPLOYED} and {t["a"], t["b"]} & set(RECORD_GROUNDED)]
+
+
+def test_deployed_is_below_every_record_grounded_baseline_in_the_papers_family_and_not_over_all_pairs(released_keys):
+    # TWIST §7.3 (6): "significantly below every record-grounded baseline (exact McNemar, Holm-adjusted p < 0.05)".
+    import_results()
+    stated = json.loads(run_command("score_report", "TWIST-v1.0", "--json", "--family", AGAINST_EVERY_BASELINE,
+                                    "--classes", "contradicting"))
+    assert stated["family_size"] == 9 and stated["family"]["spec"] == AGAINST_EVERY_BASELINE
+    tests = deployed_tests(stated)
+    assert len(tests) == 9 and all(t["family_size"] == 9 for t in tests)
+    assert all(t["c_count"] > t["b_count"] and t["p_holm"] < 0.05 for t in tests)  # a = deployed, worse each time
+    every_pair = report_json()
+    assert every_pair["family_size"] == 156
+    assert any(t["p_holm"] >= 0.05 for t in deployed_tests(every_pair))  # the wider family does not reproduce it
+    markdown = run_command("score_report", "TWIST-v1.0", "--markdown", "--family", AGAINST_EVERY_BASELINE,
+                           "--classes", "contradicting")
+    assert "the 9 listed pairs on contradicting items" in markdown and "| family size |" in markdown
+
+
+def test_a_family_naming_a_run_the_report_lacks_is_refused_with_the_option(released_keys):
+    import_results()
+    with pytest.raises(CommandError, match="--family: 'mindtwin~nobody' is not two runs of the report"):
+        run_command("score_report", "TWIST-v1.0", "--json", "--family", "pairs:mindtwin~nobody")
+    with pytest.raises(CommandError, match="--family: 'some' is not one of"):
+        run_command("score_report", "TWIST-v1.0", "--json", "--family", "some")
+
+
+def test_the_floors_family_pairs_each_run_with_its_own_backends_draft_only_run(released_keys, client):
+    from django.urls import reverse
+
+    import_results()
+    report = client.get(reverse("api-key-scores", args=["TWIST-v1.0"]), {"family": "floors:draftonly"}).json()
+    pairs = {(t["a"], t["b"]) for t in report["mcnemar"]}
+    assert ("draftonly:openai", "flatrag:openai") in pairs and ("draftonly:gemini", "mindtwin") not in pairs
+    assert len(pairs) == 9 and report["family_size"] == 18 and report["family"]["description"].startswith("each run against")
+    page = client.get(reverse("scoring:scores", args=["TWIST-v1.0"]), {"family": "floors:draftonly"}).content.decode()
+    assert "Family: <strong>18</strong> tests" in page and "floors:draftonly" in page
+    assert client.get(reverse("api-key-scores", args=["TWIST-v1.0"]), {"family": "against:nobody"}).status_code == 400
+
+
+def test_every_record_grounded_run_exceeds_its_own_draft_only_floor_on_contradicting_items(released_keys):
+    # TWIST §7.3 (4): "Every record-grounded configuration significantly exceeds its own draft-only floor
+    # (Holm-adjusted McNemar p < 0.05)": it reproduces on contradiction recall, each run against its backend's floor.
+    import_results()
+    report = json.loads(run_command("score_report", "TWIST-v1.0", "--json", "--family", "floors:draftonly",
+                                    "--classes", "contradicting"))
+    grounded = [t for t in report["mcnemar"] if t["b"] in RECORD_GROUNDED]
+    assert report["family_size"] == len(grounded) == 9  # mindtwin has no configuration, so no floor of its own
+    assert all(t["a"] == "draftonly:" + t["b"].split(":")[1] for t in grounded)
+    assert all(t["c_count"] > t["b_count"] and t["p_holm"] < 0.05 for t in grounded)  # c = the run right, its floor wrong

@@ -3,7 +3,7 @@ from goldkey.lib import statistics
 from goldkey.lib.commands import GoldkeyCommand
 from keys import selectors as key_selectors
 from keys import services as key_services
-from scoring import formats
+from scoring import formats, metrics
 from scoring import selectors as score_selectors
 
 REPORT_FIELDS = ("key", "runs", "mcnemar", "family", "family_size", "multi_ingest", "unscorable", "outside_key")
@@ -24,6 +24,10 @@ class Command(GoldkeyCommand):
         output.add_argument("--csv", action="store_true", help="print one CSV row per run and metric")
         parser.add_argument("--replicates", type=int, default=statistics.BOOTSTRAP_REPLICATES)
         parser.add_argument("--seed", type=int, default=statistics.BOOTSTRAP_SEED)
+        parser.add_argument("--family", default="all", help=f"the Holm family of McNemar tests: {metrics.FAMILY_SPECS} "
+                            "(default all pairs); the report states it and its size beside every adjusted p")
+        parser.add_argument("--classes", default=",".join(metrics.MCNEMAR_CLASSES),
+                            help="gold classes tested, comma-separated (default contradicting,hard_negative)")
 
     def run(self, **options) -> dict:
         key = key_selectors.key_get(options["version"])
@@ -31,7 +35,9 @@ class Command(GoldkeyCommand):
         if not check["ok"]:
             # A report cites the key's hash: it is not printed for a key whose entries no longer match it.
             raise ApplicationError(f"key '{key.version}' does not verify (recorded {check['recorded'] or '-'}, computed {check['computed']})")
-        report = score_selectors.score_report(key, replicates=options["replicates"], seed=options["seed"])
+        classes = tuple(c.strip() for c in options["classes"].split(",") if c.strip())
+        report = score_selectors.score_report(key, replicates=options["replicates"], seed=options["seed"],
+                                              family=options["family"], classes=classes)
         self._format = "markdown" if options["markdown"] else "csv" if options["csv"] else "text"
         self._report = report
         if options["json"]:
@@ -47,7 +53,8 @@ class Command(GoldkeyCommand):
         lines = [f"{key['version']} sha256 {key['sha256']}: {len(result['runs'])} run(s)"]
         for name, run in result["runs"].items():
             lines.append(f"  {name}: " + "  ".join(f"{m} {formats.fraction(run[m])}" for m in formats.HEADLINE))
-        lines.append(f"McNemar family: {result['family_size']} tests (Holm over all of them)")
+        lines.append(f"McNemar family: {result['family_size']} tests, {result['family']['description']} on "
+                     f"{' and '.join(result['family']['classes'])} items (Holm over all of them)")
         lines += [f"  not scored: {name}: {why}" for name, why in result.get("unscorable", {}).items()]
         lines += [f"  {name}: scored on the key's items; outside the key: {', '.join(ids)}"
                   for name, ids in result.get("outside_key", {}).items()]
