@@ -18,8 +18,9 @@ from tests.scoring.conftest import DROPPED_IN_V11, RESULTS
 pytestmark = [pytest.mark.realdata, pytest.mark.django_db]
 
 
-def import_released(system: str = ""):
-    return score_services.score_import(version="TWIST-v1.0", path=require_shared_data(*RESULTS), fmt="results", system=system)
+def import_released(system: str = "", produced_by: str = SystemRun.ProducedBy.UNSTATED):
+    return score_services.score_import(version="TWIST-v1.0", path=require_shared_data(*RESULTS), fmt="results", system=system,
+                                       produced_by=produced_by)
 
 
 def test_the_leaderboard_cites_the_key_and_shows_cr_with_as_and_hns_and_the_forest_plot(client, released_keys):
@@ -130,16 +131,13 @@ def test_the_leaderboard_links_the_scores_csv_which_anyone_may_download_for_a_fr
 def test_the_key_page_counts_the_runs_by_the_systems_own_authors_in_a_constant_number_of_queries(client, released_keys):
     key = released_keys["TWIST-v1.0"]
     url = reverse("keys:detail", args=[key.version])
-    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="flatrag",
-                                produced_by=SystemRun.ProducedBy.KEY_AUTHORS)
+    import_released("flatrag", SystemRun.ProducedBy.KEY_AUTHORS)
     with CaptureQueriesContext(connection) as before:
         page = client.get(url).content.decode()
     line = page[page.index('data-testid="run-authorship"'):]
     assert "3 runs against TWIST-v1.0;\n  0 independent" in line and "at least 2 external systems" in line
-    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="oracle",
-                                produced_by=SystemRun.ProducedBy.SYSTEM_AUTHORS)
-    score_services.score_import(version=key.version, path=require_shared_data(*RESULTS), fmt="results", system="mindtwin",
-                                produced_by=SystemRun.ProducedBy.SYSTEM_AUTHORS)
+    import_released("oracle", SystemRun.ProducedBy.SYSTEM_AUTHORS)
+    import_released("mindtwin", SystemRun.ProducedBy.SYSTEM_AUTHORS)
     with CaptureQueriesContext(connection) as after:
         page = client.get(url).content.decode()
     line = page[page.index('data-testid="run-authorship"'):]
@@ -154,5 +152,5 @@ def test_an_unknown_authorship_is_refused_and_nothing_is_stored(released_keys):
     from goldkey.errors import ApplicationError
 
     with pytest.raises(ApplicationError, match="--produced-by: 'me' is not one of"):
-        score_services.score_import(version="TWIST-v1.0", path=require_shared_data(*RESULTS), fmt="results", produced_by="me")
+        import_released(produced_by="me")
     assert not SystemRun.objects.exists()
