@@ -4,7 +4,7 @@
 
 Builds a key (every gold type, 1–3 gold turn ids per item, histories either side of 620 turns) and N
 runs (a prediction for every item, 0–5 cited ids best first, some extracted facts), then times
-`keys.scoring.metrics.score_report`: every figure of every run (CR, AS, HNS, Attr, GCR, fact-only, balanced
+`scoring.metrics.score_report`: every figure of every run (CR, AS, HNS, Attr, GCR, fact-only, balanced
 accuracy, Wilson intervals, the 620-turn strata), the conversation-clustered bootstrap of CR, AS and
 HNS (10,000 replicates, seed 7) and exact McNemar on contradicting and hard-negative items for every
 pair of runs, Holm over the family. Target: under 10 s. No database: scoring is pure.
@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from keys.scoring.metrics import KeyItem, Prediction, mcnemar_family, run_score, score_report  # noqa: E402
+from scoring.metrics import KeyItem, Prediction, mcnemar_family, run_score, score_report  # noqa: E402
 
 TYPES = ("contradicting", "aligned", "hard_negative")
 

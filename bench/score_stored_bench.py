@@ -7,7 +7,7 @@ Runs on a throw-away SQLite database in a temporary folder, or, with DATABASE_UR
 test database on that server (dropped at the end), never the project's own. Setup is not timed: the
 key (items, entries, frozen with its SHA-256) and runs 2..N (their predictions written with the bulk
 inserter). Timed: `score_import` of run 1 from a predictions JSONL through the service (parse, check
-against the key, verify the key's hash, write), and `keys.scoring.selectors.score_report` of all N
+against the key, verify the key's hash, write), and `scoring.selectors.score_report` of all N
 runs (read the key and every prediction, then the pure batch report of bench/score_bench.py).
 """
 
@@ -66,11 +66,12 @@ def run(args, scratch: Path) -> None:
     from items.models import Conversation, Item
     from items.services import item_set_get_or_create
     from keys.canonical import sha256_hex
-    from keys.models import GoldKey, KeyEntry, RunPrediction, SystemRun
+    from keys.models import GoldKey, KeyEntry
     from keys.releases import release_seal
-    from keys.scoring import selectors as score_selectors
-    from keys.scoring import services as score_services
     from keys.selectors import key_canonical_bytes
+    from scoring import selectors as score_selectors
+    from scoring import services as score_services
+    from scoring.models import RunPrediction, SystemRun
 
     wall0 = time.perf_counter()
     entries = build_key(args.items, args.conversations, args.seed)

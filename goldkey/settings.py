@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "keys",
     "lapse",
     "judges",
+    "scoring",
     "demo",
 ]
 

@@ -1,6 +1,5 @@
-"""Admin for gold keys, errata and system runs. Frozen keys are read-only here (and in the database);
-runs and their predictions are read-only records of what a system said (they come from `score_import`),
-shown to authors and admins only, by the same role rule as the corpus admin (items.admin.RoleAdminMixin)."""
+"""Admin for gold keys and errata. Frozen keys are read-only here (and in the database); system runs are
+scoring's (scoring/admin.py)."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import ObjectDoesNotExist
@@ -17,7 +16,7 @@ from items.admin import RoleAdminMixin
 from keys import jobs
 from keys import selectors as key_selectors
 from keys import services as key_services
-from keys.models import Erratum, GoldKey, KeyEntry, KeyJob, RunPrediction, ScoreLevelIngest, SystemRun
+from keys.models import Erratum, GoldKey, KeyEntry, KeyJob
 
 
 class KeyEntryInline(admin.TabularInline):
@@ -131,56 +130,6 @@ class ErratumAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # filed through the key page, the API or `erratum_file` (validated there)
-
-
-@admin.register(SystemRun)
-class SystemRunAdmin(RoleAdminMixin, admin.ModelAdmin):
-    """A run is imported with its file's hash and never edited by hand: a changed prediction would be a
-    score nobody ran. Its predictions are a linked list (100,000 rows do not fit an inline)."""
-
-    read_only_reason = "A system run is imported with manage.py score_import, with its file's hash; it is never edited."
-    list_display = ["id", "key", "system", "configuration", "ingest", "source_name", "imported_by", "imported_at"]
-    list_filter = ["key", "system"]
-    list_select_related = ["key", "imported_by"]
-    search_fields = ["system", "configuration", "source_name"]
-    fields = ["key", "system", "configuration", "ingest", "metadata", "source_name", "source_sha256", "imported_by",
-              "imported_at", "predictions_link", "scores_link"]
-    readonly_fields = fields
-
-    @admin.display(description="predictions")
-    def predictions_link(self, obj):
-        url = reverse("admin:keys_runprediction_changelist")
-        return format_html('<a href="{}?run__id__exact={}">{} predictions</a>', url, obj.pk, obj.predictions.count())
-
-    @admin.display(description="scores")
-    def scores_link(self, obj):
-        return format_html('<a href="{}">{} against {}</a>', reverse("keys:score-run", args=[obj.key.version, obj.pk]),
-                           obj.name, obj.key.version)
-
-
-@admin.register(RunPrediction)
-class RunPredictionAdmin(RoleAdminMixin, admin.ModelAdmin):
-    read_only_reason = "Predictions come with their system run (manage.py score_import) and are never edited."
-    list_display = ["item_external_id", "run", "aligned", "evidence", "attributed", "cited_fact_only"]
-    list_filter = ["run"]
-    list_select_related = ["run__key"]
-    search_fields = ["=item_external_id"]
-    fields = ["run", "item_external_id", "aligned", "evidence", "attributed", "cited_fact_only"]
-    readonly_fields = fields
-    list_per_page = 200
-
-
-@admin.register(ScoreLevelIngest)
-class ScoreLevelIngestAdmin(RoleAdminMixin, admin.ModelAdmin):
-    """Imported with `score_import --format scores`, as given; read-only like the runs."""
-
-    read_only_reason = "Score-level ingests are imported with manage.py score_import --format scores, as given."
-    list_display = ["id", "key", "system", "configuration", "ingest", "scores", "source_name", "imported_at"]
-    list_filter = ["key"]
-    list_select_related = ["key"]
-    fields = ["key", "system", "configuration", "ingest", "scores", "note", "metadata", "source_name", "source_sha256",
-              "imported_by", "imported_at"]
-    readonly_fields = fields
 
 
 class CampaignFiguresAdmin(CampaignAdmin):

@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from keys import views as key_views
 
@@ -16,5 +16,4 @@ urlpatterns = [
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
     path("<str:version>/freeze/", key_views.key_freeze, name="freeze"),
     path("<str:version>/derive/", key_views.key_derive, name="derive"),
-    path("<str:version>/scores/", include("keys.scoring.urls")),
 ]

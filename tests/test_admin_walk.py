@@ -39,9 +39,10 @@ def _one_of_each(admin_user, author, annotator_b, outsider) -> None:
     from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, ResponseCache
     from council.services import prompt_version_default
     from items.models import GenerationReject, Item
-    from keys.models import KeyJob, RunPrediction, ScoreLevelIngest, SystemRun
+    from keys.models import KeyJob
     from keys.services import erratum_file, key_freeze
     from lapse.models import ScorerLabel
+    from scoring.models import RunPrediction, ScoreLevelIngest, SystemRun
     from tests.adjudication.conftest import make_campaign
 
     campaign = make_campaign(slug="walk", n=6, annotators=[author, annotator_b])
