@@ -316,10 +316,11 @@ def manifest_drift(*, release: Release, manifest: bytes | None, digests: dict[st
     return drift
 
 
-def release_drift(*, key: GoldKey) -> list[Drift]:
+def release_drift(*, key: GoldKey, render_live: bool = True) -> list[Drift]:
     """Everything that no longer matches the sealed release: stored files against their manifest (a name
     outside the bundle's layout, a file that cannot be read), and the live rows (items, answers,
-    decisions, council votes, entries) re-rendered against the sealed copy."""
+    decisions, council votes, entries) re-rendered against the sealed copy (`render_live`: False when
+    rows they name are gone, which the renderer cannot read around)."""
     release = release_get(key)
     drift: list[Drift] = []
     files: dict[str, bytes] = {}
@@ -337,10 +338,14 @@ def release_drift(*, key: GoldKey) -> list[Drift]:
     # An unreadable or misplaced file was named above, not again as missing.
     drift += [d for d in manifest_drift(release=release, manifest=files.get(MANIFEST), digests=readable, recorded=stored)
               if not (d.detail.startswith("listed in") and d.path in stored)]
+    if not render_live:  # the caller found rows the release was rendered from gone, and named them
+        return [*drift, Drift("live", "*", "not compared: rows the release was rendered from no longer exist")]
     try:
         live = bundle.render(bundle_data(key), fmt=release_format(release))
     except ApplicationError as exc:  # the entries no longer match the key's hash
         return [*drift, Drift("entries", "key.jsonl", exc.message)]
+    except LookupError as exc:  # a row the others name is gone: a report, not a traceback
+        return [*drift, Drift("live", "*", f"cannot be re-rendered: a row the release names is gone ({exc!r})")]
     for path in sorted(set(files) | (set(live) - set(stored))):  # an unreadable file is named above
         if path == MANIFEST:
             continue

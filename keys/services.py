@@ -13,12 +13,12 @@ from operator import attrgetter
 from types import SimpleNamespace
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 import protocols
 from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot, collector_paused
-from annotation.models import Campaign, Enrollment
+from annotation.models import Assignment, Campaign, Enrollment
 from annotation.services import campaign_create, campaign_lock, campaign_mark_frozen
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
@@ -320,13 +320,21 @@ def key_verify(*, version: str) -> dict:
     computed = sha256_hex(key_canonical_bytes(key))
     hash_ok = bool(key.sha256) and computed == key.sha256
     drift = [] if hash_ok else [f"entries: key.jsonl: the entries hash to {computed}, not the recorded {key.sha256 or '-'}"]
-    release = None
-    if key.is_frozen:
-        release = Release.objects.filter(key=key).first()
+    release = Release.objects.filter(key=key).first()
+    if not key.is_frozen and (release is not None or key.frozen_at is not None):
+        # Only a write behind Goldkey's back turns a frozen key into a draft: drafts can be rebuilt.
+        drift.append("key: its status is draft, but it was frozen"
+                     + (f" at {key.frozen_at.isoformat()}" if key.frozen_at else "")
+                     + (" and has a sealed release" if release is not None else ""))
+    drift += _errata_drift(key)
+    gone = _items_gone(key)
+    drift += [f"items: {what} no longer exists" for what in gone]
+    if key.is_frozen or release is not None:
         if release is None:
             drift.append("release: the key has no sealed release")
         else:
-            drift += [str(d) for d in release_drift(key=key) if not (d.where == "entries" and not hash_ok)]
+            drift += [str(d) for d in release_drift(key=key, render_live=not gone)
+                      if not (d.where == "entries" and not hash_ok)]
     return {
         "version": key.version,
         "status": key.status,
@@ -337,6 +345,37 @@ def key_verify(*, version: str) -> dict:
         "drift": drift,
         "ok": hash_ok and not drift,
     }
+
+
+def _has_decision_trail(erratum: Erratum) -> bool:
+    """Decided through erratum_decide: by a named author, at a recorded time."""
+    return erratum.decided_by_id is not None and erratum.decided_at is not None
+
+
+def _errata_drift(key: GoldKey) -> list[str]:
+    """Errata of the key, or applied in it, that erratum_decide did not decide: an accepted or rejected
+    erratum names the author who decided it and when, and only an accepted one is applied."""
+    drift = []
+    for erratum in Erratum.objects.filter(Q(key=key) | Q(applied_in=key)).order_by("id"):
+        if erratum.status != Erratum.Status.FILED and not _has_decision_trail(erratum):
+            drift.append(f"errata: erratum {erratum.pk} ({erratum.item_external_id}) is {erratum.status} "
+                         "with no decision trail (no deciding author or time)")
+        if erratum.applied_in_id is not None and erratum.status != Erratum.Status.ACCEPTED:
+            drift.append(f"errata: erratum {erratum.pk} ({erratum.item_external_id}) is applied but {erratum.status}")
+    return drift
+
+
+def _items_gone(key: GoldKey) -> list[str]:
+    """The key's entries, and its campaign's assignments, whose item row was deleted (the database refuses
+    that; a superuser can lift the refusal)."""
+    missing = ~Exists(Item.objects.filter(pk=OuterRef("item_id")))
+    gone = [f"entry {external_id}'s item" for external_id in
+            KeyEntry.objects.filter(missing, key=key).order_by("external_id").values_list("external_id", flat=True)]
+    if key.campaign_id is not None:
+        ids = (Assignment.objects.filter(missing, enrollment__campaign_id=key.campaign_id)
+               .order_by("item_id").values_list("item_id", flat=True).distinct())
+        gone += [f"item {pk}, assigned in campaign {key.campaign.slug}," for pk in ids]
+    return gone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,6 +547,10 @@ def _derive_plan(*, parent: GoldKey, version: str, user, notes: str = "", lock: 
     errata = list(pending.select_for_update() if lock else pending)
     if not errata:
         raise ApplicationError(f"{parent.version} has no accepted errata waiting to be applied")
+    forged = [e.pk for e in errata if not _has_decision_trail(e)]
+    if forged:
+        raise ApplicationError(f"{parent.version}: accepted errata {', '.join(map(str, forged))} have no decision trail "
+                               "(no deciding author or time): they were not accepted through Goldkey (run key_verify)")
     key = GoldKey(
         benchmark=parent.benchmark, kind=parent.kind, version=version, parent=parent,
         campaign=parent.campaign, created_by=user, notes=notes,
