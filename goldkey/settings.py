@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "goldkey.errors.ApplicationErrorMiddleware",
+    "goldkey.hostile.HostileInputMiddleware",
     "goldkey.outages.OutageMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.
     "axes.middleware.AxesMiddleware",

@@ -29,7 +29,16 @@ from goldkey.lib.forked import in_fork, worth_forking
 from items.models import Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
+from keys.models import (
+    VERSION_MAX_LENGTH,
+    VERSION_PATTERN,
+    Erratum,
+    GoldKey,
+    KeyEntry,
+    Provenance,
+    Release,
+    ReliabilityPass,
+)
 from keys.releases import release_drift, release_seal
 from keys.selectors import (
     EntryRow,
@@ -170,11 +179,24 @@ class _Built:
     sealing: Sealing
 
 
+def key_version_check(*, version: str) -> None:
+    """A new key's version is plain (keys.models.VERSION_PATTERN), or it is refused naming what is wrong.
+    Checked before any query: PostgreSQL refuses a NUL in a query parameter with a server error."""
+    if isinstance(version, str) and len(version) <= VERSION_MAX_LENGTH and VERSION_PATTERN.fullmatch(version):
+        return
+    shown = str(version).encode("unicode_escape").decode("ascii")[:80]  # a NUL or a newline shown, not sent
+    if isinstance(version, str) and len(version) > VERSION_MAX_LENGTH:
+        raise ApplicationError(f"key version '{shown}…' is longer than {VERSION_MAX_LENGTH} characters")
+    raise ApplicationError(f"'{shown}' is not a key version: a letter or digit, then letters, digits and . _ + - "
+                           "(no spaces, slashes or control characters), e.g. TWIST-v1.0")
+
+
 def _build(
     *, campaign: Campaign, version: str, user, notes: str, sealed: bool = True, progress: Callable[[str], None] = _no_progress
 ) -> _Built:
     """`sealed`: a release is sealed from what is built (the freeze), so the whole answers are kept for it."""
     _require_author(user)
+    key_version_check(version=version)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
     if existing is not None and existing.is_frozen:
         raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
@@ -539,6 +561,7 @@ def _derive_plan(*, parent: GoldKey, version: str, user, notes: str = "", lock: 
     """The derive's every check and the errata applied, reading only the entries they name. `lock`: the
     errata are locked until the caller's transaction ends (the derive; a preview only reads)."""
     _require_author(user)
+    key_version_check(version=version)
     if not parent.is_frozen:
         raise ApplicationError(f"key '{parent.version}' is a draft; derive from a frozen key")
     if GoldKey.objects.filter(version=version).exists():
