@@ -95,14 +95,13 @@ def get_assignment_for_user(user, *, campaign_slug: str | None = None, position:
                             pk: int | None = None) -> Assignment:
     """One of the user's own assignments, by campaign and 1-based position or by id.
 
-    404 when it does not exist, 403 when it exists but belongs to another annotator. The only way any
-    page, API view or export reaches an assignment."""
+    By id: 404 when it is not one of the user's, whether another annotator's or none at all — a 403 for
+    the first would let anyone count the assignment ids there are. The only way any page, API view or
+    export reaches an assignment."""
     if pk is not None:
-        assignment = next(iter(_assignment_queryset().filter(pk=pk).order_by()[:1]), None)
-        if assignment is None:
-            raise NotFound("no such assignment")
-        if not user.is_authenticated or assignment.enrollment.annotator_id != user.pk:
-            raise NotAllowed("This assignment belongs to another annotator.")
+        assignment = next(iter(_assignment_queryset().filter(pk=pk, enrollment__annotator_id=user.pk).order_by()[:1]), None)
+        if assignment is None or not user.is_authenticated:
+            raise NotFound("no such assignment among yours")
         return assignment
     # One query on the hot path; the error path finds out which of 404/403 applies.
     assignment = (

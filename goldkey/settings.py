@@ -62,6 +62,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Outside every other one, so that error pages and the lockout are marked too.
+    "goldkey.caching.NoStoreMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -70,6 +72,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "goldkey.errors.ApplicationErrorMiddleware",
+    "goldkey.hostile.HostileInputMiddleware",
     "goldkey.outages.OutageMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout response.
     "axes.middleware.AxesMiddleware",

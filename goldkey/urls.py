@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from goldkey import logins
 from keys import views as key_views
 
 # The Redoc bundle injects its generated <style> elements and runs its search index in a blob: worker; only
@@ -17,8 +18,9 @@ urlpatterns = [
     path("", key_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # Django's own password views, with Goldkey's templates (templates/registration/) and kebab-case names.
-    path("accounts/password/change/", auth_views.PasswordChangeView.as_view(success_url=reverse_lazy("password-change-done")),
+    # Django's own password views, with Goldkey's templates (templates/registration/) and kebab-case names; the
+    # change checks the old password as a login does (goldkey.logins).
+    path("accounts/password/change/", logins.PasswordChangeView.as_view(success_url=reverse_lazy("password-change-done")),
          name="password-change"),
     path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password-change-done"),
     path("accounts/password/reset/", auth_views.PasswordResetView.as_view(success_url=reverse_lazy("password-reset-done")),

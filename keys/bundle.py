@@ -5,6 +5,7 @@ zip with fixed dates — exporting twice gives byte-identical files."""
 import hashlib
 import io
 import json
+import re
 import struct
 import sys
 import zipfile
@@ -126,6 +127,26 @@ def _jsonl_of_parts(parts: list[tuple[dict, object]]) -> bytes:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+# The folders a release's files are written in (render below): the top, `hf/`, `annotation/` and three
+# folders in it, one of them holding a folder per key an erratum added items from. A stored file's name
+# is written under an export's folder and inside a zip's: one that is absolute, climbs with `..` or
+# names another folder would be written, or unpacked, outside it.
+LAYOUT = re.compile(r"(?:hf/|annotation/(?:council/|tables/|added/[^/]+/)?)?[^/]+")
+
+
+def path_problem(path: str) -> str | None:
+    """Why a release file's name may not be written or served (None: it is one of the bundle's layout)."""
+    if not path or path.startswith("/") or "\\" in path or ":" in path:
+        return "absolute or not a relative POSIX path"
+    if any(part in (".", "..") for part in path.split("/")):
+        return "climbs out of its folder"
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return "holds a control character"
+    if not LAYOUT.fullmatch(path):
+        return "in a folder outside the release's layout"
+    return None
 
 
 def changelog_markdown(data: dict) -> str:

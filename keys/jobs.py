@@ -58,6 +58,8 @@ def key_job_start(
     `key` + version), and True; or the job already open on the same target, and False — a double click or a
     second tab never starts a second freeze (the database's partial unique constraint decides a race)."""
     _require_author(user)
+    if action in (Action.BUILD, Action.DERIVE) and version:
+        key_services.key_version_check(version=version)  # refused in the request, not later in the worker
     if action == Action.BUILD:
         if campaign is None or not version:
             raise ApplicationError("a build needs a campaign and a version")

@@ -6,12 +6,20 @@ installed by this app's migrations, whose SQL keys/triggers.py re-exports for te
 through errata into a new, derived key; the parent stays byte-identical.
 """
 
+import re
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from annotation.models import Campaign
 from items.models import Benchmark, Item, ItemKind
+
+# What a key version may be: it names the release's zip and its folder in it, the download's file name,
+# every URL of the key, and every score cites it. keys.services.key_version_check refuses anything else
+# with a message; the database refuses it too (keys/migrations/0014_goldkey_version_plain.py).
+VERSION_PATTERN = re.compile(r"[A-Za-z0-9][-A-Za-z0-9._+]*")
+VERSION_MAX_LENGTH = 50
 
 
 class GoldKey(models.Model):
@@ -21,7 +29,7 @@ class GoldKey(models.Model):
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gold_keys")
     kind = models.CharField(max_length=10, choices=ItemKind.choices)
-    version = models.CharField(max_length=50, unique=True)  # "TWIST-v1.0": what every score cites
+    version = models.CharField(max_length=VERSION_MAX_LENGTH, unique=True)  # "TWIST-v1.0": what every score cites
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_keys")

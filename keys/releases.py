@@ -51,10 +51,20 @@ def _deflate(content: bytes) -> bytes:
     return zstandard.ZstdCompressor(level=1).compress(content)
 
 
-def _inflate(content) -> bytes:
-    if bytes(content[:4]) == ZSTD_MAGIC:
-        return zstandard.ZstdDecompressor().decompress(content)
-    return zlib.decompress(content)  # sealed before the files were stored as Zstandard frames
+def _inflate(content, path: str = "") -> bytes:
+    try:
+        if bytes(content[:4]) == ZSTD_MAGIC:
+            return zstandard.ZstdDecompressor().decompress(content)
+        return zlib.decompress(content)  # sealed before the files were stored as Zstandard frames
+    except (zstandard.ZstdError, zlib.error) as exc:
+        # Only a write behind Goldkey's back stores anything else: a refusal that names the file, not a traceback.
+        raise UnreadableFile(path, exc) from exc
+
+
+class UnreadableFile(ApplicationError):
+    def __init__(self, path: str, exc: Exception):
+        super().__init__(f"{path}: the stored file is neither a Zstandard frame nor a zlib stream ({exc})")
+        self.path = path
 
 
 @transaction.atomic
@@ -113,11 +123,37 @@ def _sealed_rows(key: GoldKey) -> list[tuple[str, bytes]]:
         ]
 
 
+def _refuse_misplaced(key: GoldKey, paths) -> None:
+    """Every sealed file's name is one of the bundle's layout, or nothing is written or served."""
+    for path in paths:
+        problem = bundle.path_problem(path)
+        if problem:
+            raise ApplicationError(f"{key.version}: the sealed release holds a file named {path!r}, {problem}: "
+                                   "nothing is written or served (run key_verify)")
+
+
+def _inflate_hashed(content, path: str) -> tuple[bytes, str]:
+    data = _inflate(content, path)
+    return data, _sha(data)
+
+
 def release_files(key: GoldKey) -> dict[str, bytes]:
-    """The sealed files, byte for byte as they were rendered at the freeze."""
+    """The sealed files, byte for byte as they were rendered at the freeze: served only whole (every
+    file the sealed manifest lists, with the bytes it lists) and with the bundle's names, else refused."""
     rows = _sealed_rows(key)
+    _refuse_misplaced(key, (path for path, _ in rows))
+    paths = [path for path, _ in rows]
     with ThreadPoolExecutor(THREADS) as pool:
-        return dict(zip((path for path, _ in rows), pool.map(_inflate, (content for _, content in rows)), strict=True))
+        read = dict(zip(paths, pool.map(_inflate_hashed, (content for _, content in rows), paths), strict=True))
+    _refuse_unless_whole(key, read.get(MANIFEST, (None,))[0], {path: digest for path, (_, digest) in read.items()})
+    return {path: data for path, (data, _) in read.items()}
+
+
+def _refuse_unless_whole(key: GoldKey, manifest: bytes | None, digests: dict[str, str]) -> None:
+    drift = manifest_drift(release=release_get(key), manifest=manifest, digests=digests)
+    if drift:
+        raise ApplicationError(f"{key.version}: the stored release is not whole, nothing is written or served: "
+                               + "; ".join(map(str, drift)) + " (run key_verify)")
 
 
 def release_write(*, key: GoldKey, out: Path, check: Callable[[], None]) -> int:
@@ -126,11 +162,15 @@ def release_write(*, key: GoldKey, out: Path, check: Callable[[], None]) -> int:
     a temporary folder beside `out`: if it raises, that folder is removed and nothing is written into
     `out`; otherwise the files are moved into `out` (a rename, on the same file system)."""
     rows = _sealed_rows(key)  # read here: a thread's database connection would not see this transaction
+    _refuse_misplaced(key, (path for path, _ in rows))
     with ReleaseFolder(out) as folder:
         # The largest first, so that the threads finish together.
         for path, content in sorted(rows, key=lambda row: -len(row[1])):
             folder.write(path, content, inflate=True)
         check()
+        # Only the whole release: every file the sealed manifest lists, each with the bytes it lists.
+        manifest = next((content for path, content in rows if path == MANIFEST), None)
+        _refuse_unless_whole(key, None if manifest is None else _inflate(manifest, MANIFEST), folder.digests())
         return folder.publish()
 
 
@@ -160,14 +200,25 @@ class ReleaseFolder:
         return self
 
     def write(self, path: str, content: bytes, *, inflate: bool = False) -> None:
-        """Write `content` (stored, with `inflate`: decompressed first) as the file `path`, in a thread."""
+        """Write `content` (stored, with `inflate`: decompressed first) as the file `path`, in a thread.
+        A name outside the bundle's layout is refused: it would be written outside the folder."""
+        problem = bundle.path_problem(path)
+        if problem:
+            raise ApplicationError(f"a release file named {path!r} is not written: {problem}")
         self.paths.append(path)
         self.jobs.append(self.pool.submit(self._write, path, content, inflate))
 
-    def _write(self, path: str, content: bytes, inflate: bool) -> None:
+    def _write(self, path: str, content: bytes, inflate: bool) -> str | None:
         target = self.staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_inflate(content) if inflate else content)
+        data = _inflate(content, path) if inflate else content
+        target.write_bytes(data)
+        # A stored file is hashed as it is written, for the check against the manifest (digests()).
+        return _sha(data) if inflate else None
+
+    def digests(self) -> dict[str, str | None]:
+        """Each written file's SHA-256 (stored files only: a rendered file is the manifest's source)."""
+        return {path: job.result() for path, job in zip(self.paths, self.jobs, strict=True)}
 
     def publish(self) -> int:
         for job in self.jobs:
@@ -240,32 +291,62 @@ def _what_changed(path: str, sealed: bytes, live: bytes) -> str:
     return f"{len(changed)} record(s) differ from the sealed copy: {shown}"
 
 
-def release_drift(*, key: GoldKey) -> list[Drift]:
-    """Everything that no longer matches the sealed release: stored files against their manifest, and
-    the live rows (items, answers, decisions, council votes, entries) re-rendered against the sealed copy."""
-    release = release_get(key)
+def manifest_drift(*, release: Release, manifest: bytes | None, digests: dict[str, str],
+                   recorded: dict[str, str] | None = None) -> list[Drift]:
+    """Stored files against the sealed manifest: `digests` is each stored file's SHA-256 (MANIFEST.sha256
+    itself is checked against the release's hash); `recorded`, the hashes the file rows record, if read."""
     drift: list[Drift] = []
-    files = release_files(key)
-    manifest = files.get(MANIFEST, b"")
-    if _sha(manifest) != release.sha256:
+    if manifest is None:
+        drift.append(Drift("release", MANIFEST, "missing"))
+    elif _sha(manifest) != release.sha256:
         drift.append(Drift("release", MANIFEST, "does not match the release hash recorded at the freeze"))
     listed = {}
-    for line in manifest.decode("utf-8", errors="replace").splitlines():
+    for line in (manifest or b"").decode("utf-8", errors="replace").splitlines():
         digest, _, path = line.partition("  ")
         listed[path] = digest
-    stored = dict(ReleaseFile.objects.filter(release=release).values_list("path", "sha256"))
-    for path, content in files.items():
+    for path, digest in digests.items():
         if path == MANIFEST:
             continue
-        if listed.get(path) != _sha(content) or stored.get(path) != _sha(content):
+        if path not in listed:
+            drift.append(Drift("release", path, "stored but not listed in MANIFEST.sha256"))
+        elif listed[path] != digest or (recorded is not None and recorded.get(path) != digest):
             drift.append(Drift("release", path, "stored bytes do not match MANIFEST.sha256"))
-    for path in sorted(set(listed) - set(files)):
+    for path in sorted(set(listed) - set(digests)):
         drift.append(Drift("release", path, "listed in MANIFEST.sha256 but missing"))
+    return drift
+
+
+def release_drift(*, key: GoldKey, render_live: bool = True) -> list[Drift]:
+    """Everything that no longer matches the sealed release: stored files against their manifest (a name
+    outside the bundle's layout, a file that cannot be read), and the live rows (items, answers,
+    decisions, council votes, entries) re-rendered against the sealed copy (`render_live`: False when
+    rows they name are gone, which the renderer cannot read around)."""
+    release = release_get(key)
+    drift: list[Drift] = []
+    files: dict[str, bytes] = {}
+    for path, content in _sealed_rows(key):
+        problem = bundle.path_problem(path)
+        if problem:
+            drift.append(Drift("release", repr(path), f"a stored file's name {problem}"))
+            continue
+        try:
+            files[path] = _inflate(content, path)
+        except UnreadableFile as exc:
+            drift.append(Drift("release", path, exc.message.removeprefix(f"{path}: ")))
+    stored = dict(ReleaseFile.objects.filter(release=release).values_list("path", "sha256"))
+    readable = {path: _sha(content) for path, content in files.items()}
+    # An unreadable or misplaced file was named above, not again as missing.
+    drift += [d for d in manifest_drift(release=release, manifest=files.get(MANIFEST), digests=readable, recorded=stored)
+              if not (d.detail.startswith("listed in") and d.path in stored)]
+    if not render_live:  # the caller found rows the release was rendered from gone, and named them
+        return [*drift, Drift("live", "*", "not compared: rows the release was rendered from no longer exist")]
     try:
         live = bundle.render(bundle_data(key), fmt=release_format(release))
     except ApplicationError as exc:  # the entries no longer match the key's hash
         return [*drift, Drift("entries", "key.jsonl", exc.message)]
-    for path in sorted(set(files) | set(live)):
+    except LookupError as exc:  # a row the others name is gone: a report, not a traceback
+        return [*drift, Drift("live", "*", f"cannot be re-rendered: a row the release names is gone ({exc!r})")]
+    for path in sorted(set(files) | (set(live) - set(stored))):  # an unreadable file is named above
         if path == MANIFEST:
             continue
         if path not in live:

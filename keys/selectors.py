@@ -98,6 +98,8 @@ def freeze_review(key: GoldKey) -> dict:
 
 
 def key_get(version: str) -> GoldKey:
+    if "\x00" in version:  # no key has one, and PostgreSQL refuses it in a query with a server error
+        raise NotFound(f"no gold key {version!r}")
     key = GoldKey.objects.select_related("benchmark", "parent", "campaign").filter(version=version).first()
     if key is None:
         raise NotFound(f"no gold key '{version}'")

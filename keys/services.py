@@ -13,12 +13,12 @@ from operator import attrgetter
 from types import SimpleNamespace
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 import protocols
 from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot, collector_paused
-from annotation.models import Campaign, Enrollment
+from annotation.models import Assignment, Campaign, Enrollment
 from annotation.services import campaign_create, campaign_lock, campaign_mark_frozen
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
 from goldkey import roles
@@ -29,7 +29,16 @@ from goldkey.lib.forked import in_fork, worth_forking
 from items.models import Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
-from keys.models import Erratum, GoldKey, KeyEntry, Provenance, Release, ReliabilityPass
+from keys.models import (
+    VERSION_MAX_LENGTH,
+    VERSION_PATTERN,
+    Erratum,
+    GoldKey,
+    KeyEntry,
+    Provenance,
+    Release,
+    ReliabilityPass,
+)
 from keys.releases import release_drift, release_seal
 from keys.selectors import (
     EntryRow,
@@ -170,11 +179,24 @@ class _Built:
     sealing: Sealing
 
 
+def key_version_check(*, version: str) -> None:
+    """A new key's version is plain (keys.models.VERSION_PATTERN), or it is refused naming what is wrong.
+    Checked before any query: PostgreSQL refuses a NUL in a query parameter with a server error."""
+    if isinstance(version, str) and len(version) <= VERSION_MAX_LENGTH and VERSION_PATTERN.fullmatch(version):
+        return
+    shown = str(version).encode("unicode_escape").decode("ascii")[:80]  # a NUL or a newline shown, not sent
+    if isinstance(version, str) and len(version) > VERSION_MAX_LENGTH:
+        raise ApplicationError(f"key version '{shown}…' is longer than {VERSION_MAX_LENGTH} characters")
+    raise ApplicationError(f"'{shown}' is not a key version: a letter or digit, then letters, digits and . _ + - "
+                           "(no spaces, slashes or control characters), e.g. TWIST-v1.0")
+
+
 def _build(
     *, campaign: Campaign, version: str, user, notes: str, sealed: bool = True, progress: Callable[[str], None] = _no_progress
 ) -> _Built:
     """`sealed`: a release is sealed from what is built (the freeze), so the whole answers are kept for it."""
     _require_author(user)
+    key_version_check(version=version)
     existing = GoldKey.objects.select_for_update().filter(version=version).first()
     if existing is not None and existing.is_frozen:
         raise ApplicationError(f"key '{version}' is already frozen (frozen keys never change; file an erratum)")
@@ -320,13 +342,21 @@ def key_verify(*, version: str) -> dict:
     computed = sha256_hex(key_canonical_bytes(key))
     hash_ok = bool(key.sha256) and computed == key.sha256
     drift = [] if hash_ok else [f"entries: key.jsonl: the entries hash to {computed}, not the recorded {key.sha256 or '-'}"]
-    release = None
-    if key.is_frozen:
-        release = Release.objects.filter(key=key).first()
+    release = Release.objects.filter(key=key).first()
+    if not key.is_frozen and (release is not None or key.frozen_at is not None):
+        # Only a write behind Goldkey's back turns a frozen key into a draft: drafts can be rebuilt.
+        drift.append("key: its status is draft, but it was frozen"
+                     + (f" at {key.frozen_at.isoformat()}" if key.frozen_at else "")
+                     + (" and has a sealed release" if release is not None else ""))
+    drift += _errata_drift(key)
+    gone = _items_gone(key)
+    drift += [f"items: {what} no longer exists" for what in gone]
+    if key.is_frozen or release is not None:
         if release is None:
             drift.append("release: the key has no sealed release")
         else:
-            drift += [str(d) for d in release_drift(key=key) if not (d.where == "entries" and not hash_ok)]
+            drift += [str(d) for d in release_drift(key=key, render_live=not gone)
+                      if not (d.where == "entries" and not hash_ok)]
     return {
         "version": key.version,
         "status": key.status,
@@ -337,6 +367,37 @@ def key_verify(*, version: str) -> dict:
         "drift": drift,
         "ok": hash_ok and not drift,
     }
+
+
+def _has_decision_trail(erratum: Erratum) -> bool:
+    """Decided through erratum_decide: by a named author, at a recorded time."""
+    return erratum.decided_by_id is not None and erratum.decided_at is not None
+
+
+def _errata_drift(key: GoldKey) -> list[str]:
+    """Errata of the key, or applied in it, that erratum_decide did not decide: an accepted or rejected
+    erratum names the author who decided it and when, and only an accepted one is applied."""
+    drift = []
+    for erratum in Erratum.objects.filter(Q(key=key) | Q(applied_in=key)).order_by("id"):
+        if erratum.status != Erratum.Status.FILED and not _has_decision_trail(erratum):
+            drift.append(f"errata: erratum {erratum.pk} ({erratum.item_external_id}) is {erratum.status} "
+                         "with no decision trail (no deciding author or time)")
+        if erratum.applied_in_id is not None and erratum.status != Erratum.Status.ACCEPTED:
+            drift.append(f"errata: erratum {erratum.pk} ({erratum.item_external_id}) is applied but {erratum.status}")
+    return drift
+
+
+def _items_gone(key: GoldKey) -> list[str]:
+    """The key's entries, and its campaign's assignments, whose item row was deleted (the database refuses
+    that; a superuser can lift the refusal)."""
+    missing = ~Exists(Item.objects.filter(pk=OuterRef("item_id")))
+    gone = [f"entry {external_id}'s item" for external_id in
+            KeyEntry.objects.filter(missing, key=key).order_by("external_id").values_list("external_id", flat=True)]
+    if key.campaign_id is not None:
+        ids = (Assignment.objects.filter(missing, enrollment__campaign_id=key.campaign_id)
+               .order_by("item_id").values_list("item_id", flat=True).distinct())
+        gone += [f"item {pk}, assigned in campaign {key.campaign.slug}," for pk in ids]
+    return gone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,6 +561,7 @@ def _derive_plan(*, parent: GoldKey, version: str, user, notes: str = "", lock: 
     """The derive's every check and the errata applied, reading only the entries they name. `lock`: the
     errata are locked until the caller's transaction ends (the derive; a preview only reads)."""
     _require_author(user)
+    key_version_check(version=version)
     if not parent.is_frozen:
         raise ApplicationError(f"key '{parent.version}' is a draft; derive from a frozen key")
     if GoldKey.objects.filter(version=version).exists():
@@ -508,6 +570,10 @@ def _derive_plan(*, parent: GoldKey, version: str, user, notes: str = "", lock: 
     errata = list(pending.select_for_update() if lock else pending)
     if not errata:
         raise ApplicationError(f"{parent.version} has no accepted errata waiting to be applied")
+    forged = [e.pk for e in errata if not _has_decision_trail(e)]
+    if forged:
+        raise ApplicationError(f"{parent.version}: accepted errata {', '.join(map(str, forged))} have no decision trail "
+                               "(no deciding author or time): they were not accepted through Goldkey (run key_verify)")
     key = GoldKey(
         benchmark=parent.benchmark, kind=parent.kind, version=version, parent=parent,
         campaign=parent.campaign, created_by=user, notes=notes,

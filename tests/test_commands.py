@@ -1,13 +1,12 @@
 """The command base: --json failures as records a script can read, and no command hiding a Django flag."""
 
-import argparse
 import json
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command, get_commands, load_command_class
 
-from goldkey.lib.commands import GoldkeyCommand
+from goldkey.lib.commands import GoldkeyCommand, RefuseVersion
 from goldkey.lib.error_records import error_record
 
 pytestmark = pytest.mark.django_db
@@ -70,8 +69,45 @@ def test_no_command_overrides_a_django_flag():
     for name, command in _goldkey_commands():
         parser = command.create_parser("manage.py", name)
         version = next(a for a in parser._actions if "--version" in a.option_strings)
-        assert isinstance(version, argparse._VersionAction), f"{name} redefines --version"
+        # The base's refusal (below), not an argument of the command's own in the flag's place.
+        assert type(version) is RefuseVersion, f"{name} redefines --version"
         assert parser.conflict_handler == "error", f"{name} resolves option conflicts by overriding"
+
+
+def _takes_a_key_version(parser) -> bool:
+    return any(a.dest == "version" or a.metavar == "VERSION" or "key version" in (a.help or "")
+               for a in parser._actions if "--version" not in a.option_strings)
+
+
+KEY_VERSION_COMMANDS = {"key_freeze", "key_derive", "key_export", "key_verify", "erratum_file", "reliability_pass",
+                        "score_import", "score_report", "leakage_audit"}
+
+
+def test_the_commands_that_take_a_key_version_are_all_found():
+    found = {name for name, command in _goldkey_commands() if _takes_a_key_version(command.create_parser("manage.py", name))}
+    assert found == KEY_VERSION_COMMANDS
+
+
+@pytest.mark.parametrize("name", sorted(KEY_VERSION_COMMANDS))
+def test_version_given_as_a_key_version_is_refused_with_where_the_key_version_goes(name, capsys):
+    """Django's --version printed Django's version and exited 0: `key_freeze --version TWIST-v1.0` froze nothing."""
+    command = load_command_class(get_commands()[name], name)
+    with pytest.raises(SystemExit) as exited:  # from the shell, as an operator types it
+        command.run_from_argv(["manage.py", name, "--version", "TWIST-v1.0"])
+    assert exited.value.code != 0
+    err = capsys.readouterr().err
+    assert "--version is not a key version" in err
+    parser = command.create_parser("manage.py", name)
+    option = next(a for a in parser._actions if (a.dest == "version" or a.metavar == "VERSION")
+                  and "--version" not in a.option_strings)
+    assert (option.option_strings[0] if option.option_strings else "argument VERSION") in err
+    with pytest.raises(CommandError, match="not a key version"):  # and from code
+        call_command(name, "--version", "TWIST-v1.0")
+
+
+def test_version_on_a_command_without_a_key_version_is_refused_too():
+    with pytest.raises(CommandError, match="not an option of this command"):
+        call_command("import_twist", "--version")
 
 
 def test_a_command_error_raised_by_a_command_is_a_record_under_json_too():

@@ -76,3 +76,41 @@ def test_a_password_like_the_username_is_refused(annotator_a):
 
 def test_a_long_unrelated_password_is_accepted(annotator_a):
     validate_password("correct horse battery staple", user=annotator_a)
+
+
+CHANGE = "/accounts/password/change/"
+
+
+def _change(client, old_password):
+    return client.post(CHANGE, {"old_password": old_password, "new_password1": "a-Long-new-secret-42",
+                                "new_password2": "a-Long-new-secret-42"})
+
+
+def test_wrong_old_passwords_on_the_change_form_lock_the_account_as_wrong_logins_do(annotator_a, settings):
+    """A stolen session could otherwise try passwords there without limit."""
+    client = Client()
+    client.force_login(annotator_a)
+    codes = [_change(client, "wrong-password").status_code for _ in range(settings.AXES_FAILURE_LIMIT)]
+    assert codes == [200] * (settings.AXES_FAILURE_LIMIT - 1) + [429]
+    assert _change(client, "ann_a-pass").status_code == 429  # the right one is refused while locked
+    annotator_a.refresh_from_db()
+    assert annotator_a.check_password("ann_a-pass")
+    assert _attempt(annotator_a, "ann_a-pass").status_code == 429  # and the login with it
+
+
+def test_wrong_old_passwords_count_towards_the_login_lock(annotator_a, settings):
+    client = Client()
+    client.force_login(annotator_a)
+    for _ in range(settings.AXES_FAILURE_LIMIT // 2):
+        _change(client, "wrong-password")
+    _fail(annotator_a, settings.AXES_FAILURE_LIMIT - settings.AXES_FAILURE_LIMIT // 2)
+    assert _attempt(annotator_a, "ann_a-pass").status_code == 429
+
+
+def test_the_right_old_password_still_changes_it(annotator_a):
+    client = Client()
+    client.force_login(annotator_a)
+    _change(client, "wrong-password")
+    assert _change(client, "ann_a-pass").status_code == 302
+    annotator_a.refresh_from_db()
+    assert annotator_a.check_password("a-Long-new-secret-42")

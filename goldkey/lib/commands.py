@@ -1,5 +1,6 @@
 """Shared plumbing for Goldkey management commands: --json output and clean error reporting."""
 
+import argparse
 import json
 
 from django.contrib.auth import get_user_model
@@ -29,6 +30,33 @@ def acting_user(username: str | None):
     return user
 
 
+def _key_version_arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The arguments of a command that name a key version (its `version` or a VERSION metavar)."""
+    return [a for a in parser._actions
+            if (a.dest == "version" or a.metavar == "VERSION") and not isinstance(a, RefuseVersion)]
+
+
+class RefuseVersion(argparse.Action):
+    """`--version` on a Goldkey command: Django's flag prints Django's version and exits 0, so
+    `key_freeze --version TWIST-v1.0` (a natural guess) froze nothing and looked like it worked. Refused,
+    saying where the key version goes."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="refused: not Django's version flag here (python -m django --version prints that)")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        named = _key_version_arguments(parser)
+        if not named:
+            parser.error("--version is not an option of this command (python -m django --version prints Django's)")
+        where = named[0]
+        if where.option_strings:
+            pointer = f"name the key version with {where.option_strings[0]}, e.g. {where.option_strings[0]} TWIST-v1.0"
+        else:
+            pointer = f"give the key version as the argument {where.dest.upper()}, e.g. {parser.prog} TWIST-v1.0"
+        parser.error(f"--version is not a key version: {pointer}")
+
+
 class GoldkeyCommand(BaseCommand):
     """Subclasses implement run(**options) -> dict and summary(result) -> str."""
 
@@ -40,6 +68,11 @@ class GoldkeyCommand(BaseCommand):
     json_option = True
     dry_run_option = False
     acting_user_option = False  # adds --by USERNAME; read it with self.acting_user(options)
+
+    def add_base_argument(self, parser, *args, **kwargs):
+        if args == ("--version",):
+            kwargs = {"action": RefuseVersion}
+        super().add_base_argument(parser, *args, **kwargs)
 
     def add_arguments(self, parser):
         if self.json_option:

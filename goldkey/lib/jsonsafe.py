@@ -1,5 +1,6 @@
 """JSON from outside (import files, uploads, API bodies) parsed so that hostile input is refused with a
-message, never a traceback: NaN/Infinity, nesting past MAX_JSON_DEPTH, texts past MAX_JSON_TEXT."""
+message, never a traceback: NaN/Infinity, nesting past MAX_JSON_DEPTH, texts past MAX_JSON_TEXT, and
+texts no database stores (a NUL character, a lone surrogate)."""
 
 import json
 import math
@@ -28,6 +29,21 @@ class JsonRefused(ValueError):
 _CONSTANT = re.compile(r"(?<![\w\"])(?:-?Infinity|NaN)(?![\w\"])")
 _HUGE = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
 _TOO_DEEP = f"nested more than {MAX_JSON_DEPTH} levels deep"
+# JSON spells a NUL or a surrogate only as an escape (raw control characters are invalid, and the text was
+# decoded from UTF-8, which has no surrogates); a string is searched only when the text holds one.
+_ESCAPED_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+# A pair of surrogates is one character once parsed: only a lone one is left in a Python string.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable(text: str) -> str | None:
+    """Why a text cannot be stored (PostgreSQL refuses NUL in text; a lone surrogate is no UTF-8), or None."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group(0) == "\x00":
+        return "holds a NUL character (\\u0000), which cannot be stored"
+    return f"holds a lone surrogate (\\u{ord(found.group(0)):04x}), which is not text"
 
 
 def _refuse_constant(name: str):
@@ -70,6 +86,7 @@ def json_loads_checked(text: str) -> object:
         found = _CONSTANT.search(text) or _HUGE.search(text)
         exc.offset = found.start() if found else None
         raise
+    suspicious = _ESCAPED_UNSTORABLE.search(text) is not None
     # An explicit stack, not recursion: the check must not fail the way it guards against.
     stack = [(value, ())]
     while stack:
@@ -81,7 +98,12 @@ def json_loads_checked(text: str) -> object:
             for key, child in items:
                 if isinstance(key, str) and len(key) > MAX_JSON_TEXT:
                     raise JsonRefused(f"a key of {len(key):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+                if suspicious and isinstance(key, str) and (why := _unstorable(key)):
+                    raise JsonRefused(f"a key {why}", path=where)
                 stack.append((child, (*where, key)))
-        elif isinstance(node, str) and len(node) > MAX_JSON_TEXT:
-            raise JsonRefused(f"a text of {len(node):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+        elif isinstance(node, str):
+            if len(node) > MAX_JSON_TEXT:
+                raise JsonRefused(f"a text of {len(node):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+            if suspicious and (why := _unstorable(node)):
+                raise JsonRefused(f"the text {why}", path=where)
     return value

@@ -45,10 +45,15 @@ def test_annotators_and_outsiders_never_open_unblinded_material(twist_campaign, 
             require_unblinded(user, twist_campaign)
 
 
-def test_get_assignment_for_user_refuses_someone_elses_assignment_with_403(twist_campaign, annotator_a, annotator_b):
+def test_get_assignment_for_user_answers_someone_elses_assignment_as_one_that_does_not_exist(
+        twist_campaign, annotator_a, annotator_b):
+    """A 403 for an id that exists and a 404 for one that does not would let an annotator count the ids."""
     other = enrollment_of(twist_campaign, annotator_b).assignments.first()
-    with pytest.raises(NotAllowed):
+    with pytest.raises(NotFound) as theirs:
         get_assignment_for_user(annotator_a, pk=other.pk)
+    with pytest.raises(NotFound) as missing:
+        get_assignment_for_user(annotator_a, pk=10**9)
+    assert theirs.value.message == missing.value.message
     assert get_assignment_for_user(annotator_b, pk=other.pk) == other
 
 

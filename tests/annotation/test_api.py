@@ -2,7 +2,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import AnswerRevision
+from annotation.models import AnswerRevision, Assignment
 from tests.annotation.conftest import answer_all_phase1, enrollment_of
 
 
@@ -60,12 +60,20 @@ def test_blind_item_view_adds_the_phase2_questions_and_quote_once_phase2_is_open
     assert data["phase2"]["quote"].startswith("SECRET-QUOTE")
 
 
-def test_someone_elses_assignment_is_403_and_a_missing_one_404(twist_campaign, annotator_a, annotator_b):
+def test_someone_elses_assignment_and_a_missing_one_get_the_same_404(twist_campaign, annotator_a, annotator_b):
     other = _pk(twist_campaign, annotator_b)
+    missing = Assignment.objects.order_by("-pk").first().pk + 1
     client = _token(annotator_a)
-    assert client.get(f"/api/annotation/assignments/{other}/").status_code == 403
-    assert client.post(f"/api/annotation/assignments/{other}/answer/", {"values": {"q1": "consistent"}}, format="json").status_code == 403
-    assert client.get("/api/annotation/assignments/999999/").status_code == 404
+
+    def answers(pk):
+        return [(r.status_code, r.content) for r in (
+            client.get(f"/api/annotation/assignments/{pk}/"),
+            client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": {"q1": "consistent"}}, format="json"),
+            client.post(f"/api/annotation/assignments/{pk}/skip/"),
+        )]
+
+    assert answers(other) == answers(missing)
+    assert {status for status, _ in answers(other)} == {404}
     assert not AnswerRevision.objects.exists()
 
 

@@ -47,6 +47,6 @@ def test_put_cannot_clear_a_locked_phase1_answer(twist_campaign, annotator_a):
     assert assignment.answer.values == {"q1": "consistent"}
 
 
-def test_patch_on_someone_elses_assignment_is_403(twist_campaign, annotator_a, annotator_b):
+def test_patch_on_someone_elses_assignment_is_404(twist_campaign, annotator_a, annotator_b):
     refused = _client(annotator_a).patch(_url(twist_campaign, annotator_b), {"values": {"q1": "consistent"}}, format="json")
-    assert refused.status_code == 403
+    assert refused.status_code == 404

@@ -61,6 +61,7 @@ def test_a_download_is_the_sealed_bytes_with_the_release_hash_as_etag(client, fr
     release = Release.objects.get(key=frozen_key)
     assert first.status_code == 200 and first.content == second.content
     assert first["ETag"] == f'"{release.sha256}"' and "immutable" in first["Cache-Control"]
+    assert "no-store" not in first["Cache-Control"]  # its own header, not the site's default for other answers
     assert client.get(f"/keys/{frozen_key.version}/download.zip", HTTP_IF_NONE_MATCH=f'"{release.sha256}"').status_code == 304
 
 
