@@ -17,7 +17,7 @@ from items.models import Benchmark, Item, ItemKind
 
 # What a key version may be: it names the release's zip and its folder in it, the download's file name,
 # every URL of the key, and every score cites it. keys.services.key_version_check refuses anything else
-# with a message; the database refuses it too (keys/migrations/0014_goldkey_version_plain.py).
+# with a message; the database refuses it too (keys/migrations/0015_goldkey_version_plain.py).
 VERSION_PATTERN = re.compile(r"[A-Za-z0-9][-A-Za-z0-9._+]*")
 VERSION_MAX_LENGTH = 50
 

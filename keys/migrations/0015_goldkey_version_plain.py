@@ -67,7 +67,7 @@ def backward(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("keys", "0013_keyentry_references_checked_per_statement"),
+        ("keys", "0014_runs_move_to_scoring_app"),
     ]
 
     operations = [
