@@ -1,11 +1,14 @@
 """Who may see what of a campaign. Declared once; every page, API view, export and admin uses it.
 
 Gold, the adjudication queue, council votes, agreement figures and other annotators' answers are
-"unblinded" material. An author may see them — unless the author is also an annotator in that campaign
-and has not yet submitted their own annotation (the campaign records when they did, for disclosure).
+"unblinded" material. Blindness belongs to a (user, item) pair: while a user has an open assignment on an
+item — in any campaign, under any role — nothing that shows that item's other answers, decisions, detector
+labels or key entry is served to them (404), so a second campaign over the same items cannot be read
+through the first one. An author may see the rest. A page that shows many items refuses as a whole when
+one of them is blind to the viewer.
 """
 
-from django.db.models import Exists, OuterRef
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from annotation.models import Assignment, Campaign, Enrollment
 from goldkey import roles
@@ -17,21 +20,46 @@ def _blinding_enrollments(user):
     return Enrollment.objects.filter(annotator=user, submitted_at__isnull=True, ended_at__isnull=True)
 
 
+def blind_items(user):
+    """The items `user` is blind to, as a subquery of item ids: those they hold an open assignment on, in
+    any campaign. The one rule; every other question of blindness is asked through it."""
+    if not user.is_authenticated:
+        return Assignment.objects.none().values("item_id")
+    return Assignment.objects.filter(enrollment__in=_blinding_enrollments(user)).values("item_id")
+
+
+def _blind_in(user, campaign_pk=None):
+    """Is `user` blind in a campaign (`campaign_pk`, or the outer query's row when None)? They are when
+    they annotate in it, not yet handed in, or when it holds an item they have open work on elsewhere.
+    The second is driven from the user's own open assignments (usually none), each probing the (item,
+    enrollment) index, rather than from the campaign's, which may be 200,000."""
+    own = campaign_pk if campaign_pk is not None else OuterRef("pk")
+    other = campaign_pk if campaign_pk is not None else OuterRef(OuterRef("pk"))
+    return Exists(_blinding_enrollments(user).filter(campaign_id=own)) | Exists(
+        Assignment.objects.filter(enrollment__in=_blinding_enrollments(user)).filter(
+            Exists(Assignment.objects.filter(item_id=OuterRef("item_id"), enrollment__campaign_id=other))
+        )
+    )
+
+
 def can_view_unblinded(user, campaign: Campaign) -> bool:
     if not roles.is_author(user):
         return False
     blind = getattr(campaign, "blind_for", None)
     if blind is not None and blind[0] == user.pk:  # read with the campaign (get_unblinded_campaign)
         return not blind[1]
-    return not _blinding_enrollments(user).filter(campaign=campaign).exists()
+    return not Campaign.objects.filter(pk=campaign.pk).filter(_blind_in(user, campaign.pk)).exists()
 
 
 def blind_campaigns(user):
-    """The campaigns `user` is still blind to: they annotate in them and have neither handed in nor been
-    ended. Admin lists and draft keys filter on it (a subquery of campaign ids)."""
+    """The campaigns `user` is still blind to, as a subquery of campaign ids: those they annotate in, not
+    yet handed in, and any other holding an item they have open work on. Admin lists, key lines and draft
+    keys filter on it."""
     if not user.is_authenticated:
         return Campaign.objects.none().values("pk")
-    return Campaign.objects.filter(pk__in=_blinding_enrollments(user).values("campaign_id")).values("pk")
+    holding = Assignment.objects.filter(item_id__in=blind_items(user)).values("enrollment__campaign_id")
+    own = _blinding_enrollments(user).values("campaign_id")
+    return Campaign.objects.filter(Q(pk__in=own) | Q(pk__in=holding)).values("pk")
 
 
 def blind_item_sets(user):
@@ -42,8 +70,10 @@ def blind_item_sets(user):
 def require_unblinded(user, campaign: Campaign) -> None:
     roles.require_author(user)
     if not can_view_unblinded(user, campaign):
-        raise NotAllowed(
-            f"You are an annotator in '{campaign.slug}': its gold, queue, council votes and agreement "
+        # 404, as for a campaign that does not exist: the refusal is the same whichever campaign holds the
+        # items, and says nothing of which items they are.
+        raise NotFound(
+            f"You have open work on items of '{campaign.slug}': its gold, queue, council votes and agreement "
             "open once you have submitted your own annotation."
         )
 
@@ -54,7 +84,7 @@ def get_campaign(slug: str, *, blind_for=None) -> Campaign:
     in the same query (for can_view_unblinded: one query less on every unblinded page)."""
     rows = Campaign.objects.filter(slug=slug).select_related("item_set__track__benchmark")
     if blind_for is not None and blind_for.is_authenticated:
-        rows = rows.annotate(user_blind=Exists(_blinding_enrollments(blind_for).filter(campaign=OuterRef("pk"))))
+        rows = rows.annotate(user_blind=ExpressionWrapper(_blind_in(blind_for), output_field=BooleanField()))
     campaign = rows.first()
     if campaign is None:
         known = ", ".join(Campaign.objects.order_by("slug").values_list("slug", flat=True)[:20]) or "none"

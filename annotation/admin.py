@@ -12,6 +12,8 @@ from annotation.models import Campaign, Enrollment
 from annotation.services import campaign_create
 from goldkey import roles
 from goldkey.errors import ApplicationError
+from items.admin import GenerationRejectAdmin, ItemAdmin
+from items.models import GenerationReject, Item
 
 
 class AuthorOnlyAdmin(admin.ModelAdmin):
@@ -109,3 +111,23 @@ class CampaignAdmin(AuthorOnlyAdmin):
 
     def save_related(self, request, form, formsets, change):
         pass  # annotators are enrollments, written by campaign_create
+
+
+class BlindItemAdmin(ItemAdmin):
+    """The items admin, without the item sets this user has open work in (their gold and hidden fields)."""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(item_set__in=access.blind_item_sets(request.user))
+
+
+class BlindRejectAdmin(GenerationRejectAdmin):
+    """The generation rejects, without those of an item set this user has open work in."""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).exclude(item_set__in=access.blind_item_sets(request.user))
+
+
+admin.site.unregister(Item)
+admin.site.register(Item, BlindItemAdmin)
+admin.site.unregister(GenerationReject)
+admin.site.register(GenerationReject, BlindRejectAdmin)

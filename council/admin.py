@@ -40,8 +40,9 @@ class CouncilVoteAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
     readonly_fields = ("campaign", "member", "item", "prompt_version", "status", "values", "error", "run", "attempts")
 
     def get_queryset(self, request):
-        # Council votes are hidden from annotators (PROTOCOL §4), superusers who annotate included.
-        # A sealing protocol's detector votes (Lapse: the judge's labels) stay hidden until its key is frozen.
+        # Council votes are hidden from annotators (PROTOCOL §4), superusers who annotate included, in every
+        # campaign over an item they have open work on. A sealing protocol's detector votes (Lapse: the
+        # judge's labels) stay hidden until its key is frozen.
         return (
             super().get_queryset(request).exclude(campaign__in=access.blind_campaigns(request.user))
             .exclude(campaign__in=detector_sealed_campaigns())

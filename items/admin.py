@@ -2,7 +2,9 @@
 
 Imported material is read-only here: items and turns change only through a new import or the
 errata process, never by hand-editing a row. Access is by role (staff with the author or admin
-role), declared once in RoleAdminMixin, not by per-model Django permissions.
+role), declared once in RoleAdminMixin, not by per-model Django permissions. Who is blind to which
+items is annotation's rule (annotation.access): annotation/admin.py registers the item and reject
+admins below again with it, since items come before annotation and may not import it.
 """
 
 from django import forms
@@ -26,17 +28,6 @@ from items.upload_services import CORPUS, Upload, upload_import
 def can_manage_items(user) -> bool:
     """Staff with the author or admin role may browse the corpus and import items."""
     return roles.is_staff_author(user)
-
-
-def item_sets_blind_for(user):
-    """Item sets in which the user is an annotator who has not yet submitted: their gold stays hidden.
-
-    Follows the campaign access rule (annotation/access.py) through the ORM relation, since items
-    come before annotation in the data flow and may not import it."""
-    return ItemSet.objects.filter(
-        campaigns__enrollments__annotator=user, campaigns__enrollments__submitted_at__isnull=True,
-        campaigns__enrollments__ended_at__isnull=True,
-    ).values("pk")
 
 
 class RoleAdminMixin(ReadOnlySaysWhy):
@@ -251,9 +242,6 @@ class ItemAdmin(RoleAdminMixin, admin.ModelAdmin):
     inlines = [EvidenceInline]
     readonly_fields = [f.name for f in Item._meta.fields]
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).exclude(item_set__in=item_sets_blind_for(request.user))
-
 
 @admin.register(GenerationReject)
 class GenerationRejectAdmin(RoleAdminMixin, admin.ModelAdmin):
@@ -262,6 +250,3 @@ class GenerationRejectAdmin(RoleAdminMixin, admin.ModelAdmin):
     list_select_related = ("item_set",)
     search_fields = ("=external_id", "verdict")
     readonly_fields = [f.name for f in GenerationReject._meta.fields]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).exclude(item_set__in=item_sets_blind_for(request.user))

@@ -39,17 +39,20 @@ class KeyEntryInline(admin.TabularInline):
 @admin.register(GoldKey)
 class GoldKeyAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
     read_only_reason = "A frozen key never changes: corrections are errata, released in a derived version."
-    list_display = ["version", "benchmark", "status", "parent", "frozen_at", "sha256"]
+    list_display = ["version", "benchmark", "status", "published", "parent", "frozen_at", "sha256"]
     list_filter = ["status", "benchmark"]
-    actions = ["freeze_drafts", "derive_next_versions"]
+    actions = ["freeze_drafts", "publish_keys", "derive_next_versions"]
     inlines = [KeyEntryInline]
 
     def get_queryset(self, request):
-        # A draft is built from a campaign's decisions: not for an author who is still blind to it.
-        qs = super().get_queryset(request)
-        return qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=blind_campaigns(request.user)).exclude(
-            campaign__in=key_selectors.key_lines_hidden_from(request.user)
+        # No key that shows an item this user has open work on (keys.selectors.keys_hidden_from).
+        return super().get_queryset(request).select_related("publication").exclude(
+            pk__in=key_selectors.keys_hidden_from(request.user)
         )
+
+    @admin.display(description="published", boolean=True)
+    def published(self, obj):
+        return hasattr(obj, "publication")  # read with the row (select_related)
 
     def add_view(self, request, form_url="", extra_context=None):
         """A key is made from a campaign, on the build page, where the draft is reviewed before it is frozen:
@@ -108,6 +111,16 @@ class GoldKeyAdmin(ReadOnlySaysWhy, admin.ModelAdmin):
         for key in queryset.filter(status=GoldKey.Status.DRAFT).select_related("campaign"):
             self._started(request, key.version, action=KeyJob.Action.FREEZE, key=key, version=key.version)
 
+    @admin.action(description="Publish the selected frozen keys (their files become public)")
+    def publish_keys(self, request, queryset):
+        for key in queryset.filter(status=GoldKey.Status.FROZEN):
+            try:
+                key_services.key_publish(key=key, user=request.user)
+            except ApplicationError as exc:
+                self.message_user(request, f"{key.version}: {exc.message}", messages.ERROR)
+                continue
+            self.message_user(request, f"{key.version} is published.", messages.SUCCESS)
+
     @admin.action(description="Derive the next version from accepted errata")
     def derive_next_versions(self, request, queryset):
         for parent in queryset.filter(status=GoldKey.Status.FROZEN):
@@ -150,7 +163,7 @@ class CampaignFiguresAdmin(CampaignAdmin):
             answered=Sum("enrollments__phase1_done_count"), required=Sum("enrollments__assigned_count"),
             enrolled=Count("enrollments"), finished=Count("enrollments", filter=Q(enrollments__submitted_at__isnull=False) | Q(enrollments__ended_at__isnull=False)),
             blind=Exists(blind_campaigns(user).filter(pk=OuterRef("pk"))),
-            key_hidden=Exists(key_selectors.key_lines_hidden_from(user).filter(key__campaign_id=OuterRef("pk"))),
+            key_hidden=Exists(GoldKey.objects.filter(campaign=OuterRef("pk"), pk__in=key_selectors.keys_hidden_from(user))),
         ).prefetch_related(Prefetch(
             "gold_keys", queryset=GoldKey.objects.only("id", "version", "status", "campaign_id", "manifest").order_by("version"),
         ))
@@ -230,4 +243,4 @@ class KeyJobAdmin(RoleAdminMixin, admin.ModelAdmin):
         # A job's messages may name a campaign's items: not for an author still blind to it.
         blind = blind_campaigns(request.user)
         return super().get_queryset(request).select_related("requested_by", "result").exclude(
-            campaign__in=blind).exclude(key__campaign__in=blind)
+            campaign__in=blind).exclude(key__in=key_selectors.keys_hidden_from(request.user))

@@ -1,4 +1,4 @@
-"""Gold key API: public reads of frozen keys; errata filed with a session or token; authors decide.
+"""Gold key API: public reads of published keys; errata filed with a session or token; authors decide.
 
 There is deliberately no write endpoint for keys or entries: PUT/PATCH/DELETE answer 405, and the
 database refuses the change anyway."""
@@ -21,10 +21,12 @@ class GoldKeySerializer(serializers.ModelSerializer):
     benchmark = serializers.CharField(source="benchmark.name")
     parent = serializers.CharField(source="parent.version", default=None)
     entries = serializers.IntegerField(source="n_entries", read_only=True)
+    # Read with the key (keys.selectors): null for a draft and for a frozen key still embargoed.
+    published_at = serializers.DateTimeField(read_only=True, default=None)
 
     class Meta:
         model = GoldKey
-        fields = ["version", "benchmark", "kind", "status", "parent", "sha256", "frozen_at", "entries", "notes"]
+        fields = ["version", "benchmark", "kind", "status", "parent", "sha256", "frozen_at", "published_at", "entries", "notes"]
 
 
 class ErratumSerializer(serializers.ModelSerializer):
@@ -100,7 +102,7 @@ class ErratumDecisionApi(APIView):
         payload = ErratumDecisionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         erratum = key_services.erratum_decide(
-            erratum=key_services.erratum_get(pk),
+            erratum=key_selectors.get_erratum_for_user(pk, request.user),
             accept=payload.validated_data["decision"] == "accept",
             note=payload.validated_data["note"],
             user=request.user,

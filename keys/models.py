@@ -65,6 +65,22 @@ class GoldKey(models.Model):
         return self.status == self.Status.FROZEN
 
 
+class KeyPublication(models.Model):
+    """A frozen key made public: until an author publishes it, a frozen key is sealed but embargoed (its
+    pages, files and API are for authors only), so that a reliability pass over it stays blind whether its
+    annotators are signed in or not. A row of its own, written once: the frozen key's row never changes, and
+    the database refuses an update or delete of a publication and one of a key that is not frozen."""
+
+    key = models.OneToOneField(GoldKey, on_delete=models.PROTECT, primary_key=True, related_name="publication")
+    published_at = models.DateTimeField(default=timezone.now)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"publication of {self.key_id}"
+
+
 class Provenance(models.TextChoices):
     KEPT_UNANIMOUS = "kept_unanimous", "kept unanimous"
     KEPT_AFTER_ADJUDICATION = "kept_after_adjudication", "kept after adjudication"
@@ -179,6 +195,9 @@ class ReliabilityPass(models.Model):
     campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="reliability_pass")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Started on a published key, with the author's acknowledgment: its annotators could read the gold
+    # they are measured against, and the report says so.
+    key_public_during_pass = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"reliability pass {self.campaign_id} over {self.key_id}"

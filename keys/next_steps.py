@@ -13,12 +13,12 @@ from annotation.models import Campaign, Enrollment
 from annotation.selectors import enrollment_progress
 from goldkey import roles
 from keys.models import Erratum, GoldKey
-from keys.selectors import campaigns_ready_for_a_key, key_lines_hidden_from
+from keys.selectors import campaigns_ready_for_a_key, keys_hidden_from
 
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # resume | close | decide | build | freeze | errata | derive
+    kind: str  # resume | close | decide | build | freeze | publish | errata | derive
     text: str
     link_name: str  # a url name
     link_args: tuple
@@ -36,7 +36,7 @@ def annotator_steps(user) -> list[dict]:
 
 
 def author_steps(user) -> list[Step]:
-    """For an author: what waits for them, most urgent first (seven queries). Campaigns they are still
+    """For an author: what waits for them, most urgent first (eight queries). Campaigns they are still
     blind to (they annotate in them) are left out: even a count of their queue is theirs to see later."""
     if not roles.is_author(user):
         return []
@@ -68,13 +68,19 @@ def author_steps(user) -> list[Step]:
         elif campaign.slug not in undecided:
             steps.append(Step("build", f"{campaign.slug} is closed and has no key yet: build a draft to review.",
                               "keys:build", (campaign.slug,), "build the key"))
-    for key in GoldKey.objects.filter(status=GoldKey.Status.DRAFT).exclude(campaign__in=blind).order_by("version"):
+    hidden = keys_hidden_from(user)
+    for key in GoldKey.objects.filter(status=GoldKey.Status.DRAFT).exclude(pk__in=hidden).order_by("version"):
         steps.append(Step("freeze", f"Draft {key.version} waits for review: freeze it, or rebuild it.",
                           "keys:detail", (key.version,), "review the draft"))
-    hidden = key_lines_hidden_from(user)
+    for key in (
+        GoldKey.objects.filter(status=GoldKey.Status.FROZEN, publication__isnull=True).exclude(pk__in=hidden)
+        .order_by("version")
+    ):
+        steps.append(Step("publish", f"{key.version} is frozen and embargoed: publish it when its release may be public.",
+                          "keys:detail", (key.version,), "publish the key"))
     errata = (
         Erratum.objects.filter(Q(status=Erratum.Status.FILED) | Q(status=Erratum.Status.ACCEPTED, applied_in__isnull=True))
-        .exclude(key__campaign__in=blind).exclude(key__campaign__in=hidden)
+        .exclude(key__in=hidden)
         .values_list("key__version", "status").annotate(n=Count("pk")).order_by("key__version", "status")
     )
     for version, status, n in errata:

@@ -9,7 +9,7 @@ from itertools import combinations
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Max, Q, TextField
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, TextField
 from django.db.models.functions import Cast
 
 import protocols
@@ -39,34 +39,61 @@ if TYPE_CHECKING:
     from keys.bundle import AnswerTrail
 
 # ---------------------------------------------------------------------------------------------
-# Visibility: frozen keys are public; drafts (and their gold) are for authors only.
+# Visibility: published keys are public; drafts and embargoed (frozen, not yet published) keys are for
+# authors only; and no key is shown to someone blind to one of its items (annotation.access.blind_items).
 
 
-def key_lines_hidden_from(user):
-    """The campaigns whose key lines `user` may not read, public or not: they annotate, not yet handed
-    in, in a reliability pass over one of those keys (its gold is what they are measured against)."""
-    return ReliabilityPass.objects.filter(campaign__in=access.blind_campaigns(user)).values("key__campaign_id")
+def keys_hidden_from(user):
+    """The keys `user` may not read, published or not, as a subquery of ids: those with an entry on an
+    item they are blind to, or of a campaign holding one (its release carries every answer, dropped items'
+    too), and every other version of such a key's line (a derived key's changelog names its parent's gold)."""
+    if not user.is_authenticated:
+        return GoldKey.objects.none().values("pk")
+    showing = KeyEntry.objects.filter(item_id__in=access.blind_items(user)).values("key_id")
+    lines = (
+        GoldKey.objects.filter(Q(pk__in=showing) | Q(campaign__in=access.blind_campaigns(user)))
+        .exclude(campaign=None).values("campaign_id")
+    )
+    return GoldKey.objects.filter(Q(pk__in=showing) | Q(campaign__in=lines)).values("pk")
+
+
+def _with_publication(qs):
+    """Keys with `published_at` (None: a draft, or frozen and embargoed), read in the same query."""
+    return qs.annotate(published_at=F("publication__published_at"))
 
 
 def keys_for_user(user):
-    qs = GoldKey.objects.select_related("benchmark", "parent").annotate(n_entries=Count("entries"))
+    qs = _with_publication(GoldKey.objects.select_related("benchmark", "parent")).annotate(n_entries=Count("entries"))
     if not roles.is_author(user):
-        qs = qs.filter(status=GoldKey.Status.FROZEN)
-    else:
-        qs = qs.exclude(status=GoldKey.Status.DRAFT, campaign__in=access.blind_campaigns(user))
-    return qs.exclude(campaign__in=key_lines_hidden_from(user)).order_by("benchmark__name", "version")
+        qs = qs.filter(publication__isnull=False)
+    return qs.exclude(pk__in=keys_hidden_from(user)).order_by("benchmark__name", "version")
 
 
 def get_key_for_user(version: str, user) -> GoldKey:
-    """Frozen keys are public; a draft is for authors who are not blind to its campaign."""
-    key = GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version).first()
-    if key is None or (not key.is_frozen and not roles.is_author(user)):
-        raise NotFound(f"no gold key '{version}'")
-    if not key.is_frozen and key.campaign_id and access.blind_campaigns(user).filter(pk=key.campaign_id).exists():
-        raise NotFound(f"no gold key '{version}'")
-    if key.campaign_id and key_lines_hidden_from(user).filter(key__campaign_id=key.campaign_id).exists():
+    """Published keys are public; a draft or an embargoed key is for authors; none for someone blind to
+    one of its items. The same 404 for each refusal, in one query."""
+    rows = _with_publication(
+        GoldKey.objects.select_related("benchmark", "parent", "campaign", "frozen_by").filter(version=version)
+    )
+    if user.is_authenticated:
+        rows = rows.annotate(hidden=Exists(keys_hidden_from(user).filter(pk=OuterRef("pk"))))
+    key = rows.first()
+    if key is None or getattr(key, "hidden", False) or (key.published_at is None and not roles.is_author(user)):
         raise NotFound(f"no gold key '{version}'")
     return key
+
+
+def get_erratum_for_user(erratum_id: int, user) -> Erratum:
+    """An erratum, if its key is one `user` may read (get_key_for_user): an erratum names its item and the
+    gold it would set. The same 404 whether it does not exist or is hidden."""
+    erratum = Erratum.objects.select_related("key").filter(pk=erratum_id).first()
+    if erratum is None:
+        raise NotFound(f"no erratum {erratum_id}")
+    try:
+        erratum.key = get_key_for_user(erratum.key.version, user)
+    except NotFound:
+        raise NotFound(f"no erratum {erratum_id}") from None
+    return erratum
 
 
 def campaigns_ready_for_a_key(user) -> list[Campaign]:
@@ -704,6 +731,8 @@ def reliability_report(key: GoldKey) -> list[dict]:
             report.append({
                 "label": f"independent reliability estimate for {key.version}",
                 "campaign": reliability.campaign.slug,
+                # The author acknowledged starting it on a published key: not a blind estimate.
+                "key_public_during_pass": reliability.key_public_during_pass,
                 "annotator": pseudonym,
                 "items": len(ids),
                 "answered": sum(1 for a in mine if a),

@@ -178,6 +178,7 @@ class KeyDetailSerializer(serializers.Serializer):
     parent = serializers.CharField(allow_null=True)
     sha256 = serializers.CharField(allow_blank=True)
     frozen_at = serializers.DateTimeField(allow_null=True)
+    published_at = serializers.DateTimeField(allow_null=True, help_text="null: a draft, or frozen and not yet published")
     entries = serializers.IntegerField()
     notes = serializers.CharField(allow_blank=True)
     manifest = ManifestSerializer()

@@ -35,6 +35,7 @@ from keys.models import (
     Erratum,
     GoldKey,
     KeyEntry,
+    KeyPublication,
     Provenance,
     Release,
     ReliabilityPass,
@@ -332,6 +333,33 @@ def key_freeze_draft(*, key: GoldKey, user, progress: Callable[[str], None] = _n
     # The draft's rows were checked against its hash by _freeze; `current` renders the same bytes.
     release_seal(key=key, sealing=Sealing(contents, content, evidence, snapshot.data.full_answers))
     return key
+
+
+@transaction.atomic
+def key_publish(*, key: GoldKey, user) -> KeyPublication:
+    """Make a frozen key public. A frozen key is sealed but embargoed until then: its pages, files and API
+    are for authors only. Refused while anyone still has open work on one of its items in another campaign
+    (a reliability pass over it): signed out, they could read the gold they are measured against."""
+    _require_author(user)
+    # Locked so that a pass started at the same moment (reliability_pass_create locks it too) is seen.
+    locked = GoldKey.objects.select_for_update().filter(pk=key.pk).first()
+    if locked is None or not locked.is_frozen:
+        raise ApplicationError(f"key '{key.version}' is a draft: freeze it before publishing it")
+    if KeyPublication.objects.filter(key=locked).exists():
+        raise ApplicationError(f"key '{key.version}' is already published")
+    still_open = (
+        Assignment.objects.filter(
+            item_id__in=KeyEntry.objects.filter(key=locked).values("item_id"),
+            enrollment__submitted_at__isnull=True, enrollment__ended_at__isnull=True,
+        ).exclude(enrollment__campaign_id=locked.campaign_id)
+        .values_list("enrollment__campaign__slug", flat=True).first()
+    )
+    if still_open is not None:
+        raise ApplicationError(
+            f"campaign '{still_open}' still has open work on items of this key (a reliability pass, or another "
+            "campaign over them): publish the key once its annotators have handed in, or their work has been ended"
+        )
+    return KeyPublication.objects.create(key=locked, published_by=user)
 
 
 def key_verify(*, version: str) -> dict:
@@ -781,12 +809,25 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
 
 
 @transaction.atomic
-def reliability_pass_create(*, key: GoldKey, annotators: list, slug: str, user, seed: int | None = None) -> ReliabilityPass:
+def reliability_pass_create(
+    *, key: GoldKey, annotators: list, slug: str, user, seed: int | None = None, key_public_acknowledged: bool = False,
+) -> ReliabilityPass:
     """A third-annotator pass (PROTOCOL §2, the papers' planned upgrade): a campaign over the frozen key's
-    items, each labelled blind by every annotator named, none of whom annotated the key's campaign."""
+    items, each labelled blind by every annotator named, none of whom annotated the key's campaign.
+
+    Blind only while the key is embargoed: on a published key (anyone, signed out, can download its gold)
+    it starts only with `key_public_acknowledged`, which the pass records and its report states."""
     _require_author(user)
     if not key.is_frozen:
         raise ApplicationError(f"key '{key.version}' is a draft; a reliability pass measures a frozen key")
+    key = GoldKey.objects.select_for_update().get(pk=key.pk)  # against a publication at the same moment
+    public = KeyPublication.objects.filter(key=key).exists()
+    if public and not key_public_acknowledged:
+        raise ApplicationError(
+            f"key '{key.version}' is published: its annotators could read the gold they are measured against. "
+            "Start the pass on an embargoed key, or acknowledge that the key was public during the pass "
+            "(the report records it)"
+        )
     root = key_lineage(key)[0]
     if root.campaign_id is None:
         raise ApplicationError(f"key '{key.version}' has no campaign: there are no original annotators to compare with")
@@ -804,4 +845,4 @@ def reliability_pass_create(*, key: GoldKey, annotators: list, slug: str, user, 
         pseudonyms=[f"R{n}" for n in range(1, len(annotators) + 1)],
         item_ids=set(KeyEntry.objects.filter(key=key).values_list("item_id", flat=True)),
     )
-    return ReliabilityPass.objects.create(key=key, campaign=campaign, created_by=user)
+    return ReliabilityPass.objects.create(key=key, campaign=campaign, created_by=user, key_public_during_pass=public)

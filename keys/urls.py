@@ -15,5 +15,6 @@ urlpatterns = [
     path("<str:version>/errata.jsonl", key_views.key_errata_feed, name="errata-feed"),
     path("<str:version>/errata/", key_views.erratum_create, name="erratum-create"),
     path("<str:version>/freeze/", key_views.key_freeze, name="freeze"),
+    path("<str:version>/publish/", key_views.key_publish, name="publish"),
     path("<str:version>/derive/", key_views.key_derive, name="derive"),
 ]

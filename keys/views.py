@@ -1,4 +1,4 @@
-"""Gold key pages: frozen keys are public (no login); drafts are for authors only."""
+"""Gold key pages: published keys are public (no login); drafts and embargoed keys are for authors only."""
 
 import json
 
@@ -132,6 +132,19 @@ def key_freeze(request, version: str):
 
 
 @login_required
+@require_POST
+def key_publish(request, version: str):
+    """Authors: make a frozen (embargoed) key public."""
+    roles.require_author(request.user)
+    key = _key_or_404(version, request.user)
+    if request.POST.get("confirm") != "yes":
+        messages.error(request, "Tick the box to confirm: a published key's files are public for good.")
+    elif _attempt(request, lambda: key_services.key_publish(key=key, user=request.user)) is not None:
+        messages.success(request, f"{key.version} is published.")
+    return redirect("keys:detail", version=key.version)
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def key_derive(request, version: str):
     """Authors: preview the next version (the accepted errata applied, every gate checked), then derive it."""
@@ -183,10 +196,11 @@ def job_progress(request, pk: int):
     return JsonResponse(jobs.job_progress(jobs.get_job_for_user(pk, request.user)))
 
 
-def _sealed(response: HttpResponse, release, filename: str) -> HttpResponse:
-    # The same bytes forever: the release hash is the entity tag, and caches may keep it for good.
+def _sealed(response: HttpResponse, key, release, filename: str) -> HttpResponse:
+    # The same bytes forever: the release hash is the entity tag, and caches may keep a published key's
+    # for good. An embargoed key's are for the author who asked: no shared cache may keep them.
     response["ETag"] = f'"{release.sha256}"'
-    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Cache-Control"] = "public, max-age=31536000, immutable" if key.published_at else "private, no-store"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -198,9 +212,9 @@ def key_download(request, version: str):
         raise Http404("drafts are not released")
     release = releases.release_get(key)
     if request.headers.get("If-None-Match") == f'"{release.sha256}"':
-        return _sealed(HttpResponseNotModified(), release, f"{key.version}.zip")
+        return _sealed(HttpResponseNotModified(), key, release, f"{key.version}.zip")
     content = bundle.zip_bytes(releases.release_files(key), key.version)
-    return _sealed(HttpResponse(content, content_type="application/zip"), release, f"{key.version}.zip")
+    return _sealed(HttpResponse(content, content_type="application/zip"), key, release, f"{key.version}.zip")
 
 
 @require_GET
@@ -212,7 +226,7 @@ def key_jsonl(request, version: str):
         return response
     release = releases.release_get(key)
     content = releases.release_files(key)["key.jsonl"]
-    return _sealed(HttpResponse(content, content_type="application/jsonl; charset=utf-8"), release, f"{key.version}.key.jsonl")
+    return _sealed(HttpResponse(content, content_type="application/jsonl; charset=utf-8"), key, release, f"{key.version}.key.jsonl")
 
 
 @require_GET
@@ -247,7 +261,7 @@ def erratum_create(request, version: str):
 @require_POST
 def erratum_decide(request, pk: int):
     erratum = _attempt(request, lambda: key_services.erratum_decide(
-        erratum=key_services.erratum_get(pk), accept=request.POST.get("decision") == "accept",
+        erratum=key_selectors.get_erratum_for_user(pk, request.user), accept=request.POST.get("decision") == "accept",
         note=request.POST.get("note", ""), user=request.user,
     ))
     if erratum is None:

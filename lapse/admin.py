@@ -1,11 +1,12 @@
 """Admin for scorer labels: read-only (the scoring services write them), by role, and blind like the items
-admin — an annotator who has not submitted never sees the labels of their campaign's items."""
+admin — nobody sees the labels of an item set they have open work in, in any campaign."""
 
 from django.contrib import admin
 
+from annotation.access import blind_item_sets
 from annotation.models import Campaign
 from council.selectors import detector_sealed_campaigns
-from items.admin import RoleAdminMixin, item_sets_blind_for
+from items.admin import RoleAdminMixin
 from lapse.models import ScorerLabel
 
 
@@ -22,6 +23,6 @@ class ScorerLabelAdmin(RoleAdminMixin, admin.ModelAdmin):
         # Labels of items in a campaign whose detector labels are still sealed (PROTOCOL §11) stay hidden.
         sealed_sets = Campaign.objects.filter(pk__in=detector_sealed_campaigns()).values("item_set_id")
         return (
-            super().get_queryset(request).exclude(item__item_set__in=item_sets_blind_for(request.user))
+            super().get_queryset(request).exclude(item__item_set__in=blind_item_sets(request.user))
             .exclude(item__item_set__in=sealed_sets)
         )

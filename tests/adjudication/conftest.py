@@ -64,12 +64,13 @@ def frozen_rows_teardown(db):
     yield
     key_triggers.uninstall(connection)
     try:
-        from keys.models import Erratum, GoldKey, KeyEntry, Release, ReleaseFile
+        from keys.models import Erratum, GoldKey, KeyEntry, KeyPublication, Release, ReleaseFile
 
         ReleaseFile.objects.all().delete()
         Release.objects.all().delete()
         Erratum.objects.all().delete()
         KeyEntry.objects.all().delete()
+        KeyPublication.objects.all().delete()
         GoldKey.objects.filter(parent__isnull=False).delete()
         GoldKey.objects.all().delete()
         # Unseal the campaigns too, so that the flush can delete their answers and decisions.
@@ -131,12 +132,27 @@ def decide(campaign, external_id: str, action: str, user, new_gold: str = "") ->
 
 @pytest.fixture
 def frozen_key(key_campaign, author):
-    """TWIST-test-v1.0 frozen from the small campaign: s-0001 dropped, s-0004 kept after adjudication."""
+    """TWIST-test-v1.0 frozen from the small campaign and published: s-0001 dropped, s-0004 kept after
+    adjudication (`embargoed_key`: the same, not published)."""
+    from keys.services import key_publish
+
+    key = _freeze_small(key_campaign, author)
+    key_publish(key=key, user=author)
+    return key
+
+
+@pytest.fixture
+def embargoed_key(key_campaign, author):
+    """TWIST-test-v1.0 frozen from the small campaign, not yet published."""
+    return _freeze_small(key_campaign, author)
+
+
+def _freeze_small(campaign, author):
     from keys.services import key_freeze
 
-    decide(key_campaign, "s-0001", "drop", author)
-    decide(key_campaign, "s-0004", "keep", author)
-    return key_freeze(campaign=key_campaign, version="TWIST-test-v1.0", user=author)
+    decide(campaign, "s-0001", "drop", author)
+    decide(campaign, "s-0004", "keep", author)
+    return key_freeze(campaign=campaign, version="TWIST-test-v1.0", user=author)
 
 
 def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold=None, close=True):

@@ -43,7 +43,7 @@ def test_annotators_and_outsiders_are_refused_every_adjudication_page(client, sm
 def test_author_who_annotates_the_campaign_is_refused_until_they_submit(client, annotator_a, author):
     campaign = make_twist_campaign([author, annotator_a], {"conv-3:v1b1": DISAGREE}, slug="blind", close=False)
     client.force_login(author)
-    assert client.get(queue_url(campaign)).status_code == 403
+    assert client.get(queue_url(campaign)).status_code == 404
     Enrollment.objects.filter(campaign=campaign, annotator=author).update(submitted_at="2026-01-01T00:00Z")
     assert client.get(queue_url(campaign)).status_code == 200
 

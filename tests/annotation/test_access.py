@@ -19,7 +19,7 @@ def author_campaign(twist_set, author, annotator_b):
 
 def test_author_who_annotates_cannot_open_unblinded_material_until_submitted(author_campaign, author):
     assert not can_view_unblinded(author, author_campaign)
-    with pytest.raises(NotAllowed, match="submitted your own annotation"):
+    with pytest.raises(NotFound, match="submitted your own annotation"):
         require_unblinded(author, author_campaign)
     enrollment = enrollment_of(author_campaign, author)
     answer_all_phase1(enrollment)

@@ -1,4 +1,6 @@
-from annotation.models import Assignment, Campaign
+from django.utils import timezone
+
+from annotation.models import Assignment, Campaign, Enrollment
 from annotation.services import campaign_create
 
 
@@ -50,6 +52,9 @@ def test_an_author_who_annotates_a_campaign_is_not_shown_its_seed_in_the_admin(c
     other = campaign_create(slug="other", item_set=twist_set, annotators=[annotator_a], per_item=1, seed=515151)
     client.force_login(author)
     assert "424242" not in client.get(f"/admin/annotation/campaign/{mine.pk}/change/").content.decode()
-    assert "515151" in client.get(f"/admin/annotation/campaign/{other.pk}/change/").content.decode()
+    # 'other' is over the items the author has open work on in 'mine': blind there too
+    assert "515151" not in client.get(f"/admin/annotation/campaign/{other.pk}/change/").content.decode()
     listing = client.get("/admin/annotation/campaign/").content.decode()
     assert "424242" not in listing and "mine" in listing
+    Enrollment.objects.filter(campaign=mine, annotator=author).update(ended_at=timezone.now())
+    assert "515151" in client.get(f"/admin/annotation/campaign/{other.pk}/change/").content.decode()

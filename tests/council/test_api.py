@@ -80,8 +80,8 @@ def test_an_author_who_annotates_the_campaign_cannot_start_or_read_its_runs(smal
     campaign_create(slug="mine", item_set=small_twist, annotators=[author, annotator_b], seed=1)
     council_member_add(name="m1", base_url="http://127.0.0.1:9/v1", model="x")
     client = token_client(author)
-    assert client.post("/api/council/runs/", {"campaign": "mine", "members": ["m1"]}, format="json").status_code == 403
-    assert client.get("/api/council/runs/?campaign=mine").status_code == 403
+    assert client.post("/api/council/runs/", {"campaign": "mine", "members": ["m1"]}, format="json").status_code == 404
+    assert client.get("/api/council/runs/?campaign=mine").status_code == 404
     assert not CouncilRun.objects.exists()
 
 

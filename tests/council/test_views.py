@@ -65,7 +65,7 @@ def test_an_author_still_blind_in_the_campaign_cannot_see_its_council(client, au
     from annotation.services import campaign_create
 
     campaign_create(slug="blind", item_set=small_twist, annotators=[author, annotator_a], seed=3)
-    assert _login(client, author).get(reverse("council:triage", args=["blind"])).status_code == 403
+    assert _login(client, author).get(reverse("council:triage", args=["blind"])).status_code == 404
 
 
 @pytest.mark.django_db

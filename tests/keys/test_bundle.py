@@ -13,7 +13,7 @@ from django.core.management import call_command
 from keys import bundle
 from keys.canonical import sha256_hex
 from keys.selectors import bundle_data, key_canonical_bytes
-from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
+from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_publish, key_verify
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 
@@ -29,7 +29,9 @@ EXPECTED_FILES = {
 
 @pytest.fixture
 def v1(twist_decided, author):
-    return key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    key = key_freeze(campaign=twist_decided, version="TWIST-v1.0", user=author)
+    key_publish(key=key, user=author)  # the released key: public
+    return key
 
 
 def export(version: str, out) -> dict[str, bytes]:

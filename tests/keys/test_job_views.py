@@ -140,8 +140,9 @@ def test_the_json_endpoint_reports_the_job_in_a_constant_number_of_queries(clien
     assert data["status"] == "queued" and data["stage"] == "queued" and data["version"] == "TWIST-test-draft"
     assert data["action"] == "freeze" and data["ended"] is False and data["error"] == "" and data["result"] == ""
     assert data["elapsed"].startswith("queued since ")
-    # The session, the user and their groups, the job with its rows, and the draft's own read rule.
-    assert len(queries) == 7
+    # The session, the user and their groups, the job with its rows, and the draft's own read rule (the
+    # key, its publication and whether it is hidden from this user, in one query).
+    assert len(queries) == 5
     KeyJob.objects.filter(pk=job.pk).update(status="running", started_at=timezone.now(), stage="checking the draft")
     data = client.get(reverse("keys:job-progress", args=[job.pk])).json()
     assert data["status"] == "running" and data["stage"] == "checking the draft"

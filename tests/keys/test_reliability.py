@@ -12,7 +12,7 @@ from annotation.transfer import answers_load
 from goldkey.errors import ApplicationError
 from keys.models import KeyEntry
 from keys.selectors import reliability_report
-from keys.services import key_freeze, reliability_pass_create
+from keys.services import key_freeze, key_publish, reliability_pass_create
 from protocols import twist_b
 
 pytestmark = pytest.mark.realdata
@@ -41,8 +41,10 @@ def test_a_third_annotator_over_twist_v1_reports_kappa_against_the_key_and_each_
     expected = cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs])
     assert row["vs_key"]["kappa"] == pytest.approx(expected, abs=1e-12)
     assert row["answered"] == len(pairs)
+    client.force_login(author)  # the key is embargoed: its page is for authors
     page = client.get(reverse("keys:detail", args=["TWIST-v1.0"])).content.decode()
     assert 'data-testid="reliability"' in page and f"{expected:.3f}" in page
+    assert 'data-testid="public-during-pass"' not in page
 
 
 def test_an_original_annotator_cannot_be_the_independent_one(v1, author, annotator_a):
@@ -65,13 +67,34 @@ def test_the_key_line_is_closed_to_the_third_annotator_until_they_hand_in(v1, au
     from annotation.services import enrollment_submit
 
     reliability = reliability_pass_create(key=v1, annotators=[outsider], slug="twist-v1-blind", user=author)
+    urls = (reverse("keys:detail", args=["TWIST-v1.0"]), reverse("keys:jsonl", args=["TWIST-v1.0"]),
+            reverse("keys:download", args=["TWIST-v1.0"]), "/api/keys/TWIST-v1.0/")
     client.force_login(outsider)
-    for url in (reverse("keys:detail", args=["TWIST-v1.0"]), reverse("keys:jsonl", args=["TWIST-v1.0"]),
-                reverse("keys:download", args=["TWIST-v1.0"]), "/api/keys/TWIST-v1.0/"):
+    for url in urls:
         assert client.get(url).status_code == 404, url
     assert "TWIST-v1.0" not in client.get(reverse("keys:list")).content.decode()
     client.logout()
-    assert client.get(reverse("keys:detail", args=["TWIST-v1.0"])).status_code == 200  # public to everyone else
-    client.force_login(outsider)
+    for url in urls:  # signed out too: the key is embargoed while the pass runs
+        assert client.get(url).status_code == 404, url
+    client.force_login(author)
+    assert client.get(urls[0]).status_code == 200
+    with pytest.raises(ApplicationError, match="'twist-v1-blind' still has open work on items of this key"):
+        key_publish(key=v1, user=author)
     enrollment_submit(enrollment=Enrollment.objects.get(campaign=reliability.campaign), as_imported=True)
-    assert client.get(reverse("keys:detail", args=["TWIST-v1.0"])).status_code == 200
+    key_publish(key=v1, user=author)
+    client.logout()
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+
+
+def test_a_pass_on_a_published_key_needs_the_acknowledgment_and_the_report_says_so(v1, author, outsider, client):
+    key_publish(key=v1, user=author)
+    with pytest.raises(ApplicationError, match="is published: its annotators could read the gold"):
+        reliability_pass_create(key=v1, annotators=[outsider], slug="late", user=author)
+    made = reliability_pass_create(key=v1, annotators=[outsider], slug="late", user=author, key_public_acknowledged=True)
+    assert made.key_public_during_pass
+    first = KeyEntry.objects.filter(key=v1).order_by("external_id").first()
+    answers_load(campaign=made.campaign, annotator="R1", submit=False, answers={first.external_id: {"q1": "contradicts"}})
+    [row] = reliability_report(v1)
+    assert row["key_public_during_pass"] is True
+    assert 'data-testid="public-during-pass"' in client.get(reverse("keys:detail", args=["TWIST-v1.0"])).content.decode()

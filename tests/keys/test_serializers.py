@@ -10,7 +10,7 @@ from keys.serializers import (
     ManifestSerializer,
     TwistRecordSerializer,
 )
-from keys.services import erratum_decide, erratum_file, key_derive
+from keys.services import erratum_decide, erratum_file, key_derive, key_publish
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +44,7 @@ def test_a_derived_keys_manifest_and_changelog_match_the_declared_shape(frozen_k
                            description="not a hard negative", user=outsider)
     erratum_decide(erratum=erratum, accept=True, note="agreed", user=author)
     child = key_derive(parent=frozen_key, version="TWIST-test-v1.1", user=author)
+    key_publish(key=child, user=author)
     detail = APIClient().get(f"/api/keys/{child.version}/").json()
     assert {"parent", "parent_sha256", "errata_applied"} <= set(detail["manifest"]) <= _declared(ManifestSerializer)
     _valid(ManifestSerializer, detail["manifest"])

@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from keys.models import Erratum
-from keys.services import erratum_decide, erratum_file, key_derive
+from keys.services import erratum_decide, erratum_file, key_derive, key_publish
 from tests.adjudication.conftest import make_campaign
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +112,8 @@ def test_key_pages_run_a_constant_number_of_queries(client, author, annotator_b,
         if i < 5:
             erratum_decide(erratum=erratum, accept=True, note="ok", user=author)
     child = key_derive(parent=big_key, version="TWIST-big-v1.1", user=author)
+    for key in (big_key, child):
+        key_publish(key=key, user=author)
     assert _queries(client, "/keys/") == small_list
     assert _queries(client, "/keys/TWIST-big-v1.0/") == small_detail
     assert _queries(client, f"/keys/{child.version}/") == small_detail
@@ -122,7 +124,9 @@ def big_key(author, annotator_b):
     from keys.services import key_freeze
 
     campaign = make_campaign(slug="wide", n=130, annotators=[author, annotator_b])
-    return key_freeze(campaign=campaign, version="TWIST-wide-v1.0", user=author)
+    key = key_freeze(campaign=campaign, version="TWIST-wide-v1.0", user=author)
+    key_publish(key=key, user=author)
+    return key
 
 
 def test_the_key_page_lists_its_items_a_page_at_a_time_with_gold_and_provenance(client, big_key):

@@ -17,7 +17,7 @@ from annotation.transfer import answers_import
 from goldkey import roles
 from items.models import ItemSet
 from items.services import corpus_import_locomo, items_import_twist
-from keys.services import erratum_decide, erratum_file, key_derive, key_freeze
+from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_publish
 from tests.adjudication.conftest import _council_import
 from tests.conftest import require_shared_data
 from tests.keys.conftest import *  # noqa: F403  (runs are scored against the key tests' keys: frozen_key, draft)
@@ -63,5 +63,7 @@ def released_keys(django_db_setup, django_db_blocker):
                                description="scoring test: one item dropped by erratum")
         erratum_decide(erratum=erratum, accept=True, note="accepted for the test", user=author)
         v11 = key_derive(parent=v10, version="TWIST-v1.1", user=author)
+        for key in (v10, v11):  # released keys: public
+            key_publish(key=key, user=author)
         yield {"TWIST-v1.0": v10, "TWIST-v1.1": v11, "author": author}
         transaction.set_rollback(True)

@@ -12,7 +12,7 @@ from annotation.services import answer_save, campaign_close, campaign_create
 from goldkey.errors import ApplicationError
 from items.models import Item
 from items.services import item_set_get_or_create
-from keys.services import key_build, key_freeze
+from keys.services import key_build, key_freeze, key_publish
 from scoring import selectors as score_selectors
 from scoring import services as score_services
 from scoring.models import RunPrediction, SystemRun
@@ -76,6 +76,7 @@ def test_a_key_with_other_gold_than_track_b_is_refused_for_scoring_with_a_messag
         answer_save(assignment=assignment, values={"label": "PROCEED"})
     campaign_close(campaign=campaign, user=author, end_open=True)  # answered, never handed in
     key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
+    key_publish(key=key, user=author)
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps({"item_id": f"g{i:03d}", "aligned": True, "evidence": []}) + "\n" for i in range(3)))
     with pytest.raises(ApplicationError, match="cannot be scored with the Track B metrics: unknown gold type"):

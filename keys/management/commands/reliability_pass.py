@@ -17,6 +17,10 @@ class Command(GoldkeyCommand):
         parser.add_argument("--slug", help="slug of the new campaign (with --annotators)")
         parser.add_argument("--annotators", help="comma-separated usernames, none of them in the key's campaign")
         parser.add_argument("--seed", type=int, default=None, help="order seed (default: a recorded random secret)")
+        parser.add_argument(
+            "--key-was-public", action="store_true",
+            help="start the pass on a published key, acknowledging that its annotators could read the gold (recorded)",
+        )
         parser.add_argument("--report", action="store_true", help="print the passes' kappa figures")
 
     def run(self, **o) -> dict:
@@ -27,7 +31,8 @@ class Command(GoldkeyCommand):
             raise ApplicationError("give --slug and --annotators to create a pass, or --report to read them")
         annotators = [user_named(name.strip()) for name in o["annotators"].split(",") if name.strip()]
         made = key_services.reliability_pass_create(
-            key=key, annotators=annotators, slug=o["slug"], seed=o["seed"], user=self.acting_user(o)
+            key=key, annotators=annotators, slug=o["slug"], seed=o["seed"], user=self.acting_user(o),
+            key_public_acknowledged=o["key_was_public"],
         )
         return {"key": key.version, "campaign": made.campaign.slug, "items": made.campaign.enrollments.first().assigned_count}
 
@@ -39,6 +44,7 @@ class Command(GoldkeyCommand):
         lines = []
         for p in r["passes"]:
             against = ", ".join(f"{o} {f['kappa']:.3f}" for o, f in p["vs_annotators"].items() if f and f["kappa"] is not None)
-            lines.append(f"{p['label']} — {p['annotator']} ({p['campaign']}, {p['answered']}/{p['items']} answered): "
+            public = "; the key was public during the pass" if p["key_public_during_pass"] else ""
+            lines.append(f"{p['label']} — {p['annotator']} ({p['campaign']}, {p['answered']}/{p['items']} answered{public}): "
                          f"kappa vs the key {p['vs_key']['kappa']:.3f}; vs {against}")
         return "\n".join(lines)
