@@ -56,7 +56,7 @@ def test_the_v1_candidates_give_200_items_74_62_64_by_type(real_corpus):
     path = real_corpus("twist-v1", V1)
     report = items_import_twist(path=path, item_set_name="TWIST Track B v1 candidates")
     from_file = Counter(r["type"] for r in read_records(path))
-    stored = Counter(Item.objects.values_list("gold_type", flat=True))
+    stored = Counter(Item.objects.values_list("gold_label", flat=True))
     assert report.created == Item.objects.count() == 200
     assert stored == from_file
     assert (stored["contradicting"], stored["aligned"], stored["hard_negative"]) == (74, 62, 64)
@@ -92,7 +92,7 @@ def test_the_v0_pilot_gives_153_items_with_batch_and_history_derived(real_corpus
     assert report.created == len(records) == 153
     turn_counts = {c.external_id: c.turns.count() for c in Conversation.objects.all()}
     for external_id, conv, history, batch in Item.objects.values_list(
-        "external_id", "conversation__external_id", "history_turns", "batch"
+        "external_id", "conversation__external_id", "content__history_turns", "batch"
     ):
         assert history == turn_counts[conv], external_id
         assert batch == "b", external_id
