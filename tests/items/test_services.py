@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+import protocols
 from goldkey.lib.jsonio import MAX_ERRORS, ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
@@ -475,3 +476,24 @@ def test_an_item_row_names_every_column_the_bulk_insert_writes():
     # The database knows no Django defaults: a new Item field must get a value in the import's rows.
     row = _item_row(item_set_id=1, kind="twist", external_id="x", created_at=None)
     assert set(row) == {f.attname for f in insert_columns(Item)}
+
+
+def test_a_value_the_protocols_content_schema_refuses_is_refused_with_file_line_and_field_and_nothing_is_stored(db, tmp_path):
+    # The parser takes any string as a witness; the Lapse content schema holds a key fact to 300 characters.
+    path = write_jsonl(tmp_path / "lapse.jsonl", [
+        {"gid": "g001", "query": "q", "response": "r", "witness": "w"},
+        {"gid": "g002", "query": "q", "response": "r", "witness": "w" * 301},
+    ])
+    assert_refused(
+        lambda: items_import_lapse(path=path, item_set_name="s"),
+        "lapse.jsonl:2: field 'key_fact': String should have at most 300 characters",
+    )
+    assert not Item.objects.exists()
+
+
+def test_every_protocols_content_schema_refuses_an_unknown_field_and_a_value_of_the_wrong_type():
+    for spec in protocols.specs():
+        field, default = next(iter(spec.content_defaults().items()))
+        assert spec.content_problems({field: default}) == []
+        assert spec.content_problems({"no_such_field": "x"}) == ["field 'no_such_field': Extra inputs are not permitted"]
+        assert spec.content_problems({field: object()})[0].startswith(f"field '{field}'")
