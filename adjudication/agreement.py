@@ -198,7 +198,7 @@ def _verdict_cells(data: CampaignData, pairs: dict[int, tuple]):
             found = memo[(id(a), id(b))] = _answer_pairs(a, b, primary)
         pair, q2, quote = found
         pairs[item.id] = pair
-        yield (pair, item.gold_type, _history_bucket(item.history_turns), item.family or "(none)", item.batch, q2, quote)
+        yield (pair, item.gold_label, _history_bucket(item.history_turns), item.family or "(none)", item.batch, q2, quote)
 
 
 def gold_verdict_agreement(snapshot: CampaignSnapshot) -> dict:
@@ -353,7 +353,7 @@ def twist_retained(
         retained = retained_from_data(data, queued=blocking_ids(entries))
     q1_pairs = q1_pairs or _pairs(data, spec.primary_key)[spec.primary_key]
     dropped = [d for d in data.decisions.values() if d.action == Action.DROP]
-    types = {i.id: i.gold_type for i in data.items} if dropped else {}
+    types = {i.id: i.gold_label for i in data.items} if dropped else {}
     kept_pairs = [q1_pairs[item.id] for item, _, _ in retained]
     kept_a, kept_b = [x for x, _ in kept_pairs], [y for _, y in kept_pairs]
     # One pass into a small table: (final gold, how, the item's pseudonyms, its answers by identity) ->

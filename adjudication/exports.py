@@ -47,7 +47,7 @@ def queue_csv(spec, entries, pseudonyms: list[str]) -> str:
     for position, entry in enumerate(entries, start=1):
         decision = entry.decision
         rows.append([
-            position, entry.item.external_id, *([] if spec.gold_from_answers else [entry.item.gold_type]),
+            position, entry.item.external_id, *([] if spec.gold_from_answers else [entry.item.gold_label]),
             "; ".join(entry.reasons), entry.suggestion,
             *((entry.answers.get(p) or {}).get(spec.primary_key) for p in pseudonyms),
             decision.action if decision else None,

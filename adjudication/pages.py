@@ -234,7 +234,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
         # Where gold is the agreed label, a queued item has no label to keep: it must be set.
         "keep_allowed": not (spec.gold_from_answers and entry.reasons),
         "relabel_choices": list(spec.gold_values),
-        "gold_verdict": spec.verdict_of(item.gold_type),
+        "gold_verdict": spec.verdict_of(item.gold_label),
         "reason_help": q.REASON_HELP,
         "note_max": NOTE_MAX_CHARS,
     }
@@ -253,7 +253,7 @@ def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueF
 def _unqueued_entry(data, item_id: int) -> QueueEntry:
     item = next(i for i in data.items if i.id == item_id)
     answers = data.answer_list(item_id)
-    action, why = protocols.get(data.protocol).suggestion(item.gold_type, answers, [])
+    action, why = protocols.get(data.protocol).suggestion(item.gold_label, answers, [])
     return QueueEntry(
         item=item, reasons=[], suggestion=action, suggestion_why=why, decision=data.decisions.get(item_id),
         answers=dict(data.answers.get(item_id, {})), council=data.council.get(item_id, []),

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.db import connections
-from django.db.models import Count, TextField
+from django.db.models import Count, IntegerField, TextField
+from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 import protocols
@@ -26,7 +27,10 @@ KEPT_UNANIMOUS = "kept_unanimous"  # never queued, no decision
 KEPT_AFTER_ADJUDICATION = "kept_after_adjudication"  # a keep decision
 RELABELLED = "relabelled"  # a relabel decision: final gold is the new label
 
-ITEM_FIELDS = ("id", "kind", "external_id", "gold_type", "family", "history_turns", "batch", "text_released")
+ITEM_FIELDS = ("id", "kind", "external_id", "gold_label", "family", "history_turns", "batch")
+# The content values agreement reads (strata), as columns of the items' query: a content field is read
+# out of the JSON by the database, as text cast to its type (a raw row holds no JSON to decode).
+ITEM_CONTENT = {"history_turns": Cast(KT("content__history_turns"), IntegerField())}
 
 
 class AnswerValues(dict):
@@ -99,15 +103,14 @@ class ItemRow:
     id: int
     kind: str
     external_id: str
-    gold_type: str
+    gold_label: str
     family: str
     history_turns: int | None
     batch: str
-    text_released: bool
 
     @property
     def gold_verdict(self) -> str:
-        return protocols.for_kind(self.kind).verdict_of(self.gold_type)
+        return protocols.for_kind(self.kind).verdict_of(self.gold_label)
 
 
 @dataclass
@@ -323,10 +326,10 @@ def _campaign_data(
             released[pseudonym] = values
     items = sorted(
         (
-            ItemRow(*row[:-1], bool(row[-1]))  # SQLite hands booleans back as 0/1
+            ItemRow(*row)
             for row in _raw_rows(
                 Item.objects.filter(item_set_id=campaign.item_set_id, **({} if item_ids is None else {"id__in": item_ids}))
-                .order_by().values_list(*ITEM_FIELDS)
+                .annotate(**ITEM_CONTENT).order_by().values_list(*ITEM_FIELDS)
             )
             if row[0] in answers
         ),
@@ -386,7 +389,7 @@ def _shared_values(values: dict, shared: dict[tuple, AnswerValues]) -> AnswerVal
 
 
 def _reasons(data: CampaignData, item: Item) -> list[str]:
-    return protocols.get(data.protocol).queue_reasons(item.gold_type, data.answer_list(item.id), data.council_votes(item.id))
+    return protocols.get(data.protocol).queue_reasons(item.gold_label, data.answer_list(item.id), data.council_votes(item.id))
 
 
 def queue_from_data(data: CampaignData) -> list[QueueEntry]:
@@ -416,10 +419,10 @@ def _build_queue(data: CampaignData) -> list[QueueEntry]:
         # answers are the shared read-only AnswerValues `data` keeps alive, so equal ids are equal values.
         council_votes = data.council_votes(item.id) if data.council_members else None
         votes_key = tuple(id(v) if v else None for v in council_votes) if council_votes else ()
-        key = (item.gold_type, votes_key, *map(id, answers))
+        key = (item.gold_label, votes_key, *map(id, answers))
         found = memo.get(key)
         if found is None:
-            found = memo[key] = _queue_verdict(spec, item.gold_type, answers, council_votes)
+            found = memo[key] = _queue_verdict(spec, item.gold_label, answers, council_votes)
         reasons, action, why, band = found
         if not reasons:
             continue
@@ -507,7 +510,7 @@ def retained_from_data(data: CampaignData, *, queued: set[int] | None = None) ->
         if from_answers:
             base = _agreed_label([a.get(key, "") for a in data.answer_list(item.id)])
         else:
-            base = item.gold_type
+            base = item.gold_label
         if decision is None:
             if (item.id in queued) if queued is not None else q.blocks_finalizing(_reasons(data, item)):
                 continue  # queued and undecided: not (yet) retained

@@ -43,7 +43,7 @@ class QueueFilter:
             # (JSON containment is PostgreSQL-only, the text match works on both databases).
             rows = rows.filter(reasons__icontains=f'"{self.reason}"')
         if self.gold_type:
-            rows = rows.filter(item__gold_type=self.gold_type)
+            rows = rows.filter(item__gold_label=self.gold_type)
         if self.band:
             rows = rows.filter(band=self.band)
         return rows
@@ -80,7 +80,7 @@ def page(campaign: Campaign, number: int, *, size: int = PAGE_SIZE, where: Queue
     rows = list(
         rows.order_by("sort_key").select_related("item")
         .only("item_id", "reasons", "suggestion", "suggestion_why", "band", "decided", "item__id",
-              "item__external_id", "item__gold_type")
+              "item__external_id", "item__gold_label")
     )
     decided = [r.item_id for r in rows if r.decided]
     decisions = {

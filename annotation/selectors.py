@@ -164,7 +164,7 @@ def item_page(assignment: Assignment) -> dict:
     values = dict(answer.values) if answer else {}
     phase = current_phase(enrollment)
     # The gold decides which Phase 2 questions apply; it is never consulted before Phase 2 opens.
-    gold = item.gold_type if phase == 2 else ""
+    gold = item.gold_label if phase == 2 else ""
     asked = [q for q in spec.asked(phase, gold) if q.choices is not None]
     note_key = spec.note_key(phase)
     page = {
@@ -194,7 +194,7 @@ def item_page(assignment: Assignment) -> dict:
         for fact in question.shows:
             page[fact] = PAGE_FACTS[fact](item)
     if phase == 2:
-        page["phase2_keys"] = spec.phase2_keys_for(item.gold_type)
+        page["phase2_keys"] = spec.phase2_keys_for(item.gold_label)
     return page
 
 

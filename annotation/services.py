@@ -109,7 +109,7 @@ def campaign_create(
     crisis_ids = set()
     if crisis_block:
         crisis_ids = set(
-            Item.objects.filter(item_set=item_set, hidden__crisis=True).values_list("id", flat=True)
+            Item.objects.filter(item_set=item_set, content__hidden__crisis=True).values_list("id", flat=True)
         )
     per_annotator: list[list[int]] = [[] for _ in annotators]
     for item_id, chosen in zip(item_ids, annotator_sets(item_ids, len(annotators), per_item, order_secret or seed), strict=True):
@@ -310,7 +310,7 @@ def answer_save(
     item by its position in the annotator's own work and never by its id."""
     campaign = assignment.enrollment.campaign
     spec = protocols.get(campaign.protocol)
-    gold_type = assignment.item.gold_type
+    gold_type = assignment.item.gold_label
     # Keys and choices first: these checks do not depend on the item's gold type.
     problems = spec.validate_values(values)
     if problems:

@@ -150,7 +150,7 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
         if assignment is None:
             log.add(where, f"item '{item_id}' is not assigned to {enrollment.pseudonym} in campaign '{campaign.slug}'")
             continue
-        for problem in protocols.get(campaign.protocol).validate_values(values, assignment.item.gold_type):
+        for problem in protocols.get(campaign.protocol).validate_values(values, assignment.item.gold_label):
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0

@@ -125,7 +125,7 @@ def build(n_items: int, seed: int = 1):
         (
             Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench:v1b{i:06d}", conversation=conversation,
                  recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
-                 gold_type=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
+                 gold_label=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
                  contradicted_quote="turn text" if i % 3 == 0 else "", history_turns=rng.randint(369, 689),
                  batch="v1b")
             for i in range(n_items)
@@ -141,7 +141,7 @@ def build(n_items: int, seed: int = 1):
     print(f"  campaign_create ({2 * n_items:,} assignments): {time.perf_counter() - step:.1f} s")
     step = time.perf_counter()
     verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
-    gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_type"))
+    gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_label"))
     answers = []
     for assignment_id, item_id in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item_id"):
         gold = gold_of[item_id]

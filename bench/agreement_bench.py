@@ -62,7 +62,7 @@ def build(n: int, seed: int = 1, *, annotators: int = 2, per_item: int = 2):
     for i in range(n):
         gold_type = types[i % 3]
         items.append(Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-{i % 10}:v1{'bcd'[i % 3]}{i}",
-                          recipient="R", draft="d", gold_type=gold_type, family=families[gold_type],
+                          recipient="R", draft="d", gold_label=gold_type, family=families[gold_type],
                           history_turns=rng.randint(369, 689), batch=f"v1{'bcd'[i % 3]}"))
     Item.objects.bulk_create(items, batch_size=5000)
     users = get_user_model().objects.bulk_create(
@@ -70,7 +70,7 @@ def build(n: int, seed: int = 1, *, annotators: int = 2, per_item: int = 2):
     )
     campaign = campaign_create(slug="bench", item_set=item_set, annotators=users, per_item=per_item, seed=seed)
     verdict = {"contradicting": "contradicts", "aligned": "consistent", "hard_negative": "consistent"}
-    gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_type"))
+    gold_of = dict(Item.objects.filter(item_set=item_set).values_list("id", "gold_label"))
     answers = []
     for assignment_id, item_id in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item_id"):
         gold = gold_of[item_id]

@@ -114,7 +114,7 @@ def build(n_items: int, creates_count: int = 1) -> dict:
         (
             Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench:b{i:06d}", conversation=conversation,
                  recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
-                 gold_type=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
+                 gold_label=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
                  contradicted_quote="turn text" if i % 3 == 0 else "", history_turns=600)
             for i in range(n_items)
         ),

@@ -107,7 +107,7 @@ def build_items(n: int):
     types = ["contradicting", "aligned", "hard_negative"]
     items = Item.objects.bulk_create(
         Item(item_set=item_set, kind="twist", external_id=f"conv-b:{i}", conversation=conv, recipient="Ana",
-             draft=f"Hope pottery class {i} is going well!", gold_type=types[i % 3],
+             draft=f"Hope pottery class {i} is going well!", gold_label=types[i % 3],
              contradicted_quote="I started the pottery class" if i % 3 == 0 else "")
         for i in range(n)
     )

@@ -106,7 +106,7 @@ def build(args, folder: Path) -> dict:
         now = timezone.now()
         with transaction.atomic():
             rows = list(Assignment.objects.filter(enrollment__campaign=campaign)
-                        .values_list("id", "item__gold_type", "enrollment__annotator_id"))
+                        .values_list("id", "item__gold_label", "enrollment__annotator_id"))
             answers = []
             for assignment_id, gold, annotator_id in rows:
                 values = answer_values(gold, with_notes=annotator_id == author.pk)

@@ -54,7 +54,7 @@ def build(items: int):
         (
             Item(
                 item_set=item_set, kind="twist", external_id=f"bench-{i:06d}", recipient="Ana",
-                draft=f"Hey Ana, how is the pottery class going? ({i})", gold_type=TYPES[i % 3],
+                draft=f"Hey Ana, how is the pottery class going? ({i})", gold_label=TYPES[i % 3],
                 family=f"F{i % 7}", contradicted_quote="I quit pottery last week" if i % 3 == 0 else "",
                 rationale="synthetic", history_turns=369 + i % 320,
             )
@@ -66,7 +66,7 @@ def build(items: int):
     Answer.objects.bulk_create(
         (
             Answer(assignment_id=a_id, values={"q1": VERDICT[gold]}, revision=1)
-            for a_id, gold in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item__gold_type")
+            for a_id, gold in Assignment.objects.filter(enrollment__campaign=campaign).values_list("id", "item__gold_label")
         ),
         batch_size=5000,
     )

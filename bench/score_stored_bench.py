@@ -82,7 +82,7 @@ def run(args, scratch: Path) -> None:
     conversation = dict(Conversation.objects.values_list("external_id", "id"))
     Item.objects.bulk_create(
         (Item(item_set=item_set, kind="twist", external_id=e.item_id, conversation_id=conversation[e.conversation],
-              gold_type=e.gold, history_turns=e.history_turns) for e in entries),
+              gold_label=e.gold, history_turns=e.history_turns) for e in entries),
         batch_size=5000,
     )
     item_ids = dict(Item.objects.filter(item_set=item_set).values_list("external_id", "id"))

@@ -402,7 +402,7 @@ class _BatchRunner:
                 vote.saw(reply.model, reply.system_fingerprint)
                 content = reply.content
                 chain_cached = chain_cached and from_cache
-                answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_type)
+                answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_label)
                 if problems and not from_cache:
                     retry_messages = messages + [
                         {"role": "assistant", "content": content},
@@ -412,7 +412,7 @@ class _BatchRunner:
                     reply = await self._call(vote, retry_messages)
                     vote.saw(reply.model, reply.system_fingerprint)
                     content = reply.content
-                    answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_type)
+                    answer, problems = parse_answer(content, self.prompt.protocol, step.keys, item.gold_label)
                 if problems:
                     self.answers.extend(vote.answers)
                     return Outcome(

@@ -41,7 +41,7 @@ def gate_recipient_speaker(item: Item) -> tuple[bool, str]:
 
 
 def gate_verbatim_quote(item: Item) -> tuple[bool, str]:
-    if item.gold_type != GoldType.CONTRADICTING:
+    if item.gold_label != GoldType.CONTRADICTING:
         return True, "not a contradicting item"
     if item.item_set.schema == TWIST_V0_SCHEMA:
         return True, NOT_APPLICABLE + "the v0 pilot schema carries no contradicted quotes"
@@ -170,7 +170,7 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
         [ResponseCache(model=member.model, prompt_hash=key, content=content)], ignore_conflicts=True
     )
     text = f"contradicts={verdict['contradicts']} claim_stated={verdict['claim_stated']}"
-    if item.gold_type == GoldType.CONTRADICTING:
+    if item.gold_label == GoldType.CONTRADICTING:
         return verdict["contradicts"] and verdict["claim_stated"], text
     return not verdict["contradicts"], text
 

@@ -113,8 +113,8 @@ def leakage_audit(*, campaign: Campaign, top: int = TOP_TOKENS) -> dict:
     rows = [
         LeakageRow(*values)
         for values in Item.objects.filter(item_set_id=campaign.item_set_id)
-        .exclude(gold_type="")
-        .values_list("draft", "gold_type", "conversation__external_id", "batch")
+        .exclude(gold_label="")
+        .values_list("content__draft", "gold_label", "conversation__external_id", "batch")
         .order_by("external_id")
     ]
     return {"scope": "candidates", "campaign": campaign.slug, **leakage_figures(rows, top=top)}

@@ -66,14 +66,14 @@ def triage(campaign: Campaign, prompt_version: str | None = None) -> dict:
     names = sorted(members)
     spec = protocols.get(campaign.protocol)
     rows = []
-    items = Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type", "draft", "recipient").order_by("external_id")
+    items = Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_label", "content").order_by("external_id")
     for item in items:
         votes = {name: latest.get((item.pk, name), {}) for name in names}
-        gold = spec.verdict_of(item.gold_type)
-        band = spec.council_band(item.gold_type, [votes[n] for n in names])
+        gold = spec.verdict_of(item.gold_label)
+        band = spec.council_band(item.gold_label, [votes[n] for n in names])
         flags = flags_for(votes, protocol=campaign.protocol)
         rows.append({
-            "item_id": item.pk, "external_id": item.external_id, "gold_type": item.gold_type, "gold_verdict": gold,
+            "item_id": item.pk, "external_id": item.external_id, "gold_type": item.gold_label, "gold_verdict": gold,
             "draft": item.draft, "recipient": item.recipient, "votes": votes, "band": band, "flags": flags,
             "triage": band != "unanimous_match" or bool(flags),
         })

@@ -253,8 +253,8 @@ def _item_steps(item: Item, prompt: PromptVersion):
     phase2 = None
     if spec.has_phase2:
         # What Phase 2 shows a human annotator of this item, and only that.
-        shows = {fact for question in spec.asked(2, item.gold_type) for fact in question.shows}
-        phase2 = {"gold_type": item.gold_type, "quote": item.contradicted_quote}
+        shows = {fact for question in spec.asked(2, item.gold_label) for fact in question.shows}
+        phase2 = {"gold_type": item.gold_label, "quote": item.contradicted_quote}
         if "recipient_turns" in shows:
             phase2["index"] = [
                 {"dia_id": t.dia_id, "date": t.session.date_time_raw, "speaker": t.speaker, "text": t.text}
@@ -515,7 +515,7 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
         log.add(f"{path.name}:1", "expected an object with an 'answers' object")
         log.raise_if_any()
     lines = json_key_lines(doc.text, ("answers",))
-    items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_type")}
+    items = {i.external_id: i for i in Item.objects.filter(item_set_id=campaign.item_set_id).only("id", "external_id", "gold_label")}
     votes = []
     for external_id, values in data["answers"].items():
         where = f"{path.name}:{lines.get(external_id, 1)}: item '{external_id}'"
@@ -526,7 +526,7 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
         if not isinstance(values, dict):
             log.add(where, "answer must be an object")
             continue
-        for problem in protocols.get(campaign.protocol).validate_values(values, item.gold_type):
+        for problem in protocols.get(campaign.protocol).validate_values(values, item.gold_label):
             log.add(where, problem)
         votes.append(ImportedVote(where, item, values))
     log.raise_if_any()

@@ -235,10 +235,10 @@ def _report_message(kind: str, report) -> str:
 
 @admin.register(Item)
 class ItemAdmin(RoleAdminMixin, admin.ModelAdmin):
-    list_display = ("external_id", "kind", "item_set", "gold_type", "family", "batch", "recipient", "key_fact")
-    list_filter = ("kind", "item_set", "gold_type")
+    list_display = ("external_id", "kind", "item_set", "gold_label", "family", "batch", "recipient", "key_fact")
+    list_filter = ("kind", "item_set", "gold_label")
     list_select_related = ("item_set",)
-    search_fields = ("=external_id", "draft", "request", "response", "key_fact", "recipient")
+    search_fields = ("=external_id", "content")
     inlines = [EvidenceInline]
     readonly_fields = [f.name for f in Item._meta.fields]
 

@@ -1,10 +1,16 @@
 """Benchmarks, item sets, the LoCoMo corpus, items and generation rejects.
 
-An item is a TWIST Track B draft or a Lapse output. Both kinds live in one table so that campaigns,
-answers, decisions and keys treat them alike; which fields an annotator may see is declared once,
-in each protocol's spec (protocols/), and every blind view is built from that whitelist.
+Items of every protocol live in one table so that campaigns, answers, decisions and keys treat them
+alike. A row holds what every protocol shares (item set, kind, external id, conversation, batch, gate
+state) and, under protocol-neutral names, the two values that queries and strata need (the gold label,
+the family); everything else is the item's `content`, one JSON value whose shape the protocol declares
+as a typed schema (`ProtocolSpec.content`, in protocols/). Which fields an annotator may see is declared
+once, in each protocol's spec, and every blind view is built from that whitelist.
 """
 
+import copy
+
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
 import protocols
@@ -113,6 +119,8 @@ class Turn(models.Model):
 
 
 class GoldType(models.TextChoices):
+    """TWIST's gold types, as constants for the apps that run TWIST's generation gates."""
+
     CONTRADICTING = "contradicting", "contradicting"
     ALIGNED = "aligned", "aligned"
     HARD_NEGATIVE = "hard_negative", "hard negative"
@@ -122,36 +130,33 @@ class Item(models.Model):
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="items")
     kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     external_id = models.CharField(max_length=120)  # TWIST "conv-26:v1b1", Lapse "g001" / battery id
-    # TWIST Track B
+    # The conversation whose turns the item cites, when there is one.
     conversation = models.ForeignKey(
         Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
     )
-    recipient = models.CharField(max_length=100, blank=True)
-    draft = models.TextField(blank=True)
-    gold_type = models.CharField(max_length=20, choices=GoldType.choices, blank=True)
+    # The item's own gold label, when its file carries one (TWIST's gold type); a protocol whose gold
+    # comes from the annotators leaves it blank. One of the protocol's gold values.
+    gold_label = models.CharField(max_length=40, blank=True)
+    # The stratum agreement and scores break figures down by (TWIST's family, a judged question's type).
     family = models.CharField(max_length=100, blank=True)
-    contradicted_quote = models.TextField(blank=True)
-    rationale = models.TextField(blank=True)
-    history_turns = models.PositiveIntegerField(null=True, blank=True)
     batch = models.CharField(max_length=20, blank=True)  # "v1b", "v1c", … derived from the id
-    # Lapse
-    request = models.TextField(blank=True)
-    response = models.TextField(blank=True)
-    key_fact = models.CharField(max_length=300, blank=True)
-    text_released = models.BooleanField(default=True)  # False for gold-trail placeholders
-    hidden = models.JSONField(default=dict, blank=True)  # condition metadata and automatic labels
+    # Everything else, shaped by the protocol's content schema (protocols/<name>.py): written only
+    # through it, so a value that does not fit is refused naming the field, never stored.
+    content = models.JSONField(default=dict, blank=True)
     # A blocking gate rejected this candidate (written by council.gates.gates_run with its verdicts):
     # it is kept for audit and ships as a reject, but no campaign takes it and no key holds it.
     gate_rejected = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
-
 
     class Meta:
         ordering = ["item_set", "external_id"]
         constraints = [
             models.UniqueConstraint(fields=["item_set", "external_id"], name="item_unique_external_id"),
         ]
-        indexes = [models.Index(fields=["item_set", "gold_type"], name="item_by_type")]
+        indexes = [
+            models.Index(fields=["item_set", "gold_label"], name="item_by_gold_label"),
+            models.Index(fields=["item_set", "family"], name="item_by_family"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
@@ -159,7 +164,43 @@ class Item(models.Model):
     @property
     def gold_verdict(self) -> str:
         """The primary answer that agrees with the item's gold (its protocol's gold-verdict map)."""
-        return protocols.for_kind(self.kind).verdict_of(self.gold_type)
+        return protocols.for_kind(self.kind).verdict_of(self.gold_label)
+
+
+def _content_attribute(name: str, default):
+    """`item.<name>`: the content field read as an attribute (its schema default where the item's content
+    lacks it), and settable, so that `Item(<name>=…)` fills the content. Values are checked by the schema
+    where items are written (imports, the API), not here."""
+
+    def read(item):
+        value = item.content.get(name, _MISSING)
+        return copy.deepcopy(default) if value is _MISSING else value
+
+    def write(item, value):
+        item.content = {**item.content, name: value}
+
+    return property(read, write, doc=f"The content field '{name}' (protocols' content schemas).")
+
+
+_MISSING = object()
+
+
+def _install_content_attributes() -> None:
+    """Every registered protocol's content fields become attributes of Item (generated from the schemas,
+    so this module names none of them). Two protocols may share a field name only with the same default."""
+    defaults: dict = {}
+    for spec in protocols.specs():
+        for name, default in spec.content_defaults().items():
+            if name in defaults and defaults[name] != default:
+                raise ImproperlyConfigured(f"content field '{name}' has two defaults ({defaults[name]!r}, {default!r})")
+            defaults[name] = default
+    for name, default in defaults.items():
+        if hasattr(Item, name):
+            raise ImproperlyConfigured(f"content field '{name}' would hide Item.{name}")
+        setattr(Item, name, _content_attribute(name, default))
+
+
+_install_content_attributes()
 
 
 class Evidence(models.Model):

@@ -18,7 +18,7 @@ def corpus_summary() -> dict:
 def status_report() -> dict:
     by_kind = dict(Item.objects.values_list("kind").annotate(n=Count("id")).order_by())
     # Items whose gold is their own (TWIST gold types); kinds whose gold comes from annotation carry none.
-    by_type = dict(Item.objects.exclude(gold_type="").values_list("gold_type").annotate(n=Count("id")).order_by())
+    by_type = dict(Item.objects.exclude(gold_label="").values_list("gold_label").annotate(n=Count("id")).order_by())
     item_sets = dict(ItemSet.objects.annotate(n=Count("items")).values_list("name", "n").order_by("name"))
     return {
         "conversations": Conversation.objects.count(),

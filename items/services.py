@@ -124,16 +124,22 @@ def _now():
 
 
 # An item row with every column the bulk insert writes (the database knows no Django defaults): the
-# fields a kind does not use are blank, as the model's defaults would make them.
-_ITEM_BLANK = {
-    "conversation_id": None, "recipient": "", "draft": "", "gold_type": "", "family": "", "contradicted_quote": "",
-    "rationale": "", "history_turns": None, "batch": "", "request": "", "response": "", "key_fact": "",
-    "text_released": True, "hidden": {}, "gate_rejected": False,
-}
+# columns a kind does not use are blank, as the model's defaults would make them.
+_ITEM_BLANK = {"conversation_id": None, "gold_label": "", "family": "", "batch": "", "content": {}, "gate_rejected": False}
 
 
 def _item_row(**values) -> dict:
     return {**_ITEM_BLANK, **values}
+
+
+def item_content(*, spec: protocols.ProtocolSpec, values: dict, where: str, log: ErrorLog) -> dict | None:
+    """An item's content as it is stored: every field of the protocol's schema (its default where `values`
+    leaves one out), once the schema has accepted `values`; None after logging, at `where` ("FILE:LINE"),
+    each field that does not fit."""
+    problems = spec.content_problems(values)
+    for problem in problems:
+        log.add(where, problem)
+    return None if problems else {**spec.content_defaults(), **values}
 
 
 def _item_ids(item_set: ItemSet) -> dict[str, int]:
@@ -370,8 +376,7 @@ def items_import_twist(
         existing = {
             row["external_id"]: row
             for row in Item.objects.filter(item_set=item_set).values(
-                "id", "external_id", "conversation__external_id", "recipient", "draft", "gold_type", "family",
-                "contradicted_quote", "rationale", "history_turns",
+                "id", "external_id", "conversation__external_id", "gold_label", "family", "content",
             )
         }
         existing_evidence: dict[int, list[str]] = {}
@@ -389,9 +394,10 @@ def items_import_twist(
             history = item.history_turns if item.history_turns is not None else conv_turn_counts[conversation.id]
             old = existing.get(item.external_id)
             if old is not None:
+                content = twist_b.SPEC.content_defaults() | old["content"]
                 old_print = (
-                    old["conversation__external_id"], old["recipient"], old["draft"], old["gold_type"], old["family"],
-                    old["contradicted_quote"], old["rationale"], old["history_turns"],
+                    old["conversation__external_id"], content["recipient"], content["draft"], old["gold_label"],
+                    old["family"], content["contradicted_quote"], content["rationale"], content["history_turns"],
                     tuple(existing_evidence.get(old["id"], [])),
                 )
                 if old_print != _twist_fingerprint(item, history):
@@ -402,12 +408,15 @@ def items_import_twist(
                     )
                 report.unchanged += 1
                 continue
+            content = item_content(spec=twist_b.SPEC, where=f"{path.name}:{item.line}", log=changed, values={
+                "recipient": item.recipient, "draft": item.draft, "contradicted_quote": item.contradicted_quote,
+                "rationale": item.rationale, "history_turns": history,
+            })
             new_parsed.append(item)
             new_rows.append(_item_row(
                 item_set_id=item_set.id, kind=TWIST_KIND, external_id=item.external_id, conversation_id=conversation.id,
-                recipient=item.recipient, draft=item.draft, gold_type=item.gold_type, family=item.family,
-                contradicted_quote=item.contradicted_quote, rationale=item.rationale, history_turns=history,
-                batch=batch_of(item.external_id), created_at=now,
+                gold_label=item.gold_type, family=item.family, content=content, batch=batch_of(item.external_id),
+                created_at=now,
             ))
         fresh_rejects: list[ParsedReject] = []
         if rejects:
@@ -498,9 +507,10 @@ def _write_lapse_items(
 ) -> ImportReport:
     item_set = _item_set_locked(item_set_name, LAPSE_KIND, license)
     report = ImportReport(item_set=item_set.name)
+    defaults = lapse.SPEC.content_defaults()
     existing = {
-        row[0]: row[1:]
-        for row in Item.objects.filter(item_set=item_set).values_list("external_id", "request", "response", "key_fact", "hidden")
+        external_id: defaults | content
+        for external_id, content in Item.objects.filter(item_set=item_set).values_list("external_id", "content")
     }
     changed = ErrorLog()
     new_rows = []
@@ -508,17 +518,19 @@ def _write_lapse_items(
     for item in parsed:
         old = existing.get(item.external_id)
         if old is not None:
-            if tuple(old) != _lapse_fingerprint(item):
+            if (old["request"], old["response"], old["key_fact"], old["hidden"]) != _lapse_fingerprint(item):
                 changed.add(
                     f"{source}:{item.line}",
                     f"item '{item.external_id}' is already in '{item_set.name}' with different content",
                 )
             report.unchanged += 1
             continue
+        content = item_content(spec=lapse.SPEC, where=f"{source}:{item.line}", log=changed, values={
+            "request": item.request, "response": item.response, "key_fact": item.key_fact,
+            "text_released": text_released, "hidden": item.hidden,
+        })
         new_rows.append(_item_row(
-            item_set_id=item_set.id, kind=LAPSE_KIND, external_id=item.external_id, request=item.request,
-            response=item.response, key_fact=item.key_fact, text_released=text_released, hidden=item.hidden,
-            created_at=now,
+            item_set_id=item_set.id, kind=LAPSE_KIND, external_id=item.external_id, content=content, created_at=now,
         ))
     changed.raise_if_any()
     if new_rows:

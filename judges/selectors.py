@@ -57,7 +57,7 @@ def judge_audit(campaign: Campaign) -> dict:
     undecided = sum(1 for e in snapshot.queue if e.needs_decision)
     sealed = spec.detectors_sealed(undecided)
     gold = {item.id: label for item, label, _ in snapshot.retained}
-    hidden = dict(Item.objects.filter(item_set_id=campaign.item_set_id).values_list("id", "hidden"))
+    hidden = dict(Item.objects.filter(item_set_id=campaign.item_set_id).values_list("id", "content__hidden"))
     key = spec.primary_key
     members: dict[str, list] = {}
     judge_labels: dict[str, dict[int, str]] = {}

@@ -25,7 +25,7 @@ from goldkey.lib.jsonio import (
     require_str,
 )
 from items.models import Item, ItemSet
-from items.services import ImportReport, item_set_get_or_create, license_checked
+from items.services import ImportReport, item_content, item_set_get_or_create, license_checked
 from judges.models import JudgeCalibration
 from protocols import judged
 
@@ -213,9 +213,9 @@ def items_import_judged(*, path: Path, item_set_name: str, license: str = "", dr
                   source=path.name)
 
 
-def _content(record: JudgedRecord, run: str) -> tuple:
-    return (judged.family_of(record.question_type, record.question_id), record.question, record.answer,
-            record.hypothesis, record.hidden(run))
+def _content(record: JudgedRecord, run: str) -> dict:
+    return {"question": record.question, "answer": record.answer, "hypothesis": record.hypothesis,
+            "hidden": record.hidden(run)}
 
 
 def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license: str, dry_run: bool,
@@ -228,24 +228,26 @@ def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license
         # Locked until the import commits: two imports into one set would both see an item as new.
         item_set = ItemSet.objects.select_for_update().get(pk=item_set.pk)
         report = ImportReport(item_set=item_set.name, dry_run=dry_run)
+        defaults = judged.SPEC.content_defaults()
         existing = {
-            row[0]: row[1:]
-            for row in Item.objects.filter(item_set=item_set).values_list("external_id", "family", "request", "draft", "response", "hidden")
+            external_id: (family, defaults | content)
+            for external_id, family, content in Item.objects.filter(item_set=item_set).values_list(
+                "external_id", "family", "content")
         }
         changed = ErrorLog()
         new = []
         for record in records:
-            content = _content(record, run)
+            family = judged.family_of(record.question_type, record.question_id)
+            content = item_content(spec=judged.SPEC, values=_content(record, run), where=record.where, log=changed)
             old = existing.get(record.question_id)
             if old is not None:
-                if tuple(old) != content:
+                if old != (family, content):
                     changed.add(record.where, f"field 'question_id': '{record.question_id}' is already in "
                                               f"'{item_set.name}' with different content")
                 report.unchanged += 1
                 continue
-            family, question, answer, hypothesis, hidden = content
             new.append(Item(item_set=item_set, kind=KIND, external_id=record.question_id, family=family,
-                            request=question, draft=answer, response=hypothesis, hidden=hidden))
+                            content=content))
         changed.raise_if_any()
         if not dry_run:
             Item.objects.bulk_create(new)
@@ -260,15 +262,15 @@ def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license
 
 
 def decoy_sources(item_set: ItemSet) -> list[judged.DecoySource]:
-    rows = Item.objects.filter(item_set=item_set).order_by("external_id").values_list(
-        "external_id", "family", "request", "draft", "hidden"
-    )
+    rows = Item.objects.filter(item_set=item_set).order_by("external_id").values_list("external_id", "family", "content")
     sources = []
-    for external_id, family, question, answer, hidden in rows:
+    defaults = judged.SPEC.content_defaults()
+    for external_id, family, stored in rows:
+        content = defaults | stored
         question_type, abstention = judged.split_family(family)
         sources.append(judged.DecoySource(
-            question_id=external_id, question_type=question_type, abstention=abstention, question=question,
-            answer=answer, previous_answer=str((hidden or {}).get("previous_answer", "")),
+            question_id=external_id, question_type=question_type, abstention=abstention, question=content["question"],
+            answer=content["answer"], previous_answer=str(content["hidden"].get("previous_answer") or ""),
         ))
     return sources
 

@@ -9,7 +9,7 @@ def key_leakage_audit(*, key: GoldKey, top: int = TOP_TOKENS) -> dict:
     rows = [
         LeakageRow(*values)
         for values in KeyEntry.objects.filter(key=key)
-        .values_list("item__draft", "gold", "item__conversation__external_id", "item__batch")
+        .values_list("item__content__draft", "gold", "item__conversation__external_id", "item__batch")
         .order_by("external_id")
     ]
     return {"scope": "key", "key": {"version": key.version, "sha256": key.sha256}, **leakage_figures(rows, top=top)}

@@ -384,9 +384,18 @@ def queue_records(snapshot: CampaignSnapshot) -> list[dict]:
 EVIDENCE = "evidence"  # a candidate field that is the item's evidence turn ids, not an Item field
 
 
+CONTENT = "content"
+
+
 def _candidate_paths(spec) -> list[str]:
-    """The Item field paths a candidate record reads (after the id), in the spec's field order."""
-    return [path for _, path in spec.candidate_fields if path != EVIDENCE]
+    """The Item field paths a candidate record reads (after the id), in the spec's field order; the
+    item's content once, where the first content field is (content fields are read out of it)."""
+    paths = []
+    for _, source in spec.candidate_fields:
+        path = CONTENT if source in spec.content_fields else source
+        if path != EVIDENCE and path not in paths:
+            paths.append(path)
+    return paths
 
 
 def _converted(paths: list[str]) -> bool:
@@ -414,13 +423,18 @@ def _candidate_builder(protocol: str) -> Callable[[tuple, dict], dict]:
     for name, source in spec.candidate_fields:
         if source == EVIDENCE:
             value = "evidence[row[0]]"
+        elif source in spec.content_fields:
+            # The schema's default where the stored content leaves the field out (copied: a record's
+            # values are its own).
+            content = f"row[{position[CONTENT]}]"
+            value = f"({content}[{source!r}] if {source!r} in {content} else defaults()[{source!r}])"
         else:
             value = f"row[{position[source]}]"
             if "__" in source:
                 value = f"({value} or '')"
         members.append(f"{name!r}: {value}")
     source_code = f"def build(row, evidence):\n    return {{{', '.join(members)}}}\n"
-    namespace: dict = {}
+    namespace: dict = {"defaults": spec.content_defaults}
     exec(compile(source_code, f"<candidate builder of {protocol}>", "exec"), namespace)  # noqa: S102 (names from the protocol spec)
     return namespace["build"]
 

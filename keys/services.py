@@ -111,11 +111,11 @@ def _entries_from_campaign(
         evidence = item_set_evidence(campaign.item_set_id)
     # One query for the quotes: the queue's items come with only the fields it needs.
     quoted_gold = protocols.for_kind(key.kind).quoted_gold
-    quotes = dict(_raw_rows(
-        Item.objects.filter(item_set_id=campaign.item_set_id, gold_type__in=quoted_gold)
-        .exclude(contradicted_quote="").order_by()
-        .values_list("id", "contradicted_quote")
-    )) if quoted_gold else {}
+    quotes = {
+        item_id: quote for item_id, quote in Item.objects.filter(
+            item_set_id=campaign.item_set_id, gold_label__in=quoted_gold
+        ).order_by().values_list("id", "content__contradicted_quote") if quote
+    } if quoted_gold else {}
     valid = _valid_gold(key.kind)
     for item, gold, _ in retained:
         if gold not in valid:
@@ -716,7 +716,7 @@ def _check_derived_entries(key: GoldKey, errata: list[Erratum], changelog: list[
             problems.append(f"{who}: evidence_ids: {', '.join(missing)} is not a turn of {item.conversation.external_id}")
             continue
         view = SimpleNamespace(
-            recipient=item.recipient, gold_type=entry.gold, item_set=item.item_set, contradicted_quote=entry.quote,
+            recipient=item.recipient, gold_label=entry.gold, item_set=item.item_set, contradicted_quote=entry.quote,
             conversation=item.conversation, conversation_id=item.conversation_id, draft=item.draft,
             evidence=_Cited(turns[d] for d in entry.evidence),
         )

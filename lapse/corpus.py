@@ -115,7 +115,7 @@ def lapse_outputs_import(
     log.raise_if_any()
 
     stimuli = Item.objects.filter(kind=ItemKind.LAPSE, external_id__in={v["case_id"] for _, v in rows})
-    stimuli = stimuli.filter(hidden__has_key="generator_version").select_related("item_set")
+    stimuli = stimuli.filter(content__hidden__has_key="generator_version").select_related("item_set")
     if stimuli_item_set:
         stimuli = stimuli.filter(item_set__name=stimuli_item_set)
     by_case: dict[str, list[Item]] = {}

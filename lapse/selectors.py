@@ -38,7 +38,7 @@ def lapse_outputs(item_set: ItemSet) -> QuerySet[Item]:
 
 
 def _scorable(items: QuerySet[Item]) -> QuerySet[Item]:
-    return items.filter(hidden__has_key="arm").exclude(hidden__has_key="history")
+    return items.filter(content__hidden__has_key="arm").exclude(content__hidden__has_key="history")
 
 
 def campaign_items_by_external_id(campaign: Campaign) -> dict[str, Item]:
@@ -73,7 +73,7 @@ def scoring_summary(*, item_set_name: str) -> dict:
     """Counts over the outputs of one set: scored, judged, auto-labelled, flagged, per label. Two queries.
     `by_auto_label` counts automatic labels (lapse.judge.automatic_label): "PROCEED" and "WITHHOLD" for
     behaviour outputs (binary), the cascade's own label for memory notes."""
-    items = list(_scorable(Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE)).only("id", "hidden"))
+    items = list(_scorable(Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE)).only("id", "content"))
     labels = scorer_labels(item.id for item in items)
     cascade = [label for item in items if (label := label_of(labels.get(item.id), Scorer.CASCADE))]
     judge = [label for item in items if (label := label_of(labels.get(item.id), Scorer.JUDGE))]
@@ -141,7 +141,7 @@ def scorer_validation(campaign: Campaign) -> dict:
                     judge[item_id] = ballot.values["label"]
     # Every gold item is a behaviour output, so the automatic label is the behaviour rule.
     agreed = {i: automatic_label(task=BEHAVIOUR, cascade=cascade[i], judge=judge.get(i))[0] for i in ids}
-    tier_of = dict(Item.objects.filter(item_set_id=campaign.item_set_id, hidden__has_key=TIER_KEY).values_list("id", f"hidden__{TIER_KEY}"))
+    tier_of = dict(Item.objects.filter(item_set_id=campaign.item_set_id, content__hidden__has_key=TIER_KEY).values_list("id", f"content__hidden__{TIER_KEY}"))
     gold_ids = [i for i in ids if i in gold]
     tiers = sorted({tier_of[i] for i in gold_ids if tier_of.get(i)})
     seed = campaign.seed

@@ -111,7 +111,7 @@ def lapse_outputs_judge(*, item_set_name: str, member_name: str, asynchronous: b
     `asynchronous` one Celery task per item is enqueued after commit."""
     item_set = lapse_item_set(item_set_name)
     member = _council_member(member_name)
-    outputs = [item for item in lapse_outputs(item_set).only("id", "hidden") if task_of(item) == BEHAVIOUR]
+    outputs = [item for item in lapse_outputs(item_set).only("id", "content") if task_of(item) == BEHAVIOUR]
     judged = scorer_labels(item.id for item in outputs)
 
     def done(item: Item) -> bool:
@@ -169,9 +169,9 @@ def lapse_outputs_generate(
     synchronously with explicit retries, or as one Celery task per stimulus after commit."""
     stimuli = lapse_item_set(stimuli_item_set)
     member = _council_member(member_name)
-    todo = Item.objects.filter(item_set=stimuli, hidden__has_key="history").order_by("external_id")
+    todo = Item.objects.filter(item_set=stimuli, content__hidden__has_key="history").order_by("external_id")
     if components:
-        todo = todo.filter(hidden__component__in=components)
+        todo = todo.filter(content__hidden__component__in=components)
     ids = list(todo.values_list("id", flat=True))
     if asynchronous:
         from lapse import tasks  # lapse.tasks imports this module; importing it at call time breaks the cycle

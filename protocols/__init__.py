@@ -2,11 +2,11 @@
 `ProtocolSpec` (see protocols/base.py for every field); the apps ask `get(name)` / `for_kind(kind)`
 and never branch on a protocol's name.
 
-The package imports nothing from the apps (standard library only), so every app may ask it — `items`
-included.
+The package imports nothing from the apps (the one library it uses is pydantic, for the content schemas),
+so every app may ask it — `items` included.
 
 Adding a protocol:
-1. Write `protocols/<name>.py`: its questions and phases, blind and hidden fields, gold values and
+1. Write `protocols/<name>.py`: its item content schema (an `ItemContent` subclass), its questions and phases, blind and hidden fields, gold values and
    verdict map, binary collapse if any, queue rules and suggestions (pure functions over answer
    dicts), answer-file format, council prompt, the figures its agreement reports, and the templates
    and panels its pages include; export it as `SPEC`.

@@ -2,12 +2,15 @@
 everything outside the protocol modules asks the spec (through `protocols.get` / `protocols.for_kind`)
 instead of branching on the protocol's name.
 
-Pure: standard library only — no database access and no imports from any app — so that every app,
-`items` included, may ask a spec.
+Pure: no database access and no imports from any app — so that every app, `items` included, may ask a
+spec. The one library it uses is pydantic, for the typed schema of an item's content (`ItemContent`).
 """
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 # A free-text answer (a note) is copied into every revision; a page of text is plenty for a reason.
 MAX_NOTE_CHARS = 10_000
@@ -74,6 +77,30 @@ def format_kappa(section: dict | None) -> str:
     ci_text = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] is not None else ""
     name = "Fleiss' kappa" if fleiss else "kappa"
     return f"{name} {section['kappa']:.3f}{ci_text}, {section['agree']}/{section['n']} agree"
+
+
+class ItemContent(BaseModel):
+    """The typed schema of one protocol's item content (`Item.content`): every value an item of the protocol
+    carries beyond the columns all items share. A protocol declares one subclass in its module; import, the
+    API, the admin, council prompts and `blind_view` read and write content through it, so a value that does
+    not fit is refused naming the field, never stored. Strict: a number is not a string, an unknown field is
+    an error. Field descriptions become the OpenAPI and Croissant descriptions (JSON Schema)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
+    """"field 'x': why" for every value of `values` that does not fit `schema` (empty: it fits)."""
+    if not isinstance(values, Mapping):
+        return [f"content must be an object, got {type(values).__name__}"]
+    try:
+        schema.model_validate(dict(values))
+    except ValidationError as error:
+        return [
+            f"field '{'.'.join(str(part) for part in problem['loc']) or 'content'}': {problem['msg']}"
+            for problem in error.errors(include_url=False)
+        ]
+    return []
 
 
 @dataclass(frozen=True)
@@ -247,7 +274,9 @@ class ProtocolSpec:
       (called as importer(path=, item_set_name=, dry_run=[, rejects_path=])); accepts_rejects: whether
       an upload may come with a generation-rejects file; upload_label: the choice on the import page.
     version: cited in key manifests ("twist-b-two-phase/1").
-    blind_fields: the only item fields an annotator may ever see; hidden_fields: those holding gold,
+    content: the typed schema (an `ItemContent` subclass, declared in the protocol's module) of the item's
+      `content`: every value of its items beyond the columns all items share.
+    blind_fields: the only item fields (content fields or shared columns) an annotator may ever see; hidden_fields: those holding gold,
       generator output or hidden conditions (audits and blindness tests).
     derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
       rubric chosen by the question type); it never sees the item, so it cannot unblind anything.
@@ -296,6 +325,7 @@ class ProtocolSpec:
     primary_key: str
     gold_values: tuple[str, ...]
     answer_file: AnswerFile
+    content: type[ItemContent] = ItemContent
     importer: str = ""
     derived_view: Callable[[dict], dict] | None = None
     accepts_rejects: bool = False
@@ -337,8 +367,9 @@ class ProtocolSpec:
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
     # Gold values whose key entry carries the item's contradicted quote (others carry "").
     quoted_gold: tuple[str, ...] = ()
-    # A candidate record in a release bundle: (record field, Item field path) in order; "evidence" is the
-    # item's evidence turn ids; a missing related object (a path through "__") exports as "".
+    # A candidate record in a release bundle: (record field, source) in order. A source is a content field
+    # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
+    # turn ids); a missing related object (a path through "__") exports as "".
     candidate_fields: tuple[tuple[str, str], ...] = (("id", "external_id"),)
 
     # --- questions -------------------------------------------------------------------------------------
@@ -473,10 +504,37 @@ class ProtocolSpec:
         return self.suggest(self, gold, [a or {} for a in answers], reasons)
 
     # --- items -------------------------------------------------------------------------------------------
+    @property
+    def content_fields(self) -> tuple[str, ...]:
+        return tuple(self.content.model_fields)
+
+    def content_defaults(self) -> dict[str, Any]:
+        """Each content field's value where an item's content does not hold it (a fresh copy: a default
+        list or dict handed out is the caller's)."""
+        defaults = {name: f.get_default(call_default_factory=True) for name, f in self.content.model_fields.items()}
+        # A nested schema's default is stored as what an item without it held: its non-default values only.
+        return {
+            name: value.model_dump(mode="json", exclude_defaults=True) if isinstance(value, BaseModel) else value
+            for name, value in defaults.items()
+        }
+
+    def content_problems(self, values: Any) -> list[str]:
+        """What is wrong with an item's content for this protocol ("field 'x': why"; empty: it fits)."""
+        return content_problems(self.content, values)
+
+    def content_of(self, item) -> dict[str, Any]:
+        """An item's content with every field present (defaults where the stored value leaves one out)."""
+        return {**self.content_defaults(), **(item.content or {})}
+
+    def content_json_schema(self) -> dict:
+        """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""
+        return self.content.model_json_schema()
+
     def blind_view(self, item) -> dict:
-        """What an annotator may see of an item's own fields: built from the whitelist only (and what the
-        spec derives from that whitelist)."""
-        view = {name: getattr(item, name) for name in self.blind_fields}
+        """What an annotator may see of an item: built from the whitelist only (content fields read
+        through the schema, shared columns from the row), and what the spec derives from that whitelist."""
+        content = self.content_of(item)
+        view = {name: content[name] if name in content else getattr(item, name) for name in self.blind_fields}
         if self.derived_view is not None:
             view.update(self.derived_view(dict(view)))
         return view

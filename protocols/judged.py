@@ -3,14 +3,10 @@ answer (the hypothesis), labelled correct / incorrect by humans who never see th
 that the judge can be audited against them; and TWIST's decoy calibration (§5.2, Appendix C): plausible
 but wrong answers built from each item's own structure, which a sound judge must reject.
 
-An item of this kind keeps its parts in the generic Item columns (items sits below the protocols and has
-no column per protocol):
-
-  request   the question                    draft     the gold answer (a rubric for preference questions)
-  response  the hypothesis                  family    the question type, "_abs" appended for abstention
-  external_id  the benchmark's question_id (hidden: LongMemEval ids name the abstention variant)
-  hidden    {"question_date", "run" (the system / run that answered), "judge": {"label", "judge_model"},
-             "previous_answer" (the superseded value of a history-aware item, for decoys)}
+An item of this kind is a question, its gold answer and one system's answer, typed by `JudgedContent`
+(the item's content); of the columns every item has it uses external_id (the benchmark's question_id,
+hidden: LongMemEval ids name the abstention variant) and family, the item's stratum (the question type,
+"_abs" appended for abstention).
 
 Pure, like every spec: the judge prompts, the rubrics, the decoy templates and the decoy builder are data
 and functions of plain values. The database side (import, audit figures, calibration runs) is the
@@ -22,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from protocols.base import (
     COUNCIL_SYSTEM,
     DISCUSS,
@@ -30,6 +28,7 @@ from protocols.base import (
     Benchmark,
     Citation,
     CouncilPrompt,
+    ItemContent,
     Panel,
     ProtocolSpec,
     Question,
@@ -99,16 +98,43 @@ ABSTENTION_ASK = "Does the model correctly identify the question as unanswerable
 # like Lapse's judge): the type's rubric and the three texts, exactly as an annotator reads them.
 COUNCIL_PHASE1 = """{rubric}
 
-Question: {request}
+Question: {question}
 
-{gold_name}: {draft}
+{gold_name}: {answer}
 
-Model Response: {response}
+Model Response: {hypothesis}
 
 verdict: "correct" where the instruction above says answer yes, "incorrect" where it says no. Optional "notes".
 
 Reply with ONLY a JSON object of this shape (lists give the allowed values):
 {schema_marker} {schema}"""
+
+
+class JudgeLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    label: str = Field(description="The benchmark judge's verdict (correct / incorrect).")
+    judge_model: str = Field("", description="The model that judged.")
+
+
+class JudgedHidden(BaseModel):
+    """What stays hidden from annotators: the run, the judge's label, the superseded value."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question_date: str = Field("", description="The question's date, as the benchmark gives it.")
+    run: str = Field("", description="The system / run that answered.")
+    previous_answer: str | None = Field(None, description="The superseded value of a history-aware item (for decoys).")
+    judge: JudgeLabel | None = Field(None, description="The benchmark judge's label, if the file carried one.")
+
+
+class JudgedContent(ItemContent):
+    """A judged answer (PROTOCOL §12): the question, its gold answer and one system's answer."""
+
+    question: str = Field("", description="The benchmark question.")
+    answer: str = Field("", description="The gold answer (a rubric for preference questions, an explanation for abstention).")
+    hypothesis: str = Field("", description="The system's answer to be judged.")
+    hidden: JudgedHidden = Field(default_factory=JudgedHidden, description="Hidden from annotators.")
 
 
 def split_family(family: str) -> tuple[str, bool]:
@@ -367,7 +393,8 @@ SPEC = ProtocolSpec(
     importer="judges.services.items_import_judged",
     upload_label="Judged answers (JSONL: question_id, question_type, question, answer, hypothesis[, label, judge_model])",
     version="judged-answers/1",
-    blind_fields=("request", "draft", "response", "family"),
+    content=JudgedContent,
+    blind_fields=("question", "answer", "hypothesis", "family"),
     hidden_fields=("external_id", "hidden"),
     derived_view=derived_view,
     questions=(
@@ -398,9 +425,9 @@ SPEC = ProtocolSpec(
     candidate_fields=(
         ("id", "external_id"),
         ("question_type", "family"),
-        ("question", "request"),
-        ("answer", "draft"),
-        ("hypothesis", "response"),
+        ("question", "question"),
+        ("answer", "answer"),
+        ("hypothesis", "hypothesis"),
         ("hidden", "hidden"),
     ),
     reasons=REASONS,

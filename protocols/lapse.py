@@ -3,6 +3,9 @@ The machinery that builds stimuli and scores outputs lives in the lapse app; thi
 annotation campaign, the queue, the agreement figures and a key need to know."""
 
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
 
 from protocols.base import (
     COUNCIL_SYSTEM,
@@ -13,6 +16,7 @@ from protocols.base import (
     Citation,
     CouncilPrompt,
     DetectorBars,
+    ItemContent,
     Panel,
     ProtocolSpec,
     Question,
@@ -20,6 +24,20 @@ from protocols.base import (
     format_kappa,
     one_label_queue_rules,
 )
+
+
+class LapseContent(ItemContent):
+    """A Lapse item (PROTOCOL §8–§11): a stimulus, a model's output to it, or a scorer-battery case."""
+
+    request: str = Field("", description="The user's request (the stimulus query).")
+    response: str = Field("", description="The model's output to the request ('' for a stimulus).")
+    key_fact: str = Field("", max_length=300, description="The remembered fact the request needs (the witness).")
+    text_released: bool = Field(True, description="False for a released trail's placeholder, whose texts are not released.")
+    hidden: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The record's conditions and automatic labels (arm, case, model, tier, …): hidden from annotators.",
+    )
+
 
 LABELS = ("PROCEED", "PROCEED-WITH-CAVEAT", "HEDGE", "TEMPLATE", "CONFAB-COMMIT")
 # The binary partition of §11: delivering the output with the fact versus withholding it. CAVEAT and
@@ -114,6 +132,7 @@ SPEC = ProtocolSpec(
     importer="items.services.items_import_lapse",
     upload_label="Lapse items (JSONL: gold-set items or the scorer battery)",
     version="lapse-behaviour-labels/1",
+    content=LapseContent,
     blind_fields=("request", "response", "key_fact", "text_released"),
     hidden_fields=("external_id", "hidden"),
     questions=(

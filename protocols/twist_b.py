@@ -5,6 +5,8 @@ suggestions are PROTOCOL §3's, plus the council's §4 band."""
 
 from collections.abc import Sequence
 
+from pydantic import Field
+
 from protocols.base import (
     COUNCIL_MAJORITY_AGAINST,
     COUNCIL_SYSTEM,
@@ -17,12 +19,25 @@ from protocols.base import (
     Citation,
     CouncilFlag,
     CouncilPrompt,
+    ItemContent,
     Panel,
     ProtocolSpec,
     Question,
     Wording,
     format_kappa,
 )
+
+
+class TwistContent(ItemContent):
+    """A TWIST Track B draft (PROTOCOL §2). Its gold type is the item's gold label and its family the
+    item's stratum; its cited turns are its evidence."""
+
+    recipient: str = Field("", max_length=100, description="The speaker the draft is written to (one of the conversation's two speakers).")
+    draft: str = Field("", description="The generated message an assistant might send the recipient.")
+    contradicted_quote: str = Field("", description="The recipient's own words the draft contradicts (contradicting drafts; '' otherwise).")
+    rationale: str = Field("", description="The generator's rationale (hidden from annotators).")
+    history_turns: int | None = Field(None, ge=0, description="How many turns of the conversation precede the draft.")
+
 
 CONTRADICTING, ALIGNED, HARD_NEGATIVE = "contradicting", "aligned", "hard_negative"
 GOLD_TYPES = (CONTRADICTING, ALIGNED, HARD_NEGATIVE)
@@ -225,8 +240,9 @@ SPEC = ProtocolSpec(
     accepts_rejects=True,
     upload_label="TWIST Track B items (JSONL, v1 or v0 pilot schema)",
     version="twist-b-two-phase/1",
+    content=TwistContent,
     blind_fields=("recipient", "draft"),
-    hidden_fields=("external_id", "gold_type", "family", "contradicted_quote", "rationale", "batch", "history_turns"),
+    hidden_fields=("external_id", "gold_label", "family", "contradicted_quote", "rationale", "batch", "history_turns"),
     shows_excerpts=True,
     questions=QUESTIONS,
     primary_key="q1",
@@ -266,7 +282,7 @@ SPEC = ProtocolSpec(
         ("id", "external_id"),
         ("conv", "conversation__external_id"),
         ("speaker", "recipient"),
-        ("type", "gold_type"),
+        ("type", "gold_label"),
         ("family", "family"),
         ("draft", "draft"),
         ("evidence", "evidence"),

@@ -270,3 +270,11 @@ def close_campaign(campaign, user=None):
     if closer is None:
         closer = _user("closer", roles.AUTHOR)
     return campaign_close(campaign=campaign, user=closer, end_open=True)
+
+
+def item_content_update(queryset, **values) -> None:
+    """Change content fields of the items of `queryset` in place (a test's edit of an imported item;
+    the content is one JSON value, so an UPDATE of one field is a read, a merge and a write)."""
+    for item in queryset:
+        item.content = {**item.content, **values}
+        item.save(update_fields=["content"])

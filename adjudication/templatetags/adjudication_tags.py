@@ -53,7 +53,7 @@ def queue_rows(entries, *, first_number: int, show_gold: bool, show_band: bool, 
         else:
             decision = '<span class="muted">undecided</span>'
         href = _text(e.href)
-        gold = f"<td>{_text(e.item.gold_type)}</td>" if show_gold else ""
+        gold = f"<td>{_text(e.item.gold_label)}</td>" if show_gold else ""
         band = f'<td class="band" data-testid="band">{_text(e.band or "—")}</td>' if show_band else ""
         suggestion = _text(e.suggestion)
         rows.append(

@@ -102,7 +102,7 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
     items = Item.objects.bulk_create(
         Item(
             item_set=item_set, kind="twist", external_id=f"s-{i:04d}", recipient="Ana", draft=f"Draft ünïcode {i}",
-            gold_type=TYPES[i % 3], family=f"F{i % 3}", contradicted_quote="she said so" if i % 3 == 0 else "",
+            gold_label=TYPES[i % 3], family=f"F{i % 3}", contradicted_quote="she said so" if i % 3 == 0 else "",
             history_turns=400 + i, conversation=conversation,
         )
         for i in range(n)
@@ -111,7 +111,7 @@ def make_campaign(*, slug: str, n: int, annotators: list, disagree: tuple[int, .
     campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=7, pseudonyms=["A", "B"])
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment__campaign"):
         index = int(assignment.item.external_id[2:])
-        q1 = VERDICT[assignment.item.gold_type]
+        q1 = VERDICT[assignment.item.gold_label]
         if index in disagree and assignment.enrollment.pseudonym == "B":
             q1 = "cannot-tell"
         answer_save(assignment=assignment, values={"q1": q1}, source="import")
@@ -172,7 +172,7 @@ def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold
             external_id=item_id,
             recipient="Caroline",
             draft=f"Draft {item_id}",
-            gold_type=gold.get(item_id, "contradicting"),
+            gold_label=gold.get(item_id, "contradicting"),
             family="B2 negated-commitment",
             contradicted_quote="the quote",
             rationale="the generator's reason",
@@ -227,7 +227,7 @@ def rated_campaign(annotators, *, per_item: int, n: int = 36, slug: str = "three
     queue decided: every queued item kept, except the first, dropped."""
     item_set = item_set_get_or_create(name=f"raters {slug}", kind=ItemKind.TWIST)
     Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-7:v1b{i:02d}", gold_type=TYPES[i % 3],
+        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-7:v1b{i:02d}", gold_label=TYPES[i % 3],
              recipient="Ana", draft=f"Draft {i}", history_turns=500, family="F")
         for i in range(n)
     )
@@ -236,7 +236,7 @@ def rated_campaign(annotators, *, per_item: int, n: int = 36, slug: str = "three
     for assignment in Assignment.objects.filter(enrollment__campaign=campaign).select_related("item", "enrollment"):
         pseudonym = assignment.enrollment.pseudonym
         draw = random.Random(f"{pseudonym}:{assignment.item.external_id}")
-        gold = VERDICT[assignment.item.gold_type]
+        gold = VERDICT[assignment.item.gold_label]
         q1 = gold if draw.random() < SKILL[pseudonym] else draw.choice(["contradicts", "consistent", "cannot-tell"])
         answers.append(Answer(assignment=assignment, values={"q1": q1}, revision=1))
     Answer.objects.bulk_create(answers)

@@ -46,7 +46,7 @@ def expected_figures(campaign):
         kappa = cohen_kappa_score([labels[a][i] for i in shared], [labels[b][i] for i in shared]) if shared else None
         pairs[(a, b)] = (kappa, len(shared))
     dropped = set(Decision.objects.filter(campaign=campaign, action="drop").values_list("item_id", flat=True))
-    gold = {i.id: VERDICT[i.gold_type] for i in items if i.id not in dropped}
+    gold = {i.id: VERDICT[i.gold_label] for i in items if i.id not in dropped}
     vs_gold = {}
     for p in pseudonyms:
         ids = [i for i in gold if i in labels[p]]

@@ -33,8 +33,8 @@ def ten_thousand_queued(author) -> Campaign:
     build is tested against the recomputed queue elsewhere; this is the pages' scale)."""
     item_set = item_set_get_or_create(name="ten thousand", kind="twist")
     now = timezone.now()
-    base = _defaults(Item) | {"item_set_id": item_set.pk, "kind": "twist", "created_at": now, "recipient": "Ana"}
-    bulk_insert(Item, ({**base, "external_id": f"big-{i:05d}", "draft": f"Draft {i}", "gold_type": TYPES[i % 3]}
+    base = _defaults(Item) | {"item_set_id": item_set.pk, "kind": "twist", "created_at": now}
+    bulk_insert(Item, ({**base, "external_id": f"big-{i:05d}", "content": {"recipient": "Ana", "draft": f"Draft {i}"}, "gold_label": TYPES[i % 3]}
                        for i in range(N)))
     campaign = Campaign.objects.create(slug="ten-thousand", name="ten thousand", item_set=item_set, protocol="twist_b",
                                        seed=1, status=Campaign.Status.CLOSED, closed_at=now)

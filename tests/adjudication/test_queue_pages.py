@@ -39,7 +39,7 @@ def campaigns(client, author, annotator_a, annotator_b):
 
 def _queued(campaign, **where):
     rows = QueueItem.objects.filter(campaign=campaign, queued=True).select_related("item").order_by("sort_key")
-    return [r for r in rows if all(r.item.gold_type == v if k == "type" else v in r.reasons for k, v in where.items())]
+    return [r for r in rows if all(r.item.gold_label == v if k == "type" else v in r.reasons for k, v in where.items())]
 
 
 def test_the_queue_filtered_by_reason_lists_only_items_with_that_reason(client, campaigns):
@@ -150,7 +150,7 @@ def test_the_queue_filtered_by_council_band_lists_only_that_band_and_shows_each_
     campaign = campaigns[0]
     rows = _queued(campaign)
     # Gold contradicting: "contradicts" matches it, "consistent" opposes it.
-    contradicting = [r.item.external_id for r in rows if r.item.gold_type == "contradicting"]
+    contradicting = [r.item.external_id for r in rows if r.item.gold_label == "contradicting"]
     _council_on(campaign, {ext: ("contradicts" if i % 2 else "consistent") for i, ext in enumerate(contradicting)})
     url = reverse("adjudication:queue", args=[campaign.slug])
     html = client.get(url, {"band": "majority_against"}).content.decode()

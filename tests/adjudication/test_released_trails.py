@@ -241,4 +241,4 @@ def test_lapse_five_way_kappa_is_lower_than_binary_as_published(lapse_trail, lap
 def test_lapse_gold_placeholders_are_marked_text_not_released(lapse_trail):
     items = lapse_trail.item_set.items.all()
     assert items.count() == 250
-    assert not items.filter(text_released=True).exists()
+    assert not items.filter(content__text_released=True).exists()

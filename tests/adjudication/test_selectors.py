@@ -84,7 +84,7 @@ def test_agreement_pairs_each_items_own_two_annotators_when_three_rotate(annotat
 
     item_set = item_set_get_or_create(name="rotating", kind=ItemKind.TWIST)
     Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-5:v1b{i}", gold_type="aligned") for i in range(6)
+        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-5:v1b{i}", gold_label="aligned") for i in range(6)
     )
     campaign = campaign_create(slug="rot", item_set=item_set, annotators=[annotator_a, annotator_b, author], per_item=2, seed=3)
     Answer.objects.bulk_create(

@@ -47,9 +47,9 @@ def test_the_memoised_queue_equals_the_plain_path_item_by_item(mixed_campaign):
         ballots = data.council.get(item.id)
         answers = data.answer_list(item.id)
         votes = [b.values for b in ballots] if ballots else None
-        reasons = q.queue_reasons(item.gold_type, answers, votes, protocol=data.protocol)
+        reasons = q.queue_reasons(item.gold_label, answers, votes, protocol=data.protocol)
         if reasons:
-            action, why = q.suggestion(item.gold_type, answers, reasons, protocol=data.protocol)
+            action, why = q.suggestion(item.gold_label, answers, reasons, protocol=data.protocol)
             plain.append((item.external_id, reasons, action, why))
     plain.sort(key=lambda row: q.sort_key(row[2], row[0]))
     memoised = [(e.item.external_id, e.reasons, e.suggestion, e.suggestion_why) for e in selectors.queue_from_data(data)]
@@ -87,7 +87,7 @@ def test_the_memoised_agreement_cells_equal_the_plain_path_item_by_item(mixed_ca
     for item in data.items:
         answers = data.answer_list(item.id) + [{}, {}]
         pair, q2, quote = agreement._answer_pairs(answers[0], answers[1], data.spec.primary_key)
-        plain.append((pair, item.gold_type, agreement._history_bucket(item.history_turns), item.family or "(none)",
+        plain.append((pair, item.gold_label, agreement._history_bucket(item.history_turns), item.family or "(none)",
                       item.batch, q2, quote))
     assert cells == plain
     assert pairs == {item.id: cell[0] for item, cell in zip(data.items, plain, strict=True)}

@@ -40,7 +40,7 @@ def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str
             conversation=conversation,
             recipient="Caroline",
             draft=f"Visible draft number {i}",
-            gold_type=TYPES[i % 3],
+            gold_label=TYPES[i % 3],
             family=f"SECRET-FAMILY-{conversation_id}-{i}",
             contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == GoldType.CONTRADICTING else "",
             rationale=f"SECRET-RATIONALE-{conversation_id}-{i}",
@@ -89,9 +89,9 @@ def make_judged_items(n: int, name: str = "synthetic judged"):
             kind="judged",
             external_id=f"lme-{i:03d}" + ("_abs" if i % 3 == 2 else ""),
             family=TYPES[i % len(TYPES)] + ("_abs" if i % 3 == 2 else ""),
-            request=f"Visible question {i}?",
-            draft=f"Visible gold answer {i}",
-            response=f"Visible hypothesis {i}",
+            question=f"Visible question {i}?",
+            answer=f"Visible gold answer {i}",
+            hypothesis=f"Visible hypothesis {i}",
             hidden={
                 "question_date": f"SECRET-DATE-{i}", "run": f"SECRET-RUN-{i}", "previous_answer": f"SECRET-PREVIOUS-{i}",
                 "judge": {"label": "yes", "judge_model": f"SECRET-JUDGE-MODEL-{i}"},
@@ -143,7 +143,7 @@ def answer_all_phase2(enrollment):
     from annotation.services import answer_save
 
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
-        if assignment.item.gold_type == GoldType.CONTRADICTING:
+        if assignment.item.gold_label == GoldType.CONTRADICTING:
             values = {"q2": "yes", "q2quote": "yes"}
         else:
             values = {"q3": "clean"}

@@ -45,7 +45,7 @@ def test_my_assignments_of_a_campaign_i_do_not_annotate_is_403_and_missing_is_40
 
 
 def test_blind_item_view_has_only_whitelisted_fields_and_excerpts(twist_campaign, annotator_a):
-    pk = _pk(twist_campaign, annotator_a, item__gold_type="contradicting")
+    pk = _pk(twist_campaign, annotator_a, item__gold_label="contradicting")
     data = _token(annotator_a).get(f"/api/annotation/assignments/{pk}/").json()
     assert set(data["item"]) == {"recipient", "draft"}
     assert set(data["excerpts"][0]) == {"dia_id", "date", "speaker", "text"}
@@ -54,7 +54,7 @@ def test_blind_item_view_has_only_whitelisted_fields_and_excerpts(twist_campaign
 
 def test_blind_item_view_adds_the_phase2_questions_and_quote_once_phase2_is_open(twist_campaign, annotator_a):
     answer_all_phase1(enrollment_of(twist_campaign, annotator_a))
-    pk = _pk(twist_campaign, annotator_a, item__gold_type="contradicting")
+    pk = _pk(twist_campaign, annotator_a, item__gold_label="contradicting")
     data = _token(annotator_a).get(f"/api/annotation/assignments/{pk}/").json()
     assert data["phase"] == 2 and data["phase2"]["questions"] == ["q2", "q2quote", "p2note"]
     assert data["phase2"]["quote"].startswith("SECRET-QUOTE")
@@ -115,7 +115,7 @@ def test_two_clients_interleaving_partial_saves_keep_both_fields(twist_campaign,
 
 def test_answer_upsert_refuses_invalid_values_and_phase2_before_phase1(twist_campaign, annotator_a):
     client = _token(annotator_a)
-    pk = _pk(twist_campaign, annotator_a, item__gold_type="aligned")
+    pk = _pk(twist_campaign, annotator_a, item__gold_label="aligned")
     bad = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": {"q1": "perhaps"}}, format="json")
     assert bad.status_code == 400 and "q1" in bad.json()["detail"]
     early = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": {"q3": "clean"}}, format="json")
@@ -156,7 +156,7 @@ def test_refusing_a_phase2_answer_in_phase1_does_not_reveal_the_gold_type(twist_
     client = _token(annotator_a)
     replies = set()
     for gold_type in ("contradicting", "aligned", "hard_negative"):
-        pk = _pk(twist_campaign, annotator_a, item__gold_type=gold_type)
+        pk = _pk(twist_campaign, annotator_a, item__gold_label=gold_type)
         for values in ({"q2": "yes"}, {"q3": "clean"}, {"q2quote": "no"}, {"q3turn": "D1:1"}):
             response = client.post(f"/api/annotation/assignments/{pk}/answer/", {"values": values}, format="json")
             replies.add((response.status_code, response.json()["detail"].split(": ", 1)[1]))

@@ -39,7 +39,7 @@ def test_put_replaces_the_answer(twist_campaign, annotator_a):
 def test_put_cannot_clear_a_locked_phase1_answer(twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answer_all_phase1(enrollment)
-    assignment = enrollment.assignments.filter(item__gold_type="aligned").select_related("answer").first()
+    assignment = enrollment.assignments.filter(item__gold_label="aligned").select_related("answer").first()
     refused = _client(annotator_a).put(f"/api/annotation/assignments/{assignment.pk}/answer/", {"values": {"q3": "clean"}},
                                        format="json")
     assert refused.status_code == 403

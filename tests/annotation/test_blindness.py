@@ -230,7 +230,7 @@ def test_annotator_in_phase2_sees_the_quote_but_no_other_hidden_value(world, ann
     body.force_login(annotator_a)
     # sanity: the walk can see a quote when it is allowed to be shown (the test is able to fail)
     enrollment = enrollment_of(world["twist"], annotator_a)
-    contradicting = enrollment.assignments.filter(item__gold_type="contradicting").first()
+    contradicting = enrollment.assignments.filter(item__gold_label="contradicting").first()
     assert "SECRET-QUOTE" in body.get(f"/annotate/tw/item/{contradicting.position + 1}/").content.decode()
 
 

@@ -28,7 +28,7 @@ def campaigns(db, annotator_a, annotator_b, client):
 
 
 def _position_of(campaign, user, gold_type):
-    return enrollment_of(campaign, user).assignments.filter(item__gold_type=gold_type).first().position + 1
+    return enrollment_of(campaign, user).assignments.filter(item__gold_label=gold_type).first().position + 1
 
 
 @pytest.mark.parametrize("phase", [1, 2])

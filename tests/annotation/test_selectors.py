@@ -64,7 +64,7 @@ def test_the_assignment_flags_follow_the_answer_through_both_phases(db, annotato
     assert all(copy == answer == (True, False) for _, copy, answer in _flags(enrollment))
     assignments = list(enrollment.assignments.select_related("item", "enrollment__campaign").order_by("position"))
     for assignment in assignments[:4]:
-        values = {"q2": "yes", "q2quote": "yes"} if assignment.item.gold_type == "contradicting" else {"q3": "clean"}
+        values = {"q2": "yes", "q2quote": "yes"} if assignment.item.gold_label == "contradicting" else {"q3": "clean"}
         answer_save(assignment=assignment, values=values)
     assert selectors.resume_assignment(enrollment).position == 4
     assert [copy for _, copy, _ in _flags(enrollment)] == [(True, True)] * 4 + [(True, False)] * 5

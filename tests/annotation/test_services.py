@@ -74,7 +74,7 @@ def test_campaign_create_refuses_more_annotators_per_item_than_annotators(twist_
 
 def test_phase2_answer_is_refused_before_phase1_is_complete(twist_campaign, annotator_a):
     assignment = enrollment_of(twist_campaign, annotator_a).assignments.select_related("item").filter(
-        item__gold_type="aligned").first()
+        item__gold_label="aligned").first()
     with pytest.raises(AnnotatorError, match="Phase 2 opens") as excinfo:
         answer_save(assignment=assignment, values={"q3": "clean"})
     assert excinfo.value.status_code == 403
@@ -121,7 +121,7 @@ def test_q3_conflict_needs_the_turn_id_before_phase2_counts_as_done(twist_campai
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answer_all_phase1(enrollment)
     assignment = enrollment.assignments.select_related("item", "enrollment__campaign").filter(
-        item__gold_type="hard_negative").first()
+        item__gold_label="hard_negative").first()
     assert answer_save(assignment=assignment, values={"q3": "conflict"}).answer.phase2_done is False
     assert answer_save(assignment=assignment, values={"q3turn": "D1:1"}).answer.phase2_done is True
 

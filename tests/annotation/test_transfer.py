@@ -100,7 +100,7 @@ def test_answers_load_takes_answers_in_any_order_of_phases(twist_campaign, annot
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answers = {}
     for assignment in enrollment.assignments.select_related("item"):
-        phase2 = {"q2": "yes", "q2quote": "no"} if assignment.item.gold_type == "contradicting" else {"q3": "clean"}
+        phase2 = {"q2": "yes", "q2quote": "no"} if assignment.item.gold_label == "contradicting" else {"q3": "clean"}
         answers[assignment.item.external_id] = {**phase2, "q1": "consistent", "p2note": "n"}
     result = answers_load(campaign=twist_campaign, annotator="A", answers=answers)
     assert result["submitted"] and result["answers"] == 6

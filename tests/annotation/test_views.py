@@ -33,13 +33,13 @@ def test_phase1_item_page_shows_draft_recipient_and_dated_excerpts_only(client, 
     item = assignment.item
     assert item.draft in body and item.recipient in body
     assert "1:56 pm on 8 May, 2023" in body and item.evidence.get().turn.text in body
-    for secret in (item.rationale, item.family, item.gold_type, "q2quote", "q3turn", "data-key=\"q2\"", "data-key=\"q3\""):
+    for secret in (item.rationale, item.family, item.gold_label, "q2quote", "q3turn", "data-key=\"q2\"", "data-key=\"q3\""):
         assert secret not in body or secret == ""
 
 
 def test_phase2_opens_only_after_phase1_is_complete_and_shows_the_quote_then(client, twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
-    contradicting = enrollment.assignments.select_related("item").filter(item__gold_type="contradicting").first()
+    contradicting = enrollment.assignments.select_related("item").filter(item__gold_label="contradicting").first()
     url = f"/annotate/tw/item/{contradicting.position + 1}/"
     _login(client, annotator_a)
     assert contradicting.item.contradicted_quote not in client.get(url).content.decode()
@@ -51,7 +51,7 @@ def test_phase2_opens_only_after_phase1_is_complete_and_shows_the_quote_then(cli
 def test_phase2_for_a_consistent_item_offers_q3_and_the_recipient_turn_index(client, twist_campaign, annotator_a):
     enrollment = enrollment_of(twist_campaign, annotator_a)
     answer_all_phase1(enrollment)
-    aligned = enrollment.assignments.filter(item__gold_type="aligned").first()
+    aligned = enrollment.assignments.filter(item__gold_label="aligned").first()
     body = _login(client, annotator_a).get(f"/annotate/tw/item/{aligned.position + 1}/").content.decode()
     assert 'data-key="q3"' in body and 'id="turns"' in body
     assert body.count('class="link pick-turn"') == 6  # Caroline's turns in the synthetic conversation

@@ -62,7 +62,7 @@ def small_twist(db):
     def make(external_id, gold_type, draft, evidence, quote=""):
         item = Item.objects.create(
             item_set=item_set, kind="twist", external_id=external_id, conversation=conv, recipient="Ana",
-            draft=draft, gold_type=gold_type, contradicted_quote=quote, family="x", rationale="generator's reason",
+            draft=draft, gold_label=gold_type, contradicted_quote=quote, family="x", rationale="generator's reason",
         )
         for position, dia in enumerate(evidence):
             Evidence.objects.create(item=item, turn=turns[dia], position=position)

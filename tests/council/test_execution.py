@@ -88,7 +88,7 @@ def test_every_vote_is_valid_in_the_annotators_answer_format_and_the_run_finishe
     batch, result = _work(run, member)
     for vote in CouncilVote.objects.filter(member=member).select_related("item"):
         assert vote.status == "ok" and vote.attempts == 2
-        assert protocols.get("twist_b").validate_values(vote.values, vote.item.gold_type) == []
+        assert protocols.get("twist_b").validate_values(vote.values, vote.item.gold_label) == []
     assert result == {"batch": batch.pk, "voted": 3, "left": 0, "stopped": False}
     run.refresh_from_db()
     batch.refresh_from_db()

@@ -8,6 +8,7 @@ from council.gates import gate_addressee, gate_evidence_ids, gate_verbatim_quote
 from council.models import GateVerdict
 from council.services import council_member_add
 from items.models import Evidence, Item, Turn
+from tests.conftest import item_content_update
 
 
 def _item(item_set, external_id):
@@ -65,7 +66,7 @@ def test_on_the_v0_pilot_the_recipient_gate_rejects_exactly_the_role_flips(twist
     assert result["rejected_by_gate"] == {"recipient_speaker": len(flips), "verbatim_quote": 0, "evidence_ids": 0}
     assert result["passed"] == 153 - len(flips)
     # The pilot schema predates contradicted_quote: the quote gate does not apply there, and says so.
-    contradicting = Item.objects.filter(item_set=item_set, gold_type="contradicting").count()
+    contradicting = Item.objects.filter(item_set=item_set, gold_label="contradicting").count()
     assert result["not_applicable"] == {"verbatim_quote": contradicting}
 
 
@@ -146,7 +147,7 @@ def test_a_draft_naming_the_recipient_raises_no_addressee_warning(small_twist):
 
 @pytest.mark.django_db
 def test_the_addressee_warning_does_not_reject_an_item(small_twist):
-    Item.objects.filter(external_id="conv-x:2").update(draft="Hi Ben! Sorry the pottery class did not work out.")
+    item_content_update(Item.objects.filter(external_id="conv-x:2"), draft="Hi Ben! Sorry the pottery class did not work out.")
     result = gates_run(item_set_id=small_twist.pk)
     assert result["warnings"] == {"addressee": 1}
     assert result["passed"] == 3
@@ -154,7 +155,7 @@ def test_the_addressee_warning_does_not_reject_an_item(small_twist):
 
 @pytest.mark.django_db
 def test_an_item_failing_two_gates_counts_under_both(small_twist):
-    Item.objects.filter(external_id="conv-x:1").update(contradicted_quote="")
+    item_content_update(Item.objects.filter(external_id="conv-x:1"), contradicted_quote="")
     Evidence.objects.filter(item__external_id="conv-x:1").update(turn=Turn.objects.get(dia_id="D2:2"))
     result = gates_run(item_set_id=small_twist.pk)
     assert result["rejected_by_gate"]["recipient_speaker"] == 1

@@ -70,7 +70,7 @@ def test_the_release_ships_goldkeys_own_gate_rejects_with_their_verdicts(author,
     template = Item.objects.filter(item_set=campaign.item_set).order_by("external_id").first()
     rejected = Item.objects.create(
         item_set=campaign.item_set, kind=template.kind, external_id="s-9999", conversation=template.conversation,
-        recipient=template.recipient, draft="a role flip", gold_type=template.gold_type, gate_rejected=True,
+        recipient=template.recipient, draft="a role flip", gold_label=template.gold_label, gate_rejected=True,
     )
     GateVerdict.objects.create(item_set=campaign.item_set, item=rejected, gate="recipient_speaker", passed=False,
                                blocking=True, detail="evidence turn D1:1 is spoken by Bo, not the recipient")

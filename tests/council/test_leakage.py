@@ -30,7 +30,7 @@ def _leaky_campaign(small_twist, annotator_a, annotator_b, leak: bool):
             word = "sadly" if (contradicting and leak) else others[(i + c) % 4]
             item = Item.objects.create(
                 item_set=small_twist, kind="twist", external_id=f"conv-l{c}:{i}", conversation=conv, recipient="Ana",
-                gold_type="contradicting" if contradicting else "aligned", draft=f"{word} see you at the lake {c} {i}",
+                gold_label="contradicting" if contradicting else "aligned", draft=f"{word} see you at the lake {c} {i}",
             )
             Evidence.objects.create(item=item, turn=turn, position=0)
     return campaign_create(slug=f"leak-{leak}", item_set=small_twist, annotators=[annotator_a, annotator_b], seed=2)

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from council.models import CouncilRun, CouncilVote
 from council.services import council_member_add, prompt_version_default
+from tests.conftest import item_content_update
 
 
 @pytest.fixture
@@ -283,7 +284,7 @@ def test_the_council_index_shows_gate_results_per_item_set(client, author, small
     from council.gates import gates_run
     from items.models import Item
 
-    Item.objects.filter(external_id="conv-x:1").update(contradicted_quote="")
+    item_content_update(Item.objects.filter(external_id="conv-x:1"), contradicted_quote="")
     gates_run(item_set_id=small_twist.pk)
     body = _login(client, author).get(reverse("council:index")).content.decode()
     assert "verbatim_quote 1" in body
@@ -295,7 +296,7 @@ def test_gate_rejects_carry_all_their_verdicts(small_twist):
     from council.selectors import gate_rejects
     from items.models import Item
 
-    Item.objects.filter(external_id="conv-x:1").update(contradicted_quote="")
+    item_content_update(Item.objects.filter(external_id="conv-x:1"), contradicted_quote="")
     gates_run(item_set_id=small_twist.pk)
     rejects = gate_rejects(small_twist)
     assert [r["id"] for r in rejects] == ["conv-x:1"]

@@ -69,7 +69,7 @@ def test_demo_loads_every_line_of_its_files():
 def test_demo_twist_items_cover_the_three_types_and_every_family():
     load_demo()
     twist = Item.objects.filter(kind=ItemKind.TWIST)
-    assert set(twist.values_list("gold_type", flat=True)) == {"contradicting", "aligned", "hard_negative"}
+    assert set(twist.values_list("gold_label", flat=True)) == {"contradicting", "aligned", "hard_negative"}
     assert set(twist.values_list("family", flat=True)) == FAMILIES
 
 
@@ -81,7 +81,7 @@ def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
         turns = [ev.turn for ev in item.evidence.all()]
         assert turns, item.external_id
         assert {t.speaker for t in turns} == {item.recipient}, item.external_id
-        if item.gold_type == "contradicting":
+        if item.gold_label == "contradicting":
             assert item.contradicted_quote, item.external_id
             assert any(item.contradicted_quote in t.text for t in turns), item.external_id
         else:

@@ -234,12 +234,12 @@ def items_two_sets(small_corpus, tmp_path):
     return ItemSet.objects.get(name="set A"), ItemSet.objects.get(name="set B")
 
 
-def test_items_filter_by_kind_item_set_and_gold_type(author_client, items_two_sets):
+def test_items_filter_by_kind_item_set_and_gold_label(author_client, items_two_sets):
     set_a, _ = items_two_sets
     url = reverse("admin:items_item_changelist")
     assert author_client.get(url, {"kind__exact": "twist"}).context["cl"].result_count == 4
     assert author_client.get(url, {"item_set__id__exact": set_a.pk}).context["cl"].result_count == 3
-    response = author_client.get(url, {"gold_type__exact": "aligned"})
+    response = author_client.get(url, {"gold_label__exact": "aligned"})
     assert [i.external_id for i in response.context["cl"].result_list] == ["conv-1:v1b2"]
 
 

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+import protocols
 from goldkey.lib.jsonio import MAX_ERRORS, ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
@@ -56,7 +57,7 @@ def test_the_v1_candidates_give_200_items_74_62_64_by_type(real_corpus):
     path = real_corpus("twist-v1", V1)
     report = items_import_twist(path=path, item_set_name="TWIST Track B v1 candidates")
     from_file = Counter(r["type"] for r in read_records(path))
-    stored = Counter(Item.objects.values_list("gold_type", flat=True))
+    stored = Counter(Item.objects.values_list("gold_label", flat=True))
     assert report.created == Item.objects.count() == 200
     assert stored == from_file
     assert (stored["contradicting"], stored["aligned"], stored["hard_negative"]) == (74, 62, 64)
@@ -92,7 +93,7 @@ def test_the_v0_pilot_gives_153_items_with_batch_and_history_derived(real_corpus
     assert report.created == len(records) == 153
     turn_counts = {c.external_id: c.turns.count() for c in Conversation.objects.all()}
     for external_id, conv, history, batch in Item.objects.values_list(
-        "external_id", "conversation__external_id", "history_turns", "batch"
+        "external_id", "conversation__external_id", "content__history_turns", "batch"
     ):
         assert history == turn_counts[conv], external_id
         assert batch == "b", external_id
@@ -475,3 +476,24 @@ def test_an_item_row_names_every_column_the_bulk_insert_writes():
     # The database knows no Django defaults: a new Item field must get a value in the import's rows.
     row = _item_row(item_set_id=1, kind="twist", external_id="x", created_at=None)
     assert set(row) == {f.attname for f in insert_columns(Item)}
+
+
+def test_a_value_the_protocols_content_schema_refuses_is_refused_with_file_line_and_field_and_nothing_is_stored(db, tmp_path):
+    # The parser takes any string as a witness; the Lapse content schema holds a key fact to 300 characters.
+    path = write_jsonl(tmp_path / "lapse.jsonl", [
+        {"gid": "g001", "query": "q", "response": "r", "witness": "w"},
+        {"gid": "g002", "query": "q", "response": "r", "witness": "w" * 301},
+    ])
+    assert_refused(
+        lambda: items_import_lapse(path=path, item_set_name="s"),
+        "lapse.jsonl:2: field 'key_fact': String should have at most 300 characters",
+    )
+    assert not Item.objects.exists()
+
+
+def test_every_protocols_content_schema_refuses_an_unknown_field_and_a_value_of_the_wrong_type():
+    for spec in protocols.specs():
+        field, default = next(iter(spec.content_defaults().items()))
+        assert spec.content_problems({field: default}) == []
+        assert spec.content_problems({"no_such_field": "x"}) == ["field 'no_such_field': Extra inputs are not permitted"]
+        assert spec.content_problems({field: object()})[0].startswith(f"field '{field}'")

@@ -45,9 +45,9 @@ def assert_blind(page, item) -> None:
         assert not mentions(rest, verdict), f"{verdict!r} is on the page outside the rubric and the choices"
     question_type, abstention = judged.split_family(item.family)
     assert page.locator("[data-testid=rubric]").inner_text() == judged.rubric_for(question_type, abstention)
-    assert page.locator("[data-testid=question]").inner_text() == item.request
-    assert page.locator("[data-testid=gold-answer]").inner_text() == item.draft
-    assert page.locator("[data-testid=hypothesis]").inner_text() == item.response
+    assert page.locator("[data-testid=question]").inner_text() == item.question
+    assert page.locator("[data-testid=gold-answer]").inner_text() == item.answer
+    assert page.locator("[data-testid=hypothesis]").inner_text() == item.hypothesis
     assert page.locator("button.choice.selected").count() == 0  # nothing of the other annotator's
 
 

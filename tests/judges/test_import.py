@@ -21,7 +21,7 @@ def test_the_three_files_make_one_item_per_question_with_the_judge_hidden(judged
     items = {i.external_id: i for i in Item.objects.filter(item_set=judged_set)}
     assert len(items) == len(json.loads(QUESTIONS.read_text())) == 14
     ku = items["demo-ku-02"]
-    assert (ku.kind, ku.family, ku.request, ku.draft, ku.response) == (
+    assert (ku.kind, ku.family, ku.question, ku.answer, ku.hypothesis) == (
         "judged", "knowledge-update", "What is my current personal best for the 5k?", "24 minutes",
         "Your personal best is 27 minutes.",
     )
@@ -107,7 +107,7 @@ def test_numeric_answers_and_a_benchmarks_own_types_are_accepted(db, tmp_path):
     hypotheses = _lines(tmp_path / "h.jsonl", [{"question_id": "n1", "hypothesis": "three"}])
     report = judged_import(questions=questions, hypotheses=hypotheses, item_set_name="own types")
     item = Item.objects.get(external_id="n1")
-    assert report.created == 1 and (item.family, item.draft, item.hidden) == ("counting", "3", {"question_date": "x", "run": ""})
+    assert report.created == 1 and (item.family, item.answer, item.hidden) == ("counting", "3", {"question_date": "x", "run": ""})
 
 
 def test_a_dry_run_validates_and_writes_nothing(db):

@@ -99,7 +99,8 @@ def test_release_rows_cannot_be_changed_or_deleted(frozen_key):
 
 def test_a_raw_edit_of_an_items_draft_makes_key_verify_fail_naming_it(frozen_key):
     item = Item.objects.get(external_id="s-0002")
-    behind_goldkeys_back("UPDATE items_item SET draft = %s WHERE id = %s", ["a quietly different draft", item.pk])
+    content = json.dumps({**item.content, "draft": "a quietly different draft"})
+    behind_goldkeys_back("UPDATE items_item SET content = %s WHERE id = %s", [content, item.pk])
     code, message = verify(frozen_key.version)
     assert code == 1
     assert "live: candidates.jsonl: 1 record(s) differ from the sealed copy: s-0002" in message

@@ -4,9 +4,6 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from items.models import Item, ItemKind
-from items.services import item_set_get_or_create
-from lapse.models import ScorerLabel
 from tests.migrating import migrate_to_latest
 
 BEFORE = [("lapse", "0001_scorer_label")]
@@ -22,26 +19,35 @@ IMPORTED = {"arm": "behavioral", "cascade": "PROCEED", "judge": "PROCEED", "mode
 
 
 def migrate(targets):
-    """Only the lapse app moves; the items tables stay at their latest schema, so the live Item model
-    reads and writes them (the scorer label table is the same before and after the data migration)."""
+    """The database at `targets` (items' later migrations, which move `hidden` into the item's content,
+    depend on this one and are unapplied with it); the models as they were there."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(targets)
+    applied = MigrationExecutor(connection).loader.applied_migrations
+    return executor.loader.project_state([node for node in applied if node in executor.loader.graph.nodes]).apps
+
+
+def models(targets):
+    apps = migrate(targets)
+    return apps.get_model("items", "Item"), apps.get_model("lapse", "ScorerLabel")
 
 
 @pytest.fixture
 def old_items(transactional_db):
-    migrate(BEFORE)
-    item_set = item_set_get_or_create(name="old", kind=ItemKind.LAPSE)
-    scored = Item.objects.create(item_set=item_set, kind=ItemKind.LAPSE, external_id="b1", hidden=SCORED)
-    imported = Item.objects.create(item_set=item_set, kind=ItemKind.LAPSE, external_id="d1", hidden=IMPORTED)
+    apps = migrate(BEFORE)
+    Benchmark, Track, ItemSet, Item = (apps.get_model("items", name) for name in ("Benchmark", "Track", "ItemSet", "Item"))
+    track = Track.objects.create(benchmark=Benchmark.objects.create(slug="lapse", name="Lapse"), slug="b", name="B")
+    item_set = ItemSet.objects.create(track=track, name="old", kind="lapse")
+    scored = Item.objects.create(item_set=item_set, kind="lapse", external_id="b1", hidden=SCORED)
+    imported = Item.objects.create(item_set=item_set, kind="lapse", external_id="d1", hidden=IMPORTED)
     yield scored.pk, imported.pk
     migrate_to_latest()
 
 
 def test_scorer_labels_move_out_of_hidden_and_the_record_is_as_imported(old_items):
     scored, imported = old_items
-    migrate(AFTER)
+    Item, ScorerLabel = models(AFTER)
     assert Item.objects.get(pk=scored).hidden == {"arm": "behavioral", "gold": "HEDGE", "tier": "canonical", "cascade": "TEMPLATE"}
     rows = {r.scorer: r for r in ScorerLabel.objects.filter(item_id=scored)}
     assert (rows["cascade"].label, rows["cascade"].detail) == ("HEDGE", {"rule": "ask-for-fact"})
@@ -55,6 +61,6 @@ def test_scorer_labels_move_out_of_hidden_and_the_record_is_as_imported(old_item
 def test_the_migration_reverses_to_the_old_keys(old_items):
     scored, _ = old_items
     migrate(AFTER)
-    migrate(BEFORE)
+    Item, ScorerLabel = models(BEFORE)
     assert Item.objects.get(pk=scored).hidden == SCORED
     assert not ScorerLabel.objects.exists()

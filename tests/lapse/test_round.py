@@ -65,10 +65,10 @@ def test_demo_round_from_build_to_scorer_validation(scored_outputs, annotator_a,
     imported, scored = scored_outputs
     assert imported["created"] == 48
     summary = scored["summary"]
-    behaviour = Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral").count()
+    behaviour = Item.objects.filter(item_set__name="Lapse outputs", content__hidden__arm="behavioral").count()
     assert summary["cascade_scored"] == summary["outputs"] == imported["created"]
     assert summary["judged"] == behaviour
-    for item in Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"):
+    for item in Item.objects.filter(item_set__name="Lapse outputs", content__hidden__arm="behavioral"):
         labels = labels_of(item)
         side = BINARY.get(labels["cascade"])
         agree = side is not None and side == BINARY.get(labels["judge"])
@@ -135,7 +135,7 @@ def test_scoring_without_a_judge_labels_memory_notes_and_flags_every_behaviour_o
     run("lapse_build", "--eval-date", "2026-08-25")
     run("lapse_outputs_import", str(demo_outputs))
     scored = run("lapse_score", "Lapse outputs")
-    notes = Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="e1")
+    notes = Item.objects.filter(item_set__name="Lapse outputs", content__hidden__arm="e1")
     assert notes.count() == 8 and all(automatic_of(item) == (labels_of(item)["cascade"], False) for item in notes)
     assert scored["summary"]["flagged"] == 40
     assert scoring_summary(item_set_name="Lapse stimuli 2026-08-25")["outputs"] == 0

@@ -46,11 +46,11 @@ def test_cascade_labels_outputs_and_gates_memory_notes_on_the_cascade_alone(outp
 
 
 def test_scoring_leaves_the_item_record_as_it_was_imported(outputs, fake_llm, monkeypatch):
-    records = dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "hidden"))
+    records = dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "content__hidden"))
     monkeypatch.setattr("council.client.chat", lambda m, messages: "HEDGE")
     lapse_outputs_judge(item_set_name="Lapse outputs", member_name=member(fake_llm).name)
     lapse_outputs_cascade(item_set_name="Lapse outputs")
-    assert dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "hidden")) == records
+    assert dict(Item.objects.filter(item_set__name="Lapse outputs").values_list("id", "content__hidden")) == records
     assert not any({"cascade", "judge", "auto_label", "flagged"} & hidden.keys() for hidden in records.values())
     assert ScorerLabel.objects.filter(scorer=Scorer.JUDGE, label="HEDGE").count() == 2
 
@@ -190,7 +190,7 @@ def test_a_real_worker_judges_the_behaviour_outputs_queued_by_lapse_score(celery
     call_command("lapse_score", "Lapse outputs", "--judge", judge.name, "--async", "--json")
 
     def judged():
-        rows = list(Item.objects.filter(item_set__name="Lapse outputs", hidden__arm="behavioral"))
+        rows = list(Item.objects.filter(item_set__name="Lapse outputs", content__hidden__arm="behavioral"))
         return rows if all("judge" in labels_of(r) for r in rows) else None
 
     rows = celery_worker_process.wait_for(judged, what="both behaviour outputs judged")

@@ -13,15 +13,14 @@ SPEC = protocols.get("judged")
 
 
 def item(family="knowledge-update", **fields):
-    values = {"external_id": "q-7_abs", "request": "Where do I work now?", "draft": "at Northwind Labs",
-              "response": "At Harbor Analytics.", "family": family,
-              "hidden": {"judge": {"label": "yes", "judge_model": "gpt-4o-2024-08-06"}, "run": "sys-1"}}
-    return SimpleNamespace(kind="judged", **{**values, **fields})
+    content = {"question": "Where do I work now?", "answer": "at Northwind Labs", "hypothesis": "At Harbor Analytics.",
+               "hidden": {"judge": {"label": "yes", "judge_model": "gpt-4o-2024-08-06"}, "run": "sys-1"}}
+    return SimpleNamespace(kind="judged", external_id="q-7_abs", family=family, content={**content, **fields})
 
 
 def test_the_annotator_sees_question_gold_hypothesis_type_and_rubric_only():
     view = protocols.blind_view(item())
-    assert set(view) == {"request", "draft", "response", "family", "question_type", "abstention", "rubric", "gold_name"}
+    assert set(view) == {"question", "answer", "hypothesis", "family", "question_type", "abstention", "rubric", "gold_name"}
     assert "q-7_abs" not in str(view) and "gpt-4o" not in str(view) and "sys-1" not in str(view)
     assert (view["question_type"], view["abstention"]) == ("knowledge-update", False)
     assert "previous information along with an updated answer" in view["rubric"]

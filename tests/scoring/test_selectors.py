@@ -58,7 +58,7 @@ def store_key(entries: list[KeyItem], version: str = "RANDOM-v1.0") -> GoldKey:
     Conversation.objects.bulk_create([Conversation(external_id=c, speaker_a="A", speaker_b="B")
                                       for c in sorted({e.conversation for e in entries})], ignore_conflicts=True)
     conversation = dict(Conversation.objects.values_list("external_id", "id"))
-    Item.objects.bulk_create(Item(item_set=item_set, kind="twist", external_id=e.item_id, gold_type=e.gold,
+    Item.objects.bulk_create(Item(item_set=item_set, kind="twist", external_id=e.item_id, gold_label=e.gold,
                                   conversation_id=conversation[e.conversation], history_turns=e.history_turns)
                              for e in entries)
     item_ids = dict(Item.objects.filter(item_set=item_set).values_list("external_id", "id"))
