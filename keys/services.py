@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 import protocols
-from adjudication.selectors import CampaignSnapshot, _raw_rows, campaign_snapshot, collector_paused
+from adjudication.selectors import CampaignSnapshot, campaign_snapshot, collector_paused
 from annotation.models import Assignment, Campaign, Enrollment
 from annotation.services import campaign_create, campaign_lock, campaign_mark_frozen
 from council.gates import STRUCTURAL, STRUCTURAL_GATES
