@@ -140,15 +140,16 @@ def sample_draw(*, units: list[Unit], half_width: float, seed: int, oversample: 
 def weighted_proportion(*, units: Iterable[Unit], outcomes: Mapping[tuple[str, str], bool],
                         where: Callable[[Unit], bool] | None = None) -> dict:
     """The population share of True outcomes, from the outcomes of the sampled units (run, question id)
-    -> bool, weighted back stratum by stratum; `where` restricts both the population and the sample to a
-    part of it (one run, one type). A part with a stratum of which nothing was judged is undefined (nan)."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    -> bool, weighted back stratum by stratum (the design's strata, whatever the part); `where` restricts
+    the figure to a part of the population (one run, one type: a domain estimate). Undefined (nan) when
+    nothing of the part was judged or a stratum was not judged at all."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for unit in units:
-        if where is not None and not where(unit):
-            continue
         row = counts[unit.stratum]
         row[0] += 1
         if unit.key in outcomes:
             row[1] += 1
-            row[2] += bool(outcomes[unit.key])
-    return st.stratified_proportion({h: tuple(v) for h, v in sorted(counts.items())})
+            if where is None or where(unit):
+                row[2] += 1
+                row[3] += bool(outcomes[unit.key])
+    return st.stratified_domain_proportion({h: tuple(v) for h, v in sorted(counts.items())})

@@ -880,34 +880,46 @@ def stratified_proportion(strata: Mapping[Hashable, tuple[int, int, int]], *, z:
     sampled unit of stratum h stands for N_h / n_h units). `strata`: h -> (N_h, n_h, k_h), population
     size, sampled and positive. The variance is Σ W_h² (1 − n_h/N_h) p_h (1 − p_h) / n_h; the interval is
     Wilson's at the effective sample size p (1 − p) / variance (the plain Wilson interval for one stratum
-    drawn from an unbounded population; a census has no width). Strata with n_h = 0 cannot be estimated:
-    they make the figure undefined (nan) rather than silently dropped."""
-    population = sum(N for N, _, _ in strata.values())
-    sampled = sum(n for _, n, _ in strata.values())
-    for key, (N, n, k) in strata.items():
-        if not 0 <= k <= n <= N:
-            raise ValueError(f"stratum {key!r}: need 0 <= k <= n <= N, got N={N}, n={n}, k={k}")
-    if population == 0 or any(n == 0 and N > 0 for N, n, _ in strata.values()):
+    drawn from an unbounded population; a census has no width). A stratum with n_h = 0 cannot be
+    estimated: it makes the figure undefined (nan) rather than silently dropped."""
+    return stratified_domain_proportion({h: (N, n, n, k) for h, (N, n, k) in strata.items()}, z=z)
+
+
+def stratified_domain_proportion(strata: Mapping[Hashable, tuple[int, int, int, int]], *, z: float = WILSON_Z) -> dict:
+    """The proportion within a domain (a part of the population: one run, one type) from a stratified
+    random sample whose strata cut across it. `strata`: h -> (N_h, n_h, m_h, k_h): the stratum's
+    population and sample sizes, the sampled units in the domain and the positive ones among them. The
+    ratio estimator Σ w_h k_h / Σ w_h m_h (w_h = N_h / n_h) with its linearised variance
+    Σ N_h² (1 − n_h/N_h) s²_h / n_h, s²_h the variance of z = x (y − p) / X̂ over the stratum's sample;
+    with the whole population as the domain (m_h = n_h) this is stratified_proportion. Undefined (nan)
+    when no sampled unit is in the domain or a non-empty stratum was not sampled at all."""
+    sampled = sum(m for _, _, m, _ in strata.values())
+    for key, (N, n, m, k) in strata.items():
+        if not 0 <= k <= m <= n <= N:
+            raise ValueError(f"stratum {key!r}: need 0 <= k <= m <= n <= N, got N={N}, n={n}, m={m}, k={k}")
+    domain_weight = sum(N / n * m for N, n, m, _ in strata.values() if n)
+    if not domain_weight or any(n == 0 and N > 0 for N, n, _, _ in strata.values()):
         return {"estimate": math.nan, "se": math.nan, "ci95": (math.nan, math.nan), "n": sampled,
-                "population": population, "effective_n": math.nan}
-    estimate = variance = 0.0
-    for N, n, k in strata.values():
-        if N == 0:
+                "effective_n": math.nan}
+    estimate = sum(N / n * k for N, n, _, k in strata.values() if n) / domain_weight
+    variance, census = 0.0, True
+    for N, n, m, k in strata.values():
+        if n == 0 or m == 0:
             continue
-        share, p = N / population, k / n
-        estimate += share * p
-        variance += share * share * (1 - n / N) * p * (1 - p) / n
+        census = census and n == N
+        mean = (k - m * estimate) / (domain_weight * n)
+        square = (k * (1 - estimate) ** 2 + (m - k) * estimate**2) / (domain_weight**2 * n)
+        variance += N * N * (1 - n / N) * max(0.0, square - mean * mean) / n
     estimate = min(1.0, max(0.0, estimate))
-    if variance <= 0:
-        effective = math.inf if sampled == population else float(sampled)
+    if variance <= 1e-18:
+        effective = math.inf if census else float(sampled)
     else:
         effective = estimate * (1 - estimate) / variance
     if math.isinf(effective):
         interval = (estimate, estimate)
     else:
         # Wilson's interval at a non-integer n: the same formula with k = p·n.
-        half = wilson_half_width(estimate, effective, z=z) if effective > 0 else math.inf
+        half = wilson_half_width(estimate, effective, z=z)
         centre = (estimate + z * z / (2 * effective)) / (1 + z * z / effective)
         interval = (max(0.0, centre - half), min(1.0, centre + half))
-    return {"estimate": estimate, "se": math.sqrt(variance), "ci95": interval, "n": sampled,
-            "population": population, "effective_n": effective}
+    return {"estimate": estimate, "se": math.sqrt(variance), "ci95": interval, "n": sampled, "effective_n": effective}

@@ -696,3 +696,21 @@ def test_stratified_proportion_of_a_census_has_no_width_and_an_unsampled_stratum
     census = st.stratified_proportion({"a": (10, 10, 3), "b": (5, 5, 5)})
     assert census["ci95"] == (census["estimate"], census["estimate"]) == (8 / 15, 8 / 15)
     assert math.isnan(st.stratified_proportion({"a": (10, 4, 3), "b": (5, 0, 0)})["estimate"])
+
+
+def test_stratified_domain_proportion_over_the_whole_population_is_the_stratified_proportion():
+    strata = {"a": (100, 40, 10), "b": (50, 10, 9), "c": (7, 3, 1)}
+    whole = st.stratified_proportion(strata)
+    domain = st.stratified_domain_proportion({h: (N, n, n, k) for h, (N, n, k) in strata.items()})
+    assert domain["estimate"] == pytest.approx(whole["estimate"])
+    assert domain["se"] == pytest.approx(whole["se"])
+
+
+def test_stratified_domain_proportion_is_the_weighted_ratio_and_a_census_domain_has_no_width():
+    # Domain estimate: (100/40·6 + 50/10·2) / (100/40·20 + 50/10·5) = 25 / 75
+    result = st.stratified_domain_proportion({"a": (100, 40, 20, 6), "b": (50, 10, 5, 2)})
+    assert result["estimate"] == pytest.approx(25 / 75)
+    assert 0 < result["ci95"][0] < 25 / 75 < result["ci95"][1] < 1
+    census = st.stratified_domain_proportion({"a": (10, 10, 4, 1), "b": (5, 5, 0, 0)})
+    assert census["ci95"] == (0.25, 0.25)
+    assert math.isnan(st.stratified_domain_proportion({"a": (10, 4, 0, 0)})["estimate"])
