@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goldkey.lib.jsonio import ErrorLog, json_line, read_json_document, read_jsonl, require_str
+from protocols import judged
 
-ABSTENTION_SUFFIX = "_abs"
 HISTORY_FIELDS = ("haystack_session_ids", "haystack_dates", "haystack_sessions")
 TURN_ROLES = ("user", "assistant")
 
@@ -81,7 +81,7 @@ class Release:
 
 
 def is_abstention(question_id: str) -> bool:
-    return question_id.endswith(ABSTENTION_SUFFIX)
+    return question_id.endswith(judged.ABSTENTION_SUFFIX)
 
 
 def run_name(path: Path) -> str:
@@ -175,6 +175,9 @@ def _question(record: dict, where, log: ErrorLog) -> Question | None:
     before = len(log.errors)
     question_id = require_str(record, "question_id", str(where), log)
     question_type = require_str(record, "question_type", str(where), log)
+    if question_type is not None and not judged.TYPE_PATTERN.match(question_type):
+        log.add(str(where), f"field 'question_type': '{question_type[:60]}' is not a type name "
+                            f"(lower-case letters, digits and '-'; LongMemEval's: {', '.join(judged.TYPES)})")
     question = require_str(record, "question", str(where), log)
     answer = _answer(record, where, log)
     question_date = require_str(record, "question_date", str(where), log)

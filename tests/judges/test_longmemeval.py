@@ -187,3 +187,12 @@ def test_a_duplicate_question_is_refused(tmp_path):
     path.write_text(json.dumps(records + records[:1]))
     errors = refused(tmp_path, path, [answer("tiny0001")])
     assert errors == ["q.json:1: field 'question_id': duplicate 'tiny0001' (first at q.json:1)"]
+
+
+def test_a_question_type_that_is_not_a_type_name_is_refused(tmp_path):
+    records = json.loads(TINY.read_text())
+    records[0]["question_type"] = "Single Session"
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(records))
+    errors = refused(tmp_path, path, [answer("tiny0002")])
+    assert len(errors) == 1 and errors[0].startswith("q.json:1: field 'question_type': 'Single Session' is not a type name")
