@@ -16,7 +16,7 @@ ImportFailed is raised before anything is returned. A question is returned once,
 runs that answered it; an answer carries its own judge model, never assumed from the file name.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,7 +234,26 @@ def _judge(record: dict, where: str, log: ErrorLog) -> tuple[bool, str] | None:
     return label, model
 
 
-def read_run(path: Path, questions: dict[str, Question], log: ErrorLog, refused: set[str] = frozenset()) -> list[JudgedAnswer]:
+def known_question(question_id: str | None, where: str, log: ErrorLog, *, seen: dict[str, str],
+                   questions: Mapping[str, object], refused: Set[str] = frozenset()) -> bool:
+    """Whether a line of an answer file names a question of the question file for the first time in that
+    file (`seen`: question id -> where, updated); an unknown id or a second answer is logged. An answer to a
+    question the question file refused is still checked, and says nothing more about it. The one rule for
+    every per-question answer file (hypotheses, labels, judged runs)."""
+    if question_id is None:
+        return False
+    if question_id in seen:
+        log.add(where, f"field 'question_id': duplicate answer to '{question_id}' (first at {seen[question_id]})")
+        return False
+    seen[question_id] = where
+    if question_id not in questions:
+        if question_id not in refused:
+            log.add(where, f"field 'question_id': '{question_id}' is not in the question file")
+        return False
+    return True
+
+
+def read_run(path: Path, questions: dict[str, Question], log: ErrorLog, refused: Set[str] = frozenset()) -> list[JudgedAnswer]:
     """One ``*.eval-results-*`` file: its answers, each to a question of `questions` (or of `refused`,
     the question file's refused ones, still checked), at most once."""
     path = Path(path)
@@ -244,15 +263,7 @@ def read_run(path: Path, questions: dict[str, Question], log: ErrorLog, refused:
         question_id = require_str(record, "question_id", where, log)
         hypothesis = require_str(record, "hypothesis", where, log, allow_empty=True)
         judge = _judge(record, where, log)
-        if question_id is None:
-            continue
-        if question_id in seen:
-            log.add(where, f"field 'question_id': duplicate answer to '{question_id}' in this run (first at {seen[question_id]})")
-            continue
-        seen[question_id] = where
-        if question_id not in questions:
-            if question_id not in refused:
-                log.add(where, f"field 'question_id': '{question_id}' is not in the question file")
+        if not known_question(question_id, where, log, seen=seen, questions=questions, refused=refused):
             continue
         if hypothesis is not None and judge is not None:
             answers.append(JudgedAnswer(run, question_id, hypothesis, judge[0], judge[1], where))

@@ -136,7 +136,7 @@ def test_unknown_question_duplicate_answer_and_missing_fields_are_all_named_at_o
                      [answer("tiny0001"), answer("nope"), answer("tiny0001"), {"question_id": "tiny0002"}])
     assert errors == [
         "r0.jsonl.eval-results-j:2: field 'question_id': 'nope' is not in the question file",
-        "r0.jsonl.eval-results-j:3: field 'question_id': duplicate answer to 'tiny0001' in this run "
+        "r0.jsonl.eval-results-j:3: field 'question_id': duplicate answer to 'tiny0001' "
         "(first at r0.jsonl.eval-results-j:1)",
         "r0.jsonl.eval-results-j:4: missing field 'hypothesis'",
         "r0.jsonl.eval-results-j:4: missing field 'autoeval_label'",
