@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 
-from goldkey.lib.jsonio import ErrorLog, json_line, read_json_document, read_jsonl, require_str
+from goldkey.lib.jsonio import ErrorLog, read_json_array, read_jsonl, require_str
 from protocols import judged
 
 HISTORY_FIELDS = ("haystack_session_ids", "haystack_dates", "haystack_sessions")
@@ -90,76 +90,65 @@ def run_name(path: Path) -> str:
     return name[: name.index(".jsonl")] if ".jsonl" in name else name
 
 
-class _Where:
-    """FILE:LINE of a record of a JSON array, found only when a message needs it: finding a line re-scans
-    the text up to it, and a 277 MB ``_s`` file must not be re-scanned once per question."""
-
-    def __init__(self, document, index: int):
-        self.document, self.index = document, index
-
-    def __str__(self) -> str:
-        return f"{self.document.name}:{json_line(self.document.text, (self.index,))}"
-
-
-def _answer(record: dict, where, log: ErrorLog) -> str | int | None:
+def _answer(record: dict, where: str, log: ErrorLog) -> str | int | None:
     value = record.get("answer")
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    return require_str(record, "answer", str(where), log) if not isinstance(value, str) else value
+    return require_str(record, "answer", where, log) if not isinstance(value, str) else value
 
 
-def _strings(record: dict, key: str, where, log: ErrorLog) -> tuple[str, ...] | None:
+def _strings(record: dict, key: str, where: str, log: ErrorLog) -> tuple[str, ...] | None:
     value = record.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        log.add(str(where), f"field '{key}' must be a list of strings")
+        log.add(where, f"field '{key}' must be a list of strings")
         return None
     return tuple(value)
 
 
-def _turns(session: object, where, key: str, log: ErrorLog) -> tuple[Turn, ...] | None:
+def _turns(session: object, where: str, key: str, log: ErrorLog) -> tuple[Turn, ...] | None:
     if not isinstance(session, list):
-        log.add(str(where), f"field '{key}' must be a list of turns, got {type(session).__name__}")
+        log.add(where, f"field '{key}' must be a list of turns, got {type(session).__name__}")
         return None
     turns = []
     for n, turn in enumerate(session):
         label = f"{key}[{n}]"
         if not isinstance(turn, dict):
-            log.add(str(where), f"field '{label}' must be an object, got {type(turn).__name__}")
+            log.add(where, f"field '{label}' must be an object, got {type(turn).__name__}")
             return None
         role, content = turn.get("role"), turn.get("content")
         if role not in TURN_ROLES:
-            log.add(str(where), f"field '{label}.role' must be one of {', '.join(TURN_ROLES)}")
+            log.add(where, f"field '{label}.role' must be one of {', '.join(TURN_ROLES)}")
             return None
         if not isinstance(content, str):
-            log.add(str(where), f"field '{label}.content' must be a string")
+            log.add(where, f"field '{label}.content' must be a string")
             return None
         has_answer = turn.get("has_answer", False)
         if not isinstance(has_answer, bool):
-            log.add(str(where), f"field '{label}.has_answer' must be true or false")
+            log.add(where, f"field '{label}.has_answer' must be true or false")
             return None
         turns.append(Turn(role, content, has_answer))
     return tuple(turns)
 
 
-def _history(record: dict, where, log: ErrorLog) -> tuple[tuple[Session, ...] | None, tuple[str, ...] | None]:
+def _history(record: dict, where: str, log: ErrorLog) -> tuple[tuple[Session, ...] | None, tuple[str, ...] | None]:
     present = [k for k in HISTORY_FIELDS if k in record]
     evidence = _strings(record, "answer_session_ids", where, log) if "answer_session_ids" in record else None
     if not present:
         return None, evidence
     if len(present) < len(HISTORY_FIELDS):
         missing = ", ".join(k for k in HISTORY_FIELDS if k not in record)
-        log.add(str(where), f"missing field(s) {missing} (a history needs ids, dates and sessions together)")
+        log.add(where, f"missing field(s) {missing} (a history needs ids, dates and sessions together)")
         return None, evidence
     ids = _strings(record, "haystack_session_ids", where, log)
     dates = _strings(record, "haystack_dates", where, log)
     raw = record["haystack_sessions"]
     if not isinstance(raw, list):
-        log.add(str(where), "field 'haystack_sessions' must be a list of sessions")
+        log.add(where, "field 'haystack_sessions' must be a list of sessions")
         return None, evidence
     if ids is None or dates is None:
         return None, evidence
     if not len(ids) == len(dates) == len(raw):
-        log.add(str(where), f"fields 'haystack_session_ids', 'haystack_dates', 'haystack_sessions' must have the "
+        log.add(where, f"fields 'haystack_session_ids', 'haystack_dates', 'haystack_sessions' must have the "
                             f"same length, got {len(ids)}, {len(dates)}, {len(raw)}")
         return None, evidence
     sessions = []
@@ -171,36 +160,34 @@ def _history(record: dict, where, log: ErrorLog) -> tuple[tuple[Session, ...] | 
     return tuple(sessions), evidence
 
 
-def _question(record: dict, where, log: ErrorLog) -> Question | None:
+def _question(record: dict, where: str, log: ErrorLog) -> Question | None:
     before = len(log.errors)
-    question_id = require_str(record, "question_id", str(where), log)
-    question_type = require_str(record, "question_type", str(where), log)
+    question_id = require_str(record, "question_id", where, log)
+    question_type = require_str(record, "question_type", where, log)
     if question_type is not None and not judged.TYPE_PATTERN.match(question_type):
-        log.add(str(where), f"field 'question_type': '{question_type[:60]}' is not a type name "
+        log.add(where, f"field 'question_type': '{question_type[:60]}' is not a type name "
                             f"(lower-case letters, digits and '-'; LongMemEval's: {', '.join(judged.TYPES)})")
-    question = require_str(record, "question", str(where), log)
+    question = require_str(record, "question", where, log)
     answer = _answer(record, where, log)
-    question_date = require_str(record, "question_date", str(where), log)
+    question_date = require_str(record, "question_date", where, log)
     sessions, evidence = _history(record, where, log)
     if len(log.errors) > before or log.full:
         return None
-    return Question(question_id, question_type, question, answer, question_date, str(where), sessions, evidence)
+    return Question(question_id, question_type, question, answer, question_date, where, sessions, evidence)
 
 
 def read_questions(path: Path, log: ErrorLog, refused: set[str] | None = None) -> dict[str, Question]:
-    """A LongMemEval question file (official shape or the question-only subset): question id -> Question.
-    Problems go to `log`; the caller raises. The ids of questions refused go to `refused`, so that an
-    answer to one is not reported a second time as an unknown question."""
+    """A LongMemEval question file (official shape or the question-only subset): question id -> Question,
+    read a question at a time. Problems go to `log`; the caller raises. The ids of questions refused go
+    to `refused`, so that an answer to one is not reported a second time as an unknown question."""
     path = Path(path)
-    document, value = read_json_document(path)
-    if not isinstance(value, list):
-        log.add(f"{path.name}:1", f"expected a JSON array of questions, got {type(value).__name__}")
-        return {}
     questions: dict[str, Question] = {}
-    for index, record in enumerate(value):
-        where = _Where(document, index)
+    read = 0
+    for line, record in read_json_array(path, log):
+        read += 1
+        where = f"{path.name}:{line}"
         if not isinstance(record, dict):
-            log.add(str(where), f"expected a JSON object, got {type(record).__name__}")
+            log.add(where, f"expected a JSON object, got {type(record).__name__}")
             continue
         question = _question(record, where, log)
         if question is None:
@@ -208,11 +195,11 @@ def read_questions(path: Path, log: ErrorLog, refused: set[str] | None = None) -
                 refused.add(record["question_id"])
             continue
         if question.question_id in questions:
-            log.add(question.where, f"field 'question_id': duplicate '{question.question_id}' "
-                                    f"(first at {questions[question.question_id].where})")
+            log.add(where, f"field 'question_id': duplicate '{question.question_id}' "
+                           f"(first at {questions[question.question_id].where})")
             continue
         questions[question.question_id] = question
-    if not value:
+    if not read and not log.errors:
         log.add(f"{path.name}:1", "no questions in file")
     return questions
 
