@@ -714,3 +714,12 @@ def test_stratified_domain_proportion_is_the_weighted_ratio_and_a_census_domain_
     census = st.stratified_domain_proportion({"a": (10, 10, 4, 1), "b": (5, 5, 0, 0)})
     assert census["ci95"] == (0.25, 0.25)
     assert math.isnan(st.stratified_domain_proportion({"a": (10, 4, 0, 0)})["estimate"])
+
+
+def test_stratified_domain_proportion_in_one_vast_stratum_is_the_wilson_interval_of_the_domains_sample():
+    # One stratum, no finite-population correction: the linearised variance is p(1 − p)/m, m the domain's
+    # sampled units, so the interval is Wilson's for k of m.
+    result = st.stratified_domain_proportion({"only": (10**12, 100, 40, 10)})
+    assert result["estimate"] == 0.25
+    assert result["effective_n"] == pytest.approx(40)
+    assert result["ci95"] == pytest.approx(st.wilson_interval(10, 40), abs=1e-7)
