@@ -206,3 +206,105 @@ def read_json_document(path: Path) -> tuple[JsonDocument, object]:
         else:
             where = f"{path.name}:{text.count(chr(10), 0, exc.offset or 0) + 1}"
         raise ImportFailed([f"{where}: {exc.message}"]) from None
+
+
+
+READ_CHUNK = 1 << 20
+
+
+class _Chunks:
+    """A text file read a chunk at a time, with the line of the read position."""
+
+    def __init__(self, handle, size: int):
+        self.handle, self.size = handle, size
+        self.buffer, self.pos, self.line, self.eof = "", 0, 1, False
+        self.decoder = json.JSONDecoder()
+
+    def _more(self) -> bool:
+        piece = self.handle.read(self.size)
+        self.buffer, self.pos, self.eof = self.buffer[self.pos:] + piece, 0, not piece
+        return bool(piece)
+
+    def peek(self) -> str | None:
+        """The next non-blank character (None at the end of the file)."""
+        while True:
+            end = _WS.match(self.buffer, self.pos).end()
+            self.line, self.pos = self.line + self.buffer.count("\n", self.pos, end), end
+            if self.pos < len(self.buffer):
+                return self.buffer[self.pos]
+            if self.eof or not self._more():
+                return None
+
+    def advance(self) -> None:
+        self.pos += 1
+
+    def value_text(self) -> str:
+        """The text of the JSON element that starts here. It is decoded again, once more text is read,
+        until a ',' or ']' follows it: a chunk may end inside it, and a number cut short ("3." of "3.5")
+        decodes as another number."""
+        while True:
+            try:
+                _, end = self.decoder.raw_decode(self.buffer, self.pos)
+                following = _WS.match(self.buffer, end).end()
+                if self.eof or (following < len(self.buffer) and self.buffer[following] in ",]"):
+                    break
+            except json.JSONDecodeError:
+                if self.eof:
+                    raise
+            self._more()
+        text = self.buffer[self.pos:end]
+        self.line, self.pos = self.line + text.count("\n"), end
+        return text
+
+
+def read_json_array(path: Path, log: ErrorLog, *, chunk: int = READ_CHUNK) -> Iterator[tuple[int, object]]:
+    """Yield (line number, element) of a file holding one JSON array, an element at a time: a
+    benchmark's question file can be hundreds of megabytes (LongMemEval's ``_s`` 277 MB, ``_m`` 2.7 GB),
+    too much to hold as one text and its parse. Each element passes the same hostile-input checks as a
+    whole document (an element refused is logged and the rest still read); a syntax error ends the
+    reading, since nothing after it can be placed."""
+    try:
+        handle = path.open("r", encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise ImportFailed([f"{path}: cannot be read: {exc.strerror or exc}"]) from exc
+    with handle:
+        text = _Chunks(handle, chunk)
+        try:
+            if text.peek() != "[":
+                log.add(f"{path.name}:{text.line}", "expected a JSON array")
+                return
+            text.advance()
+            if text.peek() == "]":
+                text.advance()
+            else:
+                while True:
+                    if text.peek() is None:
+                        log.add(f"{path.name}:{text.line}", "invalid JSON: the array is not closed")
+                        return
+                    start = text.line
+                    try:
+                        raw = text.value_text()
+                    except json.JSONDecodeError as exc:
+                        line = text.line + text.buffer.count("\n", text.pos, exc.pos)
+                        log.add(f"{path.name}:{line}", f"invalid JSON: {exc.msg}")
+                        return
+                    try:
+                        value = json_loads_checked(raw)
+                    except JsonRefused as exc:
+                        log.add(f"{path.name}:{start}" + (f": {exc.label}" if exc.path else ""), exc.message)
+                    else:
+                        yield start, value
+                    following = text.peek()
+                    if following == ",":
+                        text.advance()
+                        continue
+                    if following == "]":
+                        text.advance()
+                        break
+                    log.add(f"{path.name}:{text.line}", "invalid JSON: expected ',' or ']' after an element"
+                            if following else "invalid JSON: the array is not closed")
+                    return
+            if text.peek() is not None:
+                log.add(f"{path.name}:{text.line}", "invalid JSON: text after the array")
+        except UnicodeDecodeError as exc:
+            log.add(f"{path.name}:{text.line}", f"not UTF-8 text ({exc.reason})")

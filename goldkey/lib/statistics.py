@@ -802,3 +802,124 @@ def cluster_bootstrap_many(
     means = (counts @ hits.T) / (counts @ sizes)[:, None]  # (replicates × runs)
     means.sort(axis=0)
     return np.stack([means[int(0.025 * replicates)], means[int(0.975 * replicates)]], axis=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Designed samples (a human key over a stratified sample of a large population of answers): the size
+# a Wilson half-width asks for, the allocation over strata, and the population figure weighted back.
+
+
+def wilson_half_width(p: float, n: int, *, z: float = WILSON_Z) -> float:
+    """Half the width of the Wilson interval at an observed proportion p of n (unclipped)."""
+    if n <= 0:
+        return math.inf
+    z2 = z * z
+    return z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+
+
+def wilson_sample_size(half_width: float, *, p: float = 0.5, z: float = WILSON_Z, population: int | None = None) -> int:
+    """The smallest n whose Wilson interval at proportion p is at most ±half_width (p = 0.5, the widest,
+    when nothing is known). With a finite population the finite-population correction n / (1 + (n − 1)/N)
+    is applied, and the answer never exceeds N."""
+    if not 0 < half_width < 0.5:
+        raise ValueError(f"half_width must lie in (0, 0.5), got {half_width}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"p must lie in [0, 1], got {p}")
+    high = 1
+    while wilson_half_width(p, high, z=z) > half_width:
+        high *= 2
+    low = high // 2  # the half width falls as n grows: the smallest n is in (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if wilson_half_width(p, middle, z=z) > half_width else (low, middle)
+    if population is None:
+        return high
+    if population < 1:
+        raise ValueError(f"population must be positive, got {population}")
+    return min(population, math.ceil(high / (1 + (high - 1) / population)))
+
+
+def allocate(sizes: Mapping[Hashable, int], total: int, *, weights: Mapping[Hashable, float] | None = None,
+             minimum: int = 1) -> dict:
+    """Split `total` draws over strata in proportion to size × weight (a weight above 1 oversamples its
+    stratum), every non-empty stratum at least `minimum` (or all of it), none above its size; whole draws
+    by largest remainders (ties: the strata's order). The allocations sum to min(total, Σ sizes)."""
+    if total < 0 or minimum < 0:
+        raise ValueError("total and minimum must be non-negative")
+    weights = weights or {}
+    keys = [k for k in sizes if sizes[k] > 0]
+    total = min(total, sum(sizes[k] for k in keys))
+    floor_of = {k: min(sizes[k], minimum) for k in keys}
+    if sum(floor_of.values()) > total:
+        raise ValueError(f"{total} draws cannot give {len(keys)} strata at least {minimum} each")
+    # The real-valued allocation: strata pushed to a bound (their minimum or their size) are fixed there,
+    # the others share what is left in proportion; repeat until no stratum crosses a bound.
+    fixed: dict = {}
+    while True:
+        free = [k for k in keys if k not in fixed]
+        left = total - sum(fixed.values())
+        whole = sum(sizes[k] * float(weights.get(k, 1.0)) for k in free)
+        ideal = {k: left * sizes[k] * float(weights.get(k, 1.0)) / whole if whole else 0.0 for k in free}
+        crossed = {k: sizes[k] for k in free if ideal[k] > sizes[k]}
+        if not crossed:
+            crossed = {k: floor_of[k] for k in free if ideal[k] < floor_of[k]}
+        if not crossed:
+            break
+        fixed.update(crossed)
+    ideal.update(fixed)
+    allocation = {k: math.floor(ideal[k]) for k in keys}
+    short = total - sum(allocation.values())
+    order = sorted(keys, key=lambda k: (-(ideal[k] - allocation[k]), keys.index(k)))
+    for k in order[:short]:
+        allocation[k] += 1
+    return {k: allocation.get(k, 0) for k in sizes}
+
+
+def stratified_proportion(strata: Mapping[Hashable, tuple[int, int, int]], *, z: float = WILSON_Z) -> dict:
+    """A population proportion from a stratified random sample, weighted back (Horvitz–Thompson: each
+    sampled unit of stratum h stands for N_h / n_h units). `strata`: h -> (N_h, n_h, k_h), population
+    size, sampled and positive. The variance is Σ W_h² (1 − n_h/N_h) p_h (1 − p_h) / n_h; the interval is
+    Wilson's at the effective sample size p (1 − p) / variance (the plain Wilson interval for one stratum
+    drawn from an unbounded population; a census has no width). A stratum with n_h = 0 cannot be
+    estimated: it makes the figure undefined (nan) rather than silently dropped."""
+    return stratified_domain_proportion({h: (N, n, n, k) for h, (N, n, k) in strata.items()}, z=z)
+
+
+def stratified_domain_proportion(strata: Mapping[Hashable, tuple[int, int, int, int]], *, z: float = WILSON_Z) -> dict:
+    """The proportion within a domain (a part of the population: one run, one type) from a stratified
+    random sample whose strata cut across it. `strata`: h -> (N_h, n_h, m_h, k_h): the stratum's
+    population and sample sizes, the sampled units in the domain and the positive ones among them. The
+    ratio estimator Σ w_h k_h / Σ w_h m_h (w_h = N_h / n_h) with its linearised variance
+    Σ N_h² (1 − n_h/N_h) s²_h / n_h, s²_h the variance of z = x (y − p) / X̂ over the stratum's sample;
+    with the whole population as the domain (m_h = n_h) this is stratified_proportion. Undefined (nan)
+    when no sampled unit is in the domain or a non-empty stratum was not sampled at all."""
+    sampled = sum(m for _, _, m, _ in strata.values())
+    for key, (N, n, m, k) in strata.items():
+        if not 0 <= k <= m <= n <= N:
+            raise ValueError(f"stratum {key!r}: need 0 <= k <= m <= n <= N, got N={N}, n={n}, m={m}, k={k}")
+    domain_weight = sum(N / n * m for N, n, m, _ in strata.values() if n)
+    if not domain_weight or any(n == 0 and N > 0 for N, n, _, _ in strata.values()):
+        return {"estimate": math.nan, "se": math.nan, "ci95": (math.nan, math.nan), "n": sampled,
+                "effective_n": math.nan}
+    estimate = sum(N / n * k for N, n, _, k in strata.values() if n) / domain_weight
+    variance, census = 0.0, True
+    for N, n, m, k in strata.values():
+        if n == 0 or m == 0:
+            continue
+        census = census and n == N
+        mean = (k - m * estimate) / (domain_weight * n)
+        square = (k * (1 - estimate) ** 2 + (m - k) * estimate**2) / (domain_weight**2 * n)
+        variance += N * N * (1 - n / N) * max(0.0, square - mean * mean) / n
+    estimate = min(1.0, max(0.0, estimate))
+    if variance <= 1e-18:
+        effective = math.inf if census else float(sampled)
+    else:
+        effective = estimate * (1 - estimate) / variance
+    if math.isinf(effective):
+        interval = (estimate, estimate)
+    else:
+        # Wilson's interval at a non-integer n: the same formula with k = p·n.
+        half = wilson_half_width(estimate, effective, z=z)
+        centre = (estimate + z * z / (2 * effective)) / (1 + z * z / effective)
+        interval = (max(0.0, centre - half), min(1.0, centre + half))
+    return {"estimate": estimate, "se": math.sqrt(variance), "ci95": interval, "n": sampled, "effective_n": effective}

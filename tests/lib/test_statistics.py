@@ -603,3 +603,123 @@ def test_a_shared_count_matrix_gives_the_same_intervals_as_drawing_afresh():
     assert st.cluster_bootstrap_many(sizes, hits, replicates=500, counts=counts).tolist() == (
         st.cluster_bootstrap_many(sizes, hits, replicates=500, seed=7).tolist()
     )
+
+
+# --- designed samples -------------------------------------------------------------------------------
+
+
+def test_wilson_half_width_equals_half_of_statsmodels_wilson_interval_at_an_even_split():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in (2, 10, 50, 380, 382, 1000):
+        low, high = proportion_confint(n // 2, n, alpha=0.05, method="wilson")
+        assert st.wilson_half_width(0.5, n, z=st.Z95) == pytest.approx((high - low) / 2, abs=1e-9)
+
+
+def test_wilson_sample_size_hand_case_and_finite_population():
+    # At p = 1/2 the half width is z / (2 sqrt(n + z²)): n >= z²/(4h²) − z² = 380.3 for h = 0.05.
+    assert st.wilson_sample_size(0.05) == 381
+    # 381 / (1 + 380/2830) = 335.9
+    assert st.wilson_sample_size(0.05, population=2830) == 336
+    assert st.wilson_sample_size(0.01, population=50) == 50
+
+
+def test_wilson_sample_size_is_the_smallest_n_that_reaches_the_half_width():
+    for half_width in (0.2, 0.1, 0.07, 0.05, 0.03):
+        for p in (0.5, 0.7, 0.9, 0.97):
+            n = st.wilson_sample_size(half_width, p=p)
+            assert st.wilson_half_width(p, n) <= half_width < st.wilson_half_width(p, n - 1)
+
+
+def test_wilson_sample_size_refuses_an_impossible_half_width():
+    with pytest.raises(ValueError):
+        st.wilson_sample_size(0.0)
+    with pytest.raises(ValueError):
+        st.wilson_sample_size(0.6)
+
+
+def test_allocate_hand_cases():
+    # Proportional: 30 × (100, 10, 5)/115 = 26.09, 2.61, 1.30 -> 26, 3, 1 by largest remainders.
+    assert st.allocate({"a": 100, "b": 10, "c": 5, "d": 0}, 30) == {"a": 26, "b": 3, "c": 1, "d": 0}
+    # c weighted 10: its share 50 of 160 asks for 9.4 > 5, so it is taken whole; a and b share 25.
+    assert st.allocate({"a": 100, "b": 10, "c": 5}, 30, weights={"c": 10}) == {"a": 23, "b": 2, "c": 5}
+    # The minimum lifts a small stratum and the others share the rest.
+    assert st.allocate({"a": 1000, "b": 1}, 10, minimum=1) == {"a": 9, "b": 1}
+    assert st.allocate({"a": 100, "b": 10}, 500) == {"a": 100, "b": 10}
+
+
+def test_allocate_always_sums_to_the_total_within_sizes_and_minimums():
+    rng = random.Random(3)
+    for _ in range(300):
+        sizes = {f"s{i}": rng.randint(0, 60) for i in range(rng.randint(1, 12))}
+        weights = {k: rng.choice([1.0, 2.0, 3.5]) for k in sizes}
+        minimum = rng.randint(0, 2)
+        floor = sum(min(v, minimum) for v in sizes.values())
+        total = rng.randint(floor, sum(sizes.values()) + 10)
+        allocation = st.allocate(sizes, total, weights=weights, minimum=minimum)
+        assert sum(allocation.values()) == min(total, sum(sizes.values()))
+        assert all(min(sizes[k], minimum) <= allocation[k] <= sizes[k] for k in sizes)
+
+
+def test_allocate_refuses_a_total_below_the_minimums():
+    with pytest.raises(ValueError):
+        st.allocate({"a": 5, "b": 5, "c": 5}, 2, minimum=1)
+
+
+def test_stratified_proportion_of_one_stratum_from_a_vast_population_is_the_wilson_interval():
+    result = st.stratified_proportion({"only": (10**12, 40, 10)})
+    assert result["estimate"] == 0.25
+    assert result["ci95"] == pytest.approx(st.wilson_interval(10, 40), abs=1e-7)
+
+
+def test_stratified_proportion_point_estimate_equals_the_horvitz_thompson_weighted_mean():
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    strata = {"a": (1000, 40, 10), "b": (300, 60, 45), "c": (50, 10, 0)}
+    values, weights = [], []
+    for N, n, k in strata.values():
+        values += [1] * k + [0] * (n - k)
+        weights += [N / n] * n
+    assert st.stratified_proportion(strata)["estimate"] == pytest.approx(DescrStatsW(values, weights=weights).mean)
+
+
+def test_stratified_proportion_variance_hand_case():
+    # W = (2/3, 1/3); p = (0.25, 0.9); var = (4/9)(0.6)(0.1875)/40 + (1/9)(0.8)(0.09)/10
+    result = st.stratified_proportion({"a": (100, 40, 10), "b": (50, 10, 9)})
+    assert result["estimate"] == pytest.approx(2 / 3 * 0.25 + 1 / 3 * 0.9)
+    variance = 4 / 9 * 0.6 * 0.1875 / 40 + 1 / 9 * 0.8 * 0.09 / 10
+    assert result["se"] == pytest.approx(math.sqrt(variance))
+    assert result["effective_n"] == pytest.approx(result["estimate"] * (1 - result["estimate"]) / variance)
+
+
+def test_stratified_proportion_of_a_census_has_no_width_and_an_unsampled_stratum_is_undefined():
+    census = st.stratified_proportion({"a": (10, 10, 3), "b": (5, 5, 5)})
+    assert census["ci95"] == (census["estimate"], census["estimate"]) == (8 / 15, 8 / 15)
+    assert math.isnan(st.stratified_proportion({"a": (10, 4, 3), "b": (5, 0, 0)})["estimate"])
+
+
+def test_stratified_domain_proportion_over_the_whole_population_is_the_stratified_proportion():
+    strata = {"a": (100, 40, 10), "b": (50, 10, 9), "c": (7, 3, 1)}
+    whole = st.stratified_proportion(strata)
+    domain = st.stratified_domain_proportion({h: (N, n, n, k) for h, (N, n, k) in strata.items()})
+    assert domain["estimate"] == pytest.approx(whole["estimate"])
+    assert domain["se"] == pytest.approx(whole["se"])
+
+
+def test_stratified_domain_proportion_is_the_weighted_ratio_and_a_census_domain_has_no_width():
+    # Domain estimate: (100/40·6 + 50/10·2) / (100/40·20 + 50/10·5) = 25 / 75
+    result = st.stratified_domain_proportion({"a": (100, 40, 20, 6), "b": (50, 10, 5, 2)})
+    assert result["estimate"] == pytest.approx(25 / 75)
+    assert 0 < result["ci95"][0] < 25 / 75 < result["ci95"][1] < 1
+    census = st.stratified_domain_proportion({"a": (10, 10, 4, 1), "b": (5, 5, 0, 0)})
+    assert census["ci95"] == (0.25, 0.25)
+    assert math.isnan(st.stratified_domain_proportion({"a": (10, 4, 0, 0)})["estimate"])
+
+
+def test_stratified_domain_proportion_in_one_vast_stratum_is_the_wilson_interval_of_the_domains_sample():
+    # One stratum, no finite-population correction: the linearised variance is p(1 − p)/m, m the domain's
+    # sampled units, so the interval is Wilson's for k of m.
+    result = st.stratified_domain_proportion({"only": (10**12, 100, 40, 10)})
+    assert result["estimate"] == 0.25
+    assert result["effective_n"] == pytest.approx(40)
+    assert result["ci95"] == pytest.approx(st.wilson_interval(10, 40), abs=1e-7)
