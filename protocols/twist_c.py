@@ -621,11 +621,13 @@ def calibration_set(items: Sequence[ChainItem], *, seed: int) -> tuple[list[dict
     return records, counts
 
 
-def admissibility(results: Iterable[tuple[str, bool]]) -> tuple[bool, dict[str, dict], list[str]]:
-    """Is a judge admissible on this set? `results`: (class, judge accepted the response) per record.
-    Every decoy class present must be rejected at ≥ 95 %, and the gold answers accepted at ≥ 95 % (else a
-    judge that rejects everything would pass). Returns (admissible, per class {"n", "k", "rate"} where k
-    counts rejections — acceptances for gold —, the failing classes with why)."""
+def admissibility(results: Iterable[tuple[str, bool]], counts: Mapping[str, str | int] | None = None,
+                  ) -> tuple[bool, dict[str, dict], list[str]]:
+    """Is a judge admissible on this set? `results`: (class, judge accepted the response) per record;
+    `counts`: the set's classes as `calibration_set` gives them, so that an applicable class the judge was
+    not run on fails rather than passing unseen. Every decoy class must be rejected at ≥ 95 %, and the gold
+    answers accepted at ≥ 95 % (else a judge that rejects everything would pass). Returns (admissible, per
+    class {"n", "k", "rate"} where k counts rejections — acceptances for gold —, the failing classes with why)."""
     tally: dict[str, list[int]] = {}
     for cls, accepted in results:
         n_k = tally.setdefault(cls, [0, 0])
@@ -637,8 +639,10 @@ def admissibility(results: Iterable[tuple[str, bool]]) -> tuple[bool, dict[str, 
         if f["rate"] < ADMISSIBLE_RATE:
             what = "accepts" if cls == GOLD else "rejects"
             failing.append(f"{cls}: {what} {f['k']}/{f['n']} ({f['rate']:.0%}), below {ADMISSIBLE_RATE:.0%}")
-    if GOLD not in figures:
-        failing.append(f"{GOLD}: no gold answers graded")
+    expected = [c for c, n in (counts or {}).items() if n != NOT_APPLICABLE]
+    for cls in dict.fromkeys([*expected, GOLD]):
+        if cls not in figures:
+            failing.append(f"{cls}: applies to this set but none was graded")
     return not failing, figures, failing
 
 

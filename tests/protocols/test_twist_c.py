@@ -419,3 +419,9 @@ def test_the_demo_steps_cite_injected_turns():
 def test_the_demo_set_gives_every_decoy_class_a_non_empty_count():
     _, counts = tc.calibration_set(demo_items(), seed=11)
     assert all(isinstance(counts[c], int) and counts[c] > 0 for c in (*tc.DECOY_CLASSES, "gold"))
+
+
+def test_an_applicable_class_the_judge_was_not_run_on_fails():
+    records, counts = tc.calibration_set(demo_items(), seed=5)
+    ok, _, failing = tc.admissibility(((r["class"], r["class"] == "gold") for r in records if r["class"] != tc.UNORDERED), counts)
+    assert not ok and failing == [f"{tc.UNORDERED}: applies to this set but none was graded"]
