@@ -42,7 +42,7 @@ MAX_TEXT = 10_000  # one turn, one question, one answer: a page of text is plent
 class Step(BaseModel):
     """One step of a chain: the turn it cites, copied verbatim, and the belief value it states."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     turn_id: str = Field(min_length=1, max_length=40)
     date: str = Field(min_length=1, max_length=100)
@@ -54,7 +54,7 @@ class Step(BaseModel):
 class ChainItem(BaseModel):
     """One Track C item = one query over one chain (the per-protocol content of an Item)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str = Field(min_length=1, max_length=200)
     conversation: str = Field(min_length=1, max_length=200)  # the original conversation
@@ -273,7 +273,7 @@ Statements:
 1. relation: does a later statement replace an earlier belief ("supersession"), or are the statements all
    still true together ("coexistence")? An acknowledged change of mind is a supersession.
 2. order: the statement labels from the oldest belief to the newest.
-3. current: what is true now, in a few words.
+3. current: what is true now, in the words of the statement that says so.
 
 Reply with ONLY a JSON object: {{"relation": "supersession" | "coexistence", "order": ["S1", ...], "current": "..."}}"""
 

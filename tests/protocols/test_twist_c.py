@@ -88,6 +88,13 @@ def test_field_errors_name_the_field_down_to_the_step():
     assert any(e.startswith("rationale: ") for e in errors)
 
 
+def test_a_number_where_text_belongs_is_a_field_error_not_coerced():
+    data = line()
+    data["steps"][0]["turn_id"] = 7
+    _, errors = chain.validate_line(json.dumps(data))
+    assert [e.split(":")[0] for e in errors] == ["steps[0].turn_id"]
+
+
 def test_a_huge_nesting_is_an_error_not_a_crash():
     _, errors = chain.validate_line("[" * 100_000 + "]" * 100_000)
     assert errors and errors[0].startswith("line: ")
