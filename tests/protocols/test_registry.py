@@ -132,7 +132,7 @@ def test_protocol_modules_import_nothing_from_the_apps():
 
     apps = {"items", "annotation", "council", "adjudication", "keys", "lapse", "goldkey", "django"}
     offending = []
-    for path in Path(protocols.__file__).parent.glob("*.py"):
+    for path in Path(protocols.__file__).parent.rglob("*.py"):  # a protocol may be a package
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
