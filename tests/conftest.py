@@ -1,6 +1,7 @@
 """Personas and shared fixtures. Every test module uses these people, never ad-hoc users."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,35 @@ def require_shared_data(*parts: str) -> Path:
 @pytest.fixture
 def shared_data():
     return require_shared_data
+
+
+# Programs some tests start themselves, and the Debian package that brings each one. A test names the ones
+# it needs with `@pytest.mark.programs(...)`; tests/test_missing_programs.py checks that every program a
+# test runs is named so, and that the suite skips (not fails) on a machine without them.
+PROGRAM_PACKAGES = {
+    "redis-server": "redis-server", "redis-cli": "redis-tools", "sha256sum": "coreutils", "git": "git",
+}
+
+
+def missing_program_message(name: str) -> str:
+    return f"{name} not found on PATH (apt-get install {PROGRAM_PACKAGES[name]})"
+
+
+def require_programs(*names: str) -> None:
+    """Skips outside CI, and fails under CI, when a program a test starts is not on the PATH."""
+    for name in names:
+        if shutil.which(name) is None:
+            message = missing_program_message(name)
+            if IN_CI:
+                pytest.fail(message)
+            pytest.skip(message)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # Before any fixture is built: a test that starts a program should not first start a Celery worker.
+    for marker in item.iter_markers("programs"):
+        require_programs(*marker.args)
 
 
 def _user(username: str, *groups: str, **extra):
@@ -187,6 +217,8 @@ def browser_login(page, user) -> None:
 SKIP_GROUPS = [
     # (group, words that mark its skip reasons, how to enable it)
     ("browser/Chromium", ("Chromium",), "apt-get install chromium, or set GOLDKEY_CHROMIUM=/path/to/chromium"),
+    # Before Redis-only: "redis-server not found on PATH" is a missing program, not a missing broker.
+    ("programs", ("not found on PATH",), "apt-get install the package each skip reason names (redis-server, …)"),
     # Before PostgreSQL: a SQLite-only test's reason may name the other database.
     ("SQLite-only", ("SQLite only",), "run without DATABASE_URL (the embedded SQLite database)"),
     ("PostgreSQL-only", ("PostgreSQL",), "set DATABASE_URL=postgres://USER@HOST:PORT/NAME"),
@@ -211,7 +243,7 @@ def skipped_groups(reasons: list[str]) -> dict[str, int]:
 def skip_summary(reasons: list[str]) -> str:
     counts = skipped_groups(reasons)
     if not counts:
-        return "Skipped groups: none (no browser, PostgreSQL-only, Redis-only or real-data test was skipped)"
+        return "Skipped groups: none (no browser, program, PostgreSQL-only, Redis-only or real-data test was skipped)"
     how = {name: enable for name, _, enable in SKIP_GROUPS}
     parts = [
         f"{group} ({n} test{'s' if n != 1 else ''}: {how[group]})" if group in how else f"other ({n}: see the reasons above)"

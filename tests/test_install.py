@@ -78,6 +78,7 @@ def test_the_makefile_says_what_to_install_when_venv_fails():
     assert "apt-get install python3.11-venv" in (ROOT / "Makefile").read_text()
 
 
+@pytest.mark.programs("git")
 def test_no_egg_info_is_tracked():
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert ".egg-info/" not in tracked
@@ -92,6 +93,7 @@ def test_the_closing_line_names_each_skipped_group_and_how_to_enable_it():
         "needs a broker with acknowledgements (set CELERY_BROKER_URL=redis://…)",
         "released data not found at ../shared/data",
         "SQLite only: PostgreSQL's batch setting is tested below",
+        "redis-server not found on PATH (apt-get install redis-server)",
     ])  # fmt: skip
     assert line.startswith("Skipped groups: ")
     assert "browser/Chromium (1 test: apt-get install chromium" in line
@@ -99,6 +101,9 @@ def test_the_closing_line_names_each_skipped_group_and_how_to_enable_it():
     assert "Redis-only (1 test: set CELERY_BROKER_URL=redis://" in line
     assert "real data (1 test: put the released data at ../shared/data" in line
     assert "SQLite-only (1 test: run without DATABASE_URL" in line
+    # A missing redis-server is a program to install, not a broker setting (its reason says "redis" too).
+    assert "programs (1 test: apt-get install the package each skip reason names" in line
+    assert line.count("Redis-only (") == 1
 
 
 def test_the_closing_line_says_when_nothing_was_skipped():

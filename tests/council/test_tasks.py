@@ -271,6 +271,7 @@ def _wait_final(worker, run, timeout):
 
 
 @pytest.mark.worker
+@pytest.mark.programs("redis-server", "redis-cli")
 def test_a_run_survives_a_redis_restart_and_a_worker_sigkill_and_finishes_by_itself(council_workers, fake_llm, thirty_items, tmp_path):
     """Redis shut down without saving mid-run (the queued batches vanish), started again; later the worker
     is SIGKILLed with batches in flight and a new one started. Nobody resumes the run: the sweep does."""

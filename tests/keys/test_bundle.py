@@ -41,6 +41,7 @@ def jsonl(data: bytes) -> list[dict]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines()]
 
 
+@pytest.mark.programs("sha256sum")
 def test_released_trail_freezes_to_the_published_key_and_exports_reproducibly(v1, shared_data, tmp_path):
     counts = v1.manifest["counts_by_gold"]
     assert (v1.entries.count(), counts["contradicting"], counts["aligned"], counts["hard_negative"]) == (161, 38, 61, 62)
