@@ -135,7 +135,7 @@ class LabelStudio:
     def __init__(self, server: Server):
         import requests
 
-        self.server, self.base, self.dropped = server, server.base, 0
+        self.server, self.base = server, server.base
         self.http = requests.Session()
         self.http.headers["Authorization"] = f"Token {LS_TOKEN}"
         deadline = time.monotonic() + 120
@@ -145,16 +145,7 @@ class LabelStudio:
             time.sleep(1)
 
     def get(self, path: str, **kwargs):
-        """GET on a new connection. Label Studio's server (Django's runserver, as `label-studio start` runs
-        it) now and then closes a new connection without answering; a browser retries, and so does this,
-        the retry inside the request's time; `dropped` counts them, and the figures print it."""
-        import requests
-
-        try:
-            return fresh_get(self.http, self.base + path, **kwargs)
-        except requests.ConnectionError:
-            self.dropped += 1
-            return fresh_get(self.http, self.base + path, **kwargs)
+        return fresh_get(self.http, self.base + path, **kwargs)
 
     def project(self, title: str) -> int:
         response = self.http.post(f"{self.base}/api/projects/", json={"title": title, "label_config": LABEL_CONFIG})
@@ -323,14 +314,12 @@ def next_item_pairs(args, scratch, ls: LabelStudio, project: int) -> dict:
                     walls.append(time.perf_counter() - start)
                 figures["goldkey" if tool == "Goldkey" else "label_studio"] = latency(walls)
             pair = {"first": first, "goldkey": figures["goldkey"], "label_studio": figures["label_studio"],
-                    "label_studio_dropped_connections": ls.dropped,
                     "goldkey_p95_ms": figures["goldkey"]["p95_ms"], "label_studio_p95_ms": figures["label_studio"]["p95_ms"]}
             pairs.append(pair)
             log(args, pair_line("next item p95, new connection per request", n, first, pair["goldkey_p95_ms"],
                                 pair["label_studio_p95_ms"], "ms"))
             log(args, latency_line("    Goldkey: Resume (302) + item page", figures["goldkey"]))
-            log(args, latency_line("    Label Studio: GET /api/projects/<id>/next", figures["label_studio"])
-                + f"  ({ls.dropped} connections closed unanswered and retried so far)")
+            log(args, latency_line("    Label Studio: GET /api/projects/<id>/next", figures["label_studio"]))
     finally:
         server.stop()
     return summary(pairs, "goldkey_p95_ms", "label_studio_p95_ms")

@@ -2,7 +2,7 @@
 
 A user's browser or script meets a server it opens a connection to; a bench that reuses one keep-alive
 connection times less than they wait for (the TCP handshake and, for gunicorn's sync workers, the worker
-taking the new connection). `fresh_get`/`fresh_post` therefore send `Connection: close`: every request
+taking the new connection). `fresh_get` therefore sends `Connection: close`: every request
 opens its own connection, with the session's cookies.
 """
 
@@ -108,12 +108,11 @@ def gunicorn(env: dict, folder: Path, workers: int = 2) -> Server:
 
 
 def fresh_get(session, url: str, **kwargs):
-    """GET on a connection of its own (see the module's docstring)."""
+    """GET on a connection of its own (see the module's docstring). The session's pooled connections are
+    closed first: a server that closes after answering without saying so (Django's runserver) would
+    otherwise leave a dead connection in the pool for the next request to fail on."""
+    session.close()
     return session.get(url, headers={**CLOSE, **kwargs.pop("headers", {})}, **kwargs)
-
-
-def fresh_post(session, url: str, **kwargs):
-    return session.post(url, headers={**CLOSE, **kwargs.pop("headers", {})}, **kwargs)
 
 
 def goldkey_login(session, base: str, username: str, password: str) -> None:
