@@ -44,35 +44,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
+
+from common import free_port, percentile  # noqa: E402
+from common import process_tree_cpu_s as server_cpu  # noqa: E402
 
 PASSWORD = "bench-author-pass"
 
 
-def percentile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def server_cpu(pid: int) -> float:
-    """CPU seconds used so far by the server process and its children (gunicorn's workers)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-    return total
 
 
 def summary(name: str, seconds: list[float], cpu: float | None = None) -> dict:
@@ -173,12 +155,6 @@ def build(n_items: int, seed: int = 1):
     campaign_close(campaign=campaign, user=author, end_open=True)
     print(f"  answers ({len(answers):,}), council votes, close: {time.perf_counter() - step:.1f} s")
     return campaign
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(kind: str, env: dict, port: int, log: Path) -> subprocess.Popen:
