@@ -104,7 +104,9 @@ def ls_install(args) -> Path | None:
 def ls_environment(data_dir: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "DATABASE_URL", "GOLDKEY"))}
     return env | {
+        # No calls out: the version check, analytics and error reports would time the network, not the tool.
         "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir), "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false",
+        "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "", "SENTRY_RATE": "0",
         # The 100,000 tasks with their annotations are one file of a few hundred megabytes.
         "DATA_UPLOAD_MAX_MEMORY_SIZE": str(2 * 1024**3),
     }
