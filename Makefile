@@ -8,7 +8,7 @@ PORT ?= 8000
 # Every package, pinned with its hashes: runtime + tests (requirements.lock is the runtime half, for the image).
 LOCK ?= requirements-test.lock
 
-.PHONY: venv test demo lint bench lock clean
+.PHONY: venv test demo lint bench bench-ls lock clean
 
 # The project itself is not installed: it runs from this folder, and everything it needs is in the lock
 # (--require-hashes: a package whose file does not match its recorded hash is refused).
@@ -37,6 +37,13 @@ demo: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+
+# Goldkey and Label Studio side by side on the same generated Track B data (bench/bench_ls.py): import,
+# next item over HTTP, freeze + export, in alternating pairs. Label Studio is pip-installed (pinned) into
+# var/bench-ls/ on the first run, or skipped with a message. A quick run: make bench-ls BENCH_LS_ARGS="--items 2000".
+BENCH_LS_ARGS ?=
+bench-ls: venv
+	$(PY) bench/bench_ls.py $(BENCH_LS_ARGS)
 
 # Re-resolve both lock files after changing the dependencies in pyproject.toml (needs the package registry).
 lock: venv

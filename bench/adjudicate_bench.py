@@ -5,12 +5,13 @@
 
 Builds a throw-away test database (a SQLite file in a temporary folder by default; with DATABASE_URL
 set, Django's `test_<name>` database, created and dropped: never the project's own), fills it with N
-synthetic TWIST items in one 600-turn conversation (an evidence turn each), a two-annotator campaign
+synthetic TWIST items over 100 conversations of 600 turns (1-3 evidence turns of the recipient each), a two-annotator campaign
 with both annotators' answers on every item (some disagree, some say the claim is not self-contained),
 three council members' votes on a tenth of the items, and closes it. It builds the stored queue once
 (timed: what the first adjudication page after the close pays), then starts a real server on
 127.0.0.1 (`manage.py runserver`, and gunicorn with 2 workers when it is installed) on that database,
-logs in through the login form and times, over HTTP with keep-alive:
+logs in through the login form and times, over HTTP, each request on a new connection (as a browser after a
+pause):
   - the queue page (a random page of 50 entries, with the counts and the retained-set panel)
   - the side-by-side item page of a random queued item
   - a decision: POST keep on the current item (302 to the next undecided), then GET that item page,
@@ -43,35 +44,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
+
+from common import free_port, percentile  # noqa: E402
+from common import process_tree_cpu_s as server_cpu  # noqa: E402
 
 PASSWORD = "bench-author-pass"
 
 
-def percentile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def server_cpu(pid: int) -> float:
-    """CPU seconds used so far by the server process and its children (gunicorn's workers)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-    return total
 
 
 def summary(name: str, seconds: list[float], cpu: float | None = None) -> dict:
@@ -110,20 +93,25 @@ def build(n_items: int, seed: int = 1):
     author = get_user_model().objects.create_user("bench_author", password=PASSWORD, is_staff=True)
     author.groups.add(Group.objects.get_or_create(name=roles.AUTHOR)[0])
     item_set = item_set_get_or_create(name="bench twist", kind=ItemKind.TWIST)
-    conversation = Conversation.objects.create(external_id="conv-bench", speaker_a="Caroline", speaker_b="Melanie")
+    # The real Track B shape: 100 conversations of 600 turns, 1-3 evidence turns of the recipient an item.
+    conversations = Conversation.objects.bulk_create(
+        Conversation(external_id=f"conv-bench-{c}", speaker_a="Caroline", speaker_b="Melanie") for c in range(100)
+    )
     sessions = Session.objects.bulk_create(
         Session(conversation=conversation, number=s + 1, date_time_raw=f"1:{s:02d} pm on {s % 28 + 1} May, 2023")
-        for s in range(30)
+        for conversation in conversations for s in range(30)
     )
     turns = Turn.objects.bulk_create(
-        Turn(conversation=conversation, session=sessions[i // 20], dia_id=f"D{i // 20 + 1}:{i % 20 + 1}",
-             speaker="Caroline" if i % 2 == 0 else "Melanie", text=f"turn text {i} " * 8, order=i)
-        for i in range(600)
+        (Turn(conversation=conversation, session=sessions[c * 30 + i // 20], dia_id=f"D{i // 20 + 1}:{i % 20 + 1}",
+              speaker="Caroline" if i % 2 == 0 else "Melanie", text=f"turn text {i} " * 8, order=i)
+         for c, conversation in enumerate(conversations) for i in range(600)),
+        batch_size=5000,
     )
     types = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
     items = Item.objects.bulk_create(
         (
-            Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench:v1b{i:06d}", conversation=conversation,
+            Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench-{i % 100}:v1b{i:06d}",
+                 conversation=conversations[i % 100],
                  recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
                  gold_label=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
                  contradicted_quote="turn text" if i % 3 == 0 else "", history_turns=rng.randint(369, 689),
@@ -133,9 +121,12 @@ def build(n_items: int, seed: int = 1):
         batch_size=5000,
     )
     Evidence.objects.bulk_create(
-        (Evidence(item=item, turn=turns[(2 * i) % 600], position=0) for i, item in enumerate(items)), batch_size=5000
+        (Evidence(item=item, turn=turns[(i % 100) * 600 + 2 * k], position=position)  # the recipient's turns
+         for i, item in enumerate(items)
+         for position, k in enumerate(sorted(rng.sample(range(300), rng.randint(1, 3))))),
+        batch_size=5000,
     )
-    print(f"  items, conversation, evidence: {time.perf_counter() - started:.1f} s")
+    print(f"  items, conversations, evidence: {time.perf_counter() - started:.1f} s")
     step = time.perf_counter()
     campaign = campaign_create(slug="bench", item_set=item_set, annotators=users, per_item=2, seed=seed)
     print(f"  campaign_create ({2 * n_items:,} assignments): {time.perf_counter() - step:.1f} s")
@@ -164,12 +155,6 @@ def build(n_items: int, seed: int = 1):
     campaign_close(campaign=campaign, user=author, end_open=True)
     print(f"  answers ({len(answers):,}), council votes, close: {time.perf_counter() - step:.1f} s")
     return campaign
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(kind: str, env: dict, port: int, log: Path) -> subprocess.Popen:
@@ -209,6 +194,8 @@ def login(base: str):
     import requests
 
     session = requests.Session()
+    # A new connection per request, as a browser meets a server after a pause (see bench/common.py).
+    session.headers["Connection"] = "close"
     session.get(f"{base}/accounts/login/").raise_for_status()
     response = session.post(f"{base}/accounts/login/", data={
         "username": "bench_author", "password": PASSWORD, "csrfmiddlewaretoken": session.cookies["csrftoken"],

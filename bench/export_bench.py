@@ -75,16 +75,8 @@ def answer_values(gold: str, with_notes: bool) -> dict:
 
 
 def build(args, folder: Path) -> dict:
-    from django.contrib.auth import get_user_model
-    from django.db import transaction
-    from django.utils import timezone
     from import_bench import generate
 
-    import protocols
-    from annotation.models import Answer, AnswerRevision, Assignment, Enrollment
-    from annotation.services import campaign_close, campaign_create
-    from goldkey import roles
-    from goldkey.lib.bulk import bulk_insert
     from items.models import ItemSet
     from items.services import corpus_import_locomo, items_import_twist
 
@@ -93,15 +85,32 @@ def build(args, folder: Path) -> dict:
     corpus_import_locomo(path=locomo)
     report = items_import_twist(path=jsonl, item_set_name="bench items")
     assert report.created == args.items, report
+    author = closed_campaigns(item_set=ItemSet.objects.get(name="bench items"), slugs=("bench", "bench-cmd"))
+    return {"setup_s": round(time.perf_counter() - started, 1), "author": author}
+
+
+def closed_campaigns(*, item_set, slugs) -> str:
+    """A closed two-annotator campaign over `item_set` per slug, both annotators' answers on every item in
+    both phases, as the released answer files have them; returns the author's username (who may freeze)."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.utils import timezone
+
+    import protocols
+    from annotation.models import Answer, AnswerRevision, Assignment, Enrollment
+    from annotation.services import campaign_close, campaign_create
+    from goldkey import roles
+    from goldkey.lib.bulk import bulk_insert
+
     roles.ensure_groups()
     User = get_user_model()
-    author = User.objects.create_user(AUTHOR, password="x")
-    other = User.objects.create_user("bench-b", password="x")
+    author = User.objects.filter(username=AUTHOR).first() or User.objects.create_user(AUTHOR, password="x")
+    other = User.objects.filter(username="bench-b").first() or User.objects.create_user("bench-b", password="x")
     author.groups.add(*roles.Group.objects.filter(name__in=[roles.AUTHOR, roles.ANNOTATOR]))
     other.groups.add(*roles.Group.objects.filter(name=roles.ANNOTATOR))
     spec = protocols.get("twist_b")
-    item_set = ItemSet.objects.get(name="bench items")
-    for slug in ("bench", "bench-cmd"):
+    n_items = item_set.items.count()
+    for slug in slugs:
         campaign = campaign_create(slug=slug, item_set=item_set, annotators=[author, other], seed=1)
         now = timezone.now()
         with transaction.atomic():
@@ -126,10 +135,10 @@ def build(args, folder: Path) -> dict:
             ))
             Assignment.objects.filter(enrollment__campaign=campaign).update(phase1_done=True, phase2_done=True)
             Enrollment.objects.filter(campaign=campaign).update(
-                phase1_done_count=args.items, phase2_done_count=args.items, phase1_completed_at=now, submitted_at=now
+                phase1_done_count=n_items, phase2_done_count=n_items, phase1_completed_at=now, submitted_at=now
             )
         campaign_close(campaign=campaign, user=author)  # annotation over: a key can be frozen
-    return {"setup_s": round(time.perf_counter() - started, 1), "author": author.username}
+    return author.username
 
 
 # The stages `--stages` times: (module, attribute, name). Each is wrapped where it is called from, so that

@@ -1,0 +1,125 @@
+"""What the benches that time a user's path share: the load, percentiles, a server, a fresh connection.
+
+A user's browser or script meets a server it opens a connection to; a bench that reuses one keep-alive
+connection times less than they wait for (the TCP handshake and, for gunicorn's sync workers, the worker
+taking the new connection). `fresh_get` therefore sends `Connection: close`: every request
+opens its own connection, with the session's cookies.
+"""
+
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOSE = {"Connection": "close"}
+
+
+def load() -> list[float]:
+    """The 1-, 5- and 15-minute load averages: every figure is printed with them."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def percentile(values, q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def latency(seconds: list[float]) -> dict:
+    """p50/p95/max in milliseconds of a list of wall times, with the load they were measured at."""
+    ms = [s * 1000 for s in seconds]
+    return {"n": len(ms), "p50_ms": round(statistics.median(ms), 2), "p95_ms": round(percentile(ms, 95), 2),
+            "max_ms": round(max(ms), 2), "load": load()}
+
+
+def latency_line(name: str, figures: dict) -> str:
+    return (f"  {name:<48} n={figures['n']:<4} p50={figures['p50_ms']:7.2f} p95={figures['p95_ms']:7.2f} "
+            f"max={figures['max_ms']:8.2f} ms   (load {figures['load']})")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def process_tree_cpu_s(pid: int) -> float:
+    """CPU seconds used so far by a process and its children (gunicorn's workers), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return total
+
+
+class Server:
+    """A server process in its own process group, its output in a file (a pipe nobody reads fills up and
+    stops it), stopped with its workers."""
+
+    def __init__(self, command: list[str], *, env: dict, log: Path, port: int, cwd: Path = ROOT, ready_s: float = 60):
+        self.base, self.log = f"http://127.0.0.1:{port}", log
+        with open(log, "wb") as out:
+            self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        deadline = time.monotonic() + ready_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{command[0]} exited: {log.read_text(errors='replace')[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"{' '.join(command[:3])} did not listen on port {port} within {ready_s:.0f} s")
+
+    def cpu_s(self) -> float:
+        return process_tree_cpu_s(self.process.pid)
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def gunicorn(env: dict, folder: Path, workers: int = 2) -> Server:
+    """Goldkey behind gunicorn (sync workers), as deployed, on the database `env` names."""
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", "goldkey.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(workers),
+               "--log-level", "warning"]
+    return Server(command, env=env, log=folder / f"gunicorn-{port}.log", port=port)
+
+
+def fresh_get(session, url: str, **kwargs):
+    """GET on a connection of its own (see the module's docstring). The session's pooled connections are
+    closed first: a server that closes after answering without saying so (Django's runserver) would
+    otherwise leave a dead connection in the pool for the next request to fail on."""
+    session.close()
+    return session.get(url, headers={**CLOSE, **kwargs.pop("headers", {})}, **kwargs)
+
+
+def goldkey_login(session, base: str, username: str, password: str) -> None:
+    """Log in through the login form, as a browser does (the CSRF cookie, then the form)."""
+    session.get(f"{base}/accounts/login/", headers=CLOSE).raise_for_status()
+    response = session.post(f"{base}/accounts/login/", headers={**CLOSE, "Referer": f"{base}/accounts/login/"},
+                            data={"username": username, "password": password,
+                                  "csrfmiddlewaretoken": session.cookies["csrftoken"]}, allow_redirects=False)
+    if response.status_code != 302:
+        raise RuntimeError(f"login of {username} failed: {response.status_code}")
