@@ -503,6 +503,12 @@ class ProtocolSpec:
             return DISCUSS, "weigh the answers and notes"
         return self.suggest(self, gold, [a or {} for a in answers], reasons)
 
+    @property
+    def class_prefix(self) -> str:
+        """The protocol's name as the prefix of the classes (and so of the OpenAPI components) built from
+        its spec: "twist_b" -> "TwistB"."""
+        return self.name.title().replace("_", "")
+
     # --- items -------------------------------------------------------------------------------------------
     @property
     def content_fields(self) -> tuple[str, ...]:
