@@ -96,11 +96,16 @@ def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     try:
         schema.model_validate(dict(values))
     except ValidationError as error:
-        return [
-            f"field '{'.'.join(str(part) for part in problem['loc']) or 'content'}': {problem['msg']}"
-            for problem in error.errors(include_url=False)
-        ]
+        return [f"field '{field_path(problem['loc'])}': {problem['msg']}" for problem in error.errors(include_url=False)]
     return []
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """Where in an item's content a value sits, as a JSON path: ("steps", 1, "value") → "steps[1].value"."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "content"
 
 
 @dataclass(frozen=True)
