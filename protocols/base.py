@@ -100,6 +100,19 @@ def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     return []
 
 
+def inline_refs(schema: Any, defs: Mapping[str, dict]) -> Any:
+    """A JSON Schema with every local `{"$ref": "#/$defs/X"}` replaced by X itself (pydantic's nested
+    models are not recursive here, so this ends)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            return inline_refs({**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
+        return {key: inline_refs(value, defs) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [inline_refs(value, defs) for value in schema]
+    return schema
+
+
 def field_path(loc: Sequence[str | int]) -> str:
     """Where in an item's content a value sits, as a JSON path: ("steps", 1, "value") → "steps[1].value"."""
     path = ""
@@ -540,6 +553,13 @@ class ProtocolSpec:
     def content_json_schema(self) -> dict:
         """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""
         return self.content.model_json_schema()
+
+    def content_field_schemas(self) -> dict[str, dict]:
+        """Each content field's JSON Schema, self-contained (nested schemas written in place of their
+        `$ref`): where the OpenAPI schema and a release's Croissant describe a content value. A field is
+        documented once, in the protocol's schema class."""
+        schema = self.content_json_schema()
+        return {name: inline_refs(value, schema.get("$defs", {})) for name, value in schema["properties"].items()}
 
     def blind_view(self, item) -> dict:
         """What an annotator may see of an item: built from the whitelist only (content fields read
