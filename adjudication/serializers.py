@@ -293,7 +293,8 @@ AGREEMENT_SCHEMA = PolymorphicProxySerializer(
 
 
 def agreement_data(agreement: dict) -> dict:
-    return AGREEMENT_SERIALIZERS[agreement["protocol"]](agreement).data
+    """The figures rendered by the serializer of the figure set their protocol computes."""
+    return FIGURE_SERIALIZERS[protocols.get(agreement["protocol"]).agreement_figures](agreement).data
 
 
 @extend_schema_field(AGREEMENT_SCHEMA)
