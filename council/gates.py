@@ -16,7 +16,7 @@ from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from council.services import retry_delay
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonsafe import json_loads_checked
-from items.models import GoldType, Item, ItemSet
+from items.models import EVIDENCE_ROLE, GoldType, Item, ItemSet
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import TWIST_V0_SCHEMA
 
@@ -33,8 +33,13 @@ def _normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().rstrip(SENTENCE_END).strip()).lower()
 
 
+def _evidence(item: Item) -> list:
+    """The turns a TWIST Track B item cites as its evidence (its citations in that role)."""
+    return [ev for ev in item.evidence.all() if ev.role == EVIDENCE_ROLE]
+
+
 def gate_recipient_speaker(item: Item) -> tuple[bool, str]:
-    others = [f"{ev.turn.dia_id} by {ev.turn.speaker}" for ev in item.evidence.all() if ev.turn.speaker != item.recipient]
+    others = [f"{ev.turn.dia_id} by {ev.turn.speaker}" for ev in _evidence(item) if ev.turn.speaker != item.recipient]
     if others:
         return False, f"cited turn(s) not spoken by the recipient {item.recipient}: {', '.join(others)}"
     return True, ""
@@ -48,14 +53,14 @@ def gate_verbatim_quote(item: Item) -> tuple[bool, str]:
     quote = _normalize(item.contradicted_quote)
     if not quote:
         return False, "contradicting item without a contradicted_quote (absence-based?)"
-    for ev in item.evidence.all():
+    for ev in _evidence(item):
         if quote in _normalize(ev.turn.text):
             return True, f"quote found in {ev.turn.dia_id}"
     return False, "the quote is not in any cited turn"
 
 
 def gate_evidence_ids(item: Item) -> tuple[bool, str]:
-    evidence = list(item.evidence.all())
+    evidence = _evidence(item)
     if not evidence:
         return False, "no evidence cited"
     problems = []

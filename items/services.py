@@ -11,6 +11,7 @@ import protocols
 from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
 from items.models import (
+    EVIDENCE_ROLE,
     LICENSE_MAX,
     LOCOMO_LICENSE,
     Benchmark,
@@ -284,7 +285,8 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
         item_id = item_ids[source.external_id]
         conversation_id = conversations[source.conversation].id
         for position, dia_id in enumerate(source.evidence):
-            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "position": position}
+            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "role": EVIDENCE_ROLE,
+                   "position": position}
 
 
 def items_import_twist(
@@ -381,7 +383,7 @@ def items_import_twist(
         }
         existing_evidence: dict[int, list[str]] = {}
         if existing:
-            for item_id, dia_id in Evidence.objects.filter(item__item_set=item_set).order_by("item_id", "position").values_list(
+            for item_id, dia_id in Evidence.objects.filter(item__item_set=item_set, role=EVIDENCE_ROLE).order_by("item_id", "position").values_list(
                 "item_id", "turn__dia_id"
             ):
                 existing_evidence.setdefault(item_id, []).append(dia_id)

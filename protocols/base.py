@@ -281,6 +281,10 @@ class ProtocolSpec:
     derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
       rubric chosen by the question type); it never sees the item, so it cannot unblind anything.
     shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
+    excerpt_role: the role of the citations that are the item's excerpts and its key's / release's "evidence"
+      (an item may cite turns in other roles; roles are the protocol's words); excerpts_in_record_order:
+      show them in the conversation's order rather than in cited order (cited order would tell a reader
+      something the protocol hides, e.g. which step of a chain a turn is).
     questions: the questions with their phases and choices; primary_key: the answer compared between
       annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
     agreement_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
@@ -331,6 +335,8 @@ class ProtocolSpec:
     accepts_rejects: bool = False
     upload_label: str = ""
     shows_excerpts: bool = False
+    excerpt_role: str = "evidence"
+    excerpts_in_record_order: bool = False
     abstain: str = ""
     agreement_keys: tuple[str, ...] = ()
     gold_verdict: Mapping[str, str] = field(default_factory=dict)
