@@ -146,15 +146,16 @@ def parse_verification(content: str) -> dict | None:
     return data
 
 
-def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tuple[bool, str]:
-    """A contradicting item survives only with contradicts AND claim_stated; a consistent one only
-    without contradicts. Transient errors are retried a few times, waiting as every council call does
-    (`retry_delay`: the server's Retry-After, else capped backoff), then the verdict says so (blocking)."""
-    messages = verification_messages(item)
+def verifier_reply(member: CouncilMember, messages: list[dict], parse, retries: int = 2) -> tuple[object, str, str]:
+    """(the parsed verdict, the reply, '') of a verification gate's call, or (None, reply or '', why not).
+    A reply already cached for this member and prompt is reused; a transient error is retried a few times,
+    waiting as every council call does (`retry_delay`: the server's Retry-After, else capped backoff); a
+    reply `parse` cannot read is asked again. Only a reply that parses is cached."""
     key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
     content = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
-    verdict = parse_verification(content) if content is not None else None
+    verdict = parse(content) if content is not None else None
     attempts = 0
+    last_error = ""
     while verdict is None and attempts <= retries:
         attempts += 1
         try:
@@ -166,14 +167,23 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
                 time.sleep(retry_delay(attempts - 1, exc.retry_after))
             continue
         except PermanentCallError as exc:
-            return False, f"verifier error: {exc}"
-        verdict = parse_verification(content)
+            return None, "", f"verifier error: {exc}"
+        verdict = parse(content)
         last_error = f"malformed verifier reply: {content[:200]!r}"
     if verdict is None:
-        return False, f"no verdict from {member.name}: {last_error}"
+        return None, content or "", f"no verdict from {member.name}: {last_error}"
     ResponseCache.objects.bulk_create(
         [ResponseCache(model=member.model, prompt_hash=key, content=content)], ignore_conflicts=True
     )
+    return verdict, content, ""
+
+
+def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tuple[bool, str]:
+    """A contradicting item survives only with contradicts AND claim_stated; a consistent one only
+    without contradicts. No verdict after the retries is a blocking failure that says why."""
+    verdict, _, failure = verifier_reply(member, verification_messages(item), parse_verification, retries)
+    if verdict is None:
+        return False, failure
     text = f"contradicts={verdict['contradicts']} claim_stated={verdict['claim_stated']}"
     if item.gold_label == GoldType.CONTRADICTING:
         return verdict["contradicts"] and verdict["claim_stated"], text
@@ -213,18 +223,25 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
                 rejected_by_gate[VERIFICATION] += 1
                 blocking_failed = True
         passed_items += not blocking_failed
-    with transaction.atomic():
-        GateVerdict.objects.filter(item_set=item_set).delete()
-        GateVerdict.objects.bulk_create(verdicts, batch_size=2000)
-        # The item's own flag is what campaigns and keys read (they sit below the council in the layers).
-        Item.objects.filter(item_set=item_set).update(gate_rejected=Exists(
-            GateVerdict.objects.filter(item=OuterRef("pk"), blocking=True, passed=False)
-        ))
+    verdicts_store(item_set=item_set, verdicts=verdicts)
     return {
         "item_set": item_set.name, "checked": len(items), "passed": passed_items,
         "rejected_by_gate": rejected_by_gate, "warnings": warnings, "llm": member.name if member else None,
         "not_applicable": {gate: n for gate, n in not_applicable.items() if n},
     }
+
+
+def verdicts_store(*, item_set: ItemSet, verdicts: list[GateVerdict], gates: tuple[str, ...] | None = None) -> None:
+    """Replace the item set's gate verdicts (those of `gates` only, when named) and set each item's
+    `gate_rejected` from its blocking failures: the item's own flag is what campaigns and keys read (they sit
+    below the council in the layers)."""
+    with transaction.atomic():
+        old = GateVerdict.objects.filter(item_set=item_set)
+        (old.filter(gate__in=gates) if gates is not None else old).delete()
+        GateVerdict.objects.bulk_create(verdicts, batch_size=2000)
+        Item.objects.filter(item_set=item_set).update(gate_rejected=Exists(
+            GateVerdict.objects.filter(item=OuterRef("pk"), blocking=True, passed=False)
+        ))
 
 
 def item_set_by_name(name: str) -> ItemSet:
