@@ -311,6 +311,8 @@ class ProtocolSpec:
     wording: how the adjudication pages name the protocol's things.
     council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
       member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
+    decoy_set: dotted path of the judges wing's builder of this protocol's judge calibration set
+      ((item_set=, seed=) -> judges.services.CalibrationSet; '' : decoys from judged answers).
     detectors_sealed_until_decided: detector labels (council votes, scorer labels) and every figure
       comparing them with gold stay out of the adjudication pages and reports while any queued item of
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
@@ -363,6 +365,7 @@ class ProtocolSpec:
     generation_gates: bool = False
     detectors_sealed_until_decided: bool = False
     detector_bars: DetectorBars | None = None
+    decoy_set: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's

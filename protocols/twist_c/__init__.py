@@ -260,4 +260,5 @@ SPEC = ProtocolSpec(
     # Track B's generation gates (recipient, quote, evidence ids) do not apply: a chain's deterministic gates
     # run at import, and its verification-as-seen gate is `council.chain_gates.chain_verification_run`.
     generation_gates=False,
+    decoy_set="judges.chains.chain_calibration_set",
 )
