@@ -13,7 +13,6 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 import protocols
-
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError

@@ -30,7 +30,15 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_reads
-from items.models import EVIDENCE_ROLE, LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
+from items.models import (
+    EVIDENCE_ROLE,
+    LOCOMO_NAME,
+    LOCOMO_URL,
+    Conversation,
+    Evidence,
+    GenerationReject,
+    Item,
+)
 from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
 from keys.metadata import HfSplit
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass

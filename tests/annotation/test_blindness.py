@@ -17,12 +17,11 @@ from urllib.parse import quote, unquote
 
 import pytest
 from django.test import Client
-
-import protocols
 from django.urls import URLResolver, get_resolver, resolve
 from django.urls.exceptions import Resolver404
 from django.utils.regex_helper import normalize
 
+import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment
 from annotation.services import answer_save, campaign_create, campaign_guidelines_set, enrollment_submit
 from items.models import GenerationReject, Item, ItemSet

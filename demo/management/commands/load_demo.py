@@ -16,8 +16,8 @@ from annotation.services import campaign_create
 from goldkey import roles
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
-from items.models import ItemSet
 from items.chain_import import items_import_twist_c
+from items.models import ItemSet
 from items.services import corpus_import_locomo, corpus_import_version, items_import_lapse, items_import_twist
 from judges.services import judged_import
 
