@@ -110,11 +110,12 @@ def _entries_from_campaign(
     if evidence is None:
         evidence = item_set_evidence(campaign.item_set_id, protocols.get(campaign.protocol).excerpt_role)
     # One query for the quotes: the queue's items come with only the fields it needs.
-    quoted_gold = protocols.for_kind(key.kind).quoted_gold
+    spec = protocols.for_kind(key.kind)
+    quoted_gold = spec.quoted_gold
     quotes = {
         item_id: quote for item_id, quote in Item.objects.filter(
             item_set_id=campaign.item_set_id, gold_label__in=quoted_gold
-        ).order_by().values_list("id", "content__contradicted_quote") if quote
+        ).order_by().values_list("id", f"content__{spec.quote_field}") if quote
     } if quoted_gold else {}
     valid = _valid_gold(key.kind)
     for item, gold, _ in retained:
@@ -787,11 +788,11 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
         item = _candidate(key, erratum.item_external_id)
         if item is None:
             raise ApplicationError(f"erratum {erratum.pk}: unknown item '{erratum.item_external_id}'")
-        evidence = list(item.evidence.filter(role=protocols.for_kind(key.kind).excerpt_role).order_by("position")
-                        .values_list("turn__dia_id", flat=True))
+        spec = protocols.for_kind(key.kind)
+        evidence = list(item.evidence.filter(role=spec.excerpt_role).order_by("position").values_list("turn__dia_id", flat=True))
         current = KeyEntry(
             key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
-            quote=item.contradicted_quote if erratum.value in protocols.for_kind(key.kind).quoted_gold else "",
+            quote=getattr(item, spec.quote_field) if erratum.value in spec.quoted_gold else "",
             family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
         )
         entries[item.external_id] = current

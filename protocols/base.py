@@ -374,8 +374,10 @@ class ProtocolSpec:
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
     # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
-    # Gold values whose key entry carries the item's contradicted quote (others carry "").
+    # Gold values whose key entry carries the item's quote (others carry ""), and the content field it is
+    # read from: TWIST Track B's contradicted quote, Track C's proposed answer.
     quoted_gold: tuple[str, ...] = ()
+    quote_field: str = "contradicted_quote"
     # A candidate record in a release bundle: (record field, source) in order. A source is a content field
     # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
     # turn ids); a missing related object (a path through "__") exports as "".

@@ -235,14 +235,17 @@ SPEC = ProtocolSpec(
     agreement_main="q1",
     adjudication_template="adjudication/_item_twist_c.html",
     # A frozen key's entry: the relation, the family, the chain (its step turns, in chain order) and the
-    # proposed answer; the release's candidates add the step values and the superseded values.
+    # gold answer (the entry's quote); the release's candidates add the step values and the superseded values.
     key_fields=(
         ("id", "external_id"),
         ("relation", "gold"),
         ("family", "family"),
         ("chain", "evidence"),
+        ("gold", "quote"),
         ("provenance", "provenance"),
     ),
+    quoted_gold=RELATIONS,
+    quote_field="answer",
     candidate_fields=(
         ("id", "external_id"),
         ("conversation_version", "conversation__external_id"),

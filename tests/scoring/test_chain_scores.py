@@ -59,10 +59,10 @@ def _run(tmp_path, answers: dict[str, str]) -> Path:
     return path
 
 
-def test_a_frozen_track_c_key_entry_carries_the_chain_and_the_relation(chain_key):
+def test_a_frozen_track_c_key_entry_carries_the_chain_the_relation_and_the_gold_answer(chain_key):
     entry = KeyEntry.objects.get(key=chain_key, external_id="tc-c2-career")
     item = Item.objects.get(pk=entry.item_id)
-    assert entry.gold == "supersession" and entry.family == "C2"
+    assert entry.gold == "supersession" and entry.family == "C2" and entry.quote == item.answer
     assert entry.evidence == list(item.evidence.filter(role="step").order_by("position").values_list("turn__dia_id", flat=True))
 
 
