@@ -225,6 +225,12 @@ class TwistAgreementSerializer(serializers.Serializer):
     raters = RatersSerializer(required=False)
 
 
+class TwistCAgreementSerializer(TwistAgreementSerializer):
+    """TWIST Track C reports the same figure set (q1 is the chain's relation; strata.family its families)."""
+
+    protocol = serializers.ChoiceField(choices=["twist_c"])
+
+
 # --- Lapse ---------------------------------------------------------------------------------------------
 
 
@@ -275,7 +281,8 @@ class LapseAgreementSerializer(serializers.Serializer):
 
 # The agreement figures differ per protocol (adjudication.agreement computes one set for each); the
 # `protocol` field of the body says which.
-AGREEMENT_SERIALIZERS = {"twist_b": TwistAgreementSerializer, "lapse": LapseAgreementSerializer}
+AGREEMENT_SERIALIZERS = {"twist_b": TwistAgreementSerializer, "lapse": LapseAgreementSerializer,
+                         "twist_c": TwistCAgreementSerializer}
 
 AGREEMENT_SCHEMA = PolymorphicProxySerializer(
     component_name="Agreement",
