@@ -142,3 +142,17 @@ def test_two_citations_may_share_a_position_in_different_roles_but_not_in_one(ve
 
 def test_a_track_b_import_cites_its_turns_in_the_evidence_role(twist_corpus):
     assert set(Evidence.objects.filter(item__item_set=twist_corpus).values_list("role", flat=True)) == {"evidence"}
+
+
+def test_the_import_command_reports_rejects_and_a_dry_run_writes_nothing(versions, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    records = _lines()
+    records[0]["steps"][0]["turn_id"] = "D9:99"
+    path = _write(tmp_path, records)
+    out = StringIO()
+    call_command("import_twist_c", str(path), "--item-set", "chains", "--dry-run", stdout=out)
+    assert "Dry run: would import" in out.getvalue() and records[0]["id"] in out.getvalue()
+    assert not Item.objects.exists() and not GenerationReject.objects.exists()
