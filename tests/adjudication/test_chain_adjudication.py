@@ -4,7 +4,6 @@ family (page, API and command)."""
 
 import json
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -12,21 +11,15 @@ from django.core.management import call_command
 from adjudication.agreement import campaign_agreement
 from adjudication.selectors import campaign_snapshot
 from annotation.services import answer_save, campaign_create, enrollment_submit
-from items.chain_import import items_import_twist_c
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, corpus_import_version
+from items.models import Item
 from protocols.twist_c import FAMILIES, Q3_NOT_SELF_CONTAINED
 
 pytestmark = pytest.mark.django_db
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "twist_c"
 
 
 @pytest.fixture
-def chain_campaign(annotator_a, annotator_b):
-    corpus_import_locomo(path=DEMO / "conv-c.json", external_id="conv-c")
-    corpus_import_version(path=DEMO / "conv-c.tc1.json", version_of="conv-c")
-    items_import_twist_c(path=DEMO / "items.jsonl", item_set_name="chains")
-    campaign = campaign_create(slug="chains", item_set=ItemSet.objects.get(name="chains"),
+def chain_campaign(demo_chains, annotator_a, annotator_b):
+    campaign = campaign_create(slug="chains", item_set=demo_chains,
                                annotators=[annotator_a, annotator_b], seed=2)
     for n, enrollment in enumerate(campaign.enrollments.order_by("pk")):
         for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):

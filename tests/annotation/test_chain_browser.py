@@ -3,20 +3,16 @@ and the proposed answer, and answers the three questions; the page source holds 
 step-value label or value, and no item id."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from annotation.models import Answer, Assignment
 from annotation.services import campaign_create
-from items.chain_import import items_import_twist_c
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, corpus_import_version
+from items.models import Item
 from protocols.twist_c import chain as tc
 from tests.conftest import browser_login, save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "twist_c"
 
 
 def mentions(source: str, value: str) -> bool:
@@ -24,12 +20,9 @@ def mentions(source: str, value: str) -> bool:
 
 
 def test_an_annotators_track_c_item_page_shows_the_turns_and_never_the_family_the_superseded_values_or_the_id(
-    page, annotator_a, annotator_b
+    page, demo_chains, annotator_a, annotator_b
 ):
-    corpus_import_locomo(path=DEMO / "conv-c.json", external_id="conv-c")
-    corpus_import_version(path=DEMO / "conv-c.tc1.json", version_of="conv-c")
-    items_import_twist_c(path=DEMO / "items.jsonl", item_set_name="chains")
-    campaign = campaign_create(slug="chains", item_set=ItemSet.objects.get(name="chains"),
+    campaign = campaign_create(slug="chains", item_set=demo_chains,
                                annotators=[annotator_a, annotator_b], seed=3)
     browser_login(page, annotator_a)
     assignments = Assignment.objects.filter(enrollment__campaign=campaign, enrollment__annotator=annotator_a)

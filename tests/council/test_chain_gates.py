@@ -1,28 +1,21 @@
 """TWIST Track C's verification-as-seen gate, through the council's client and the local OpenAI-compatible server."""
 
-from pathlib import Path
-
 import pytest
 
 from council.chain_gates import GATE, chain_items, chain_verification_run
 from council.models import GateVerdict, ResponseCache
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
-from items.chain_import import items_import_twist_c
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, corpus_import_version
+from items.models import Item
 from protocols.twist_c import chain as tc
+from tests.conftest import TWIST_C_DEMO as DEMO
 
 pytestmark = pytest.mark.django_db
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "twist_c"
 
 
 @pytest.fixture
-def chains():
-    corpus_import_locomo(path=DEMO / "conv-c.json", external_id="conv-c")
-    corpus_import_version(path=DEMO / "conv-c.tc1.json", version_of="conv-c")
-    items_import_twist_c(path=DEMO / "items.jsonl", item_set_name="chains")
-    return ItemSet.objects.get(name="chains")
+def chains(demo_chains):
+    return demo_chains
 
 
 def test_a_stored_item_gives_back_the_chain_its_line_gave(chains):

@@ -3,30 +3,23 @@ through the council's client by the local OpenAI-compatible server's judges."""
 
 import json
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
-from items.chain_import import items_import_twist_c
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, corpus_import_version
+from items.models import Item
 from judges.services import calibration_set_of, judge_calibration_run
 from protocols import judged
 from protocols.twist_c import decoys
 
 pytestmark = pytest.mark.django_db
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "twist_c"
 
 
 @pytest.fixture
-def chains():
-    corpus_import_locomo(path=DEMO / "conv-c.json", external_id="conv-c")
-    corpus_import_version(path=DEMO / "conv-c.tc1.json", version_of="conv-c")
-    items_import_twist_c(path=DEMO / "items.jsonl", item_set_name="chains")
-    return ItemSet.objects.get(name="chains")
+def chains(demo_chains):
+    return demo_chains
 
 
 def test_the_decoy_calibration_command_gives_every_class_a_non_empty_count_on_a_track_c_set(chains, fake_llm, author):

@@ -15,9 +15,7 @@ from annotation.services import answer_save, campaign_close, campaign_create, en
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
-from items.chain_import import items_import_twist_c
-from items.models import Item, ItemSet
-from items.services import corpus_import_locomo, corpus_import_version
+from items.models import Item
 from judges.services import judge_calibration_run
 from keys.models import KeyEntry
 from keys.services import key_freeze
@@ -25,16 +23,12 @@ from protocols import judged
 from scoring.chains import chain_run_report
 
 pytestmark = pytest.mark.django_db
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "twist_c"
 GOLD_FRAME = judged.TEMPLATES[judged.GOLD]
 
 
 @pytest.fixture
-def chain_key(annotator_a, annotator_b, author):
-    corpus_import_locomo(path=DEMO / "conv-c.json", external_id="conv-c")
-    corpus_import_version(path=DEMO / "conv-c.tc1.json", version_of="conv-c")
-    items_import_twist_c(path=DEMO / "items.jsonl", item_set_name="chains")
-    item_set = ItemSet.objects.get(name="chains")
+def chain_key(demo_chains, annotator_a, annotator_b, author):
+    item_set = demo_chains
     campaign = campaign_create(slug="chains", item_set=item_set, annotators=[annotator_a, annotator_b], seed=2)
     for enrollment in campaign.enrollments.all():
         for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
