@@ -299,6 +299,10 @@ class ProtocolSpec:
     derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
       rubric chosen by the question type); it never sees the item, so it cannot unblind anything.
     shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
+    excerpt_role: the role of the citations that are the item's excerpts and its key's / release's "evidence"
+      (an item may cite turns in other roles; roles are the protocol's words); excerpts_in_record_order:
+      show them in the conversation's order rather than in cited order (cited order would tell a reader
+      something the protocol hides, e.g. which step of a chain a turn is).
     questions: the questions with their phases and choices; primary_key: the answer compared between
       annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
     agreement_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
@@ -325,6 +329,8 @@ class ProtocolSpec:
     wording: how the adjudication pages name the protocol's things.
     council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
       member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
+    decoy_set: dotted path of the judges wing's builder of this protocol's judge calibration set
+      ((item_set=, seed=) -> judges.services.CalibrationSet; '' : decoys from judged answers).
     detectors_sealed_until_decided: detector labels (council votes, scorer labels) and every figure
       comparing them with gold stay out of the adjudication pages and reports while any queued item of
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
@@ -349,6 +355,8 @@ class ProtocolSpec:
     accepts_rejects: bool = False
     upload_label: str = ""
     shows_excerpts: bool = False
+    excerpt_role: str = "evidence"
+    excerpts_in_record_order: bool = False
     abstain: str = ""
     agreement_keys: tuple[str, ...] = ()
     gold_verdict: Mapping[str, str] = field(default_factory=dict)
@@ -375,6 +383,7 @@ class ProtocolSpec:
     generation_gates: bool = False
     detectors_sealed_until_decided: bool = False
     detector_bars: DetectorBars | None = None
+    decoy_set: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's
@@ -383,8 +392,10 @@ class ProtocolSpec:
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
     # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
-    # Gold values whose key entry carries the item's contradicted quote (others carry "").
+    # Gold values whose key entry carries the item's quote (others carry ""), and the content field it is
+    # read from: TWIST Track B's contradicted quote, Track C's proposed answer.
     quoted_gold: tuple[str, ...] = ()
+    quote_field: str = "contradicted_quote"
     # A candidate record in a release bundle: (record field, source) in order. A source is a content field
     # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
     # turn ids); a missing related object (a path through "__") exports as "".

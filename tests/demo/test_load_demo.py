@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Assignment, Campaign, Enrollment
-from demo.management.commands.load_demo import ACCOUNTS, LAPSE_SET, TWIST_SET, demo_dir
+from demo.management.commands.load_demo import ACCOUNTS, CHAINS_SET, LAPSE_SET, TWIST_SET, demo_dir
 from items.models import Conversation, Evidence, GenerationReject, Item, Turn
 
 FAMILIES = {
@@ -52,6 +52,7 @@ def test_loading_the_demo_twice_changes_no_count():
     assert counts() == first
     assert second_report["twist_items"]["created"] == 0
     assert second_report["lapse_items"]["created"] == 0
+    assert second_report["chain_items"]["created"] == 0
     assert second_report["users_created"] == []
     assert second_report["campaigns_created"] == []
 
@@ -59,10 +60,22 @@ def test_loading_the_demo_twice_changes_no_count():
 @pytest.mark.django_db
 def test_demo_loads_every_line_of_its_files():
     load_demo()
-    assert Conversation.objects.count() == len(list((demo_dir() / "locomo").glob("*.json")))
+    # The LoCoMo folder's conversations, and Track C's invented conversation with its version.
+    assert Conversation.objects.count() == len(list((demo_dir() / "locomo").glob("*.json"))) + 2
     assert Item.objects.filter(item_set__name=TWIST_SET).count() == len(jsonl_lines("twist_items.jsonl"))
     assert GenerationReject.objects.count() == len(jsonl_lines("twist_rejects.jsonl"))
     assert Item.objects.filter(item_set__name=LAPSE_SET).count() == len(jsonl_lines("lapse_items.jsonl"))
+    assert Item.objects.filter(item_set__name=CHAINS_SET).count() == len(jsonl_lines("twist_c/items.jsonl"))
+
+
+@pytest.mark.django_db
+def test_demo_track_c_set_is_its_own_campaign_over_a_conversation_version_with_every_family():
+    load_demo()
+    campaign = Campaign.objects.get(slug="demo-twist-c")
+    assert campaign.protocol == "twist_c" and campaign.item_set.name == CHAINS_SET
+    items = Item.objects.filter(item_set__name=CHAINS_SET).select_related("conversation__version_of")
+    assert {i.family for i in items} == {"C1", "C2", "C3", "C4", "HN-C1"}
+    assert {(i.conversation.external_id, i.conversation.version_of.external_id) for i in items} == {("conv-c.tc1", "conv-c")}
 
 
 @pytest.mark.django_db

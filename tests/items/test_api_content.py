@@ -26,6 +26,13 @@ UPLOADS = {
         "question_id": "q-01", "question_type": "single-session-user", "question": "Which dog?", "answer": "a collie",
         "question_date": "2023/05/30 (Tue) 10:00", "hypothesis": text,
     }), "hypothesis"),
+    # A chain over the corpus fixture's own conversation (a conversation is a version of itself).
+    "twist_c": lambda text: ("c.jsonl", jsonl({
+        "id": "tc-1", "conversation": "conv-1", "conversation_version": "conv-1", "family": "C1", "question": text,
+        "gold": "turn 1 of session 2", "superseded": ["turn 1 of session 1"],
+        "steps": [{"turn_id": f"D{s}:1", "date": f"{s}:05 pm on {s + 2} May, 2023", "speaker": "Ann",
+                   "text": f"turn 1 of session {s}", "value": f"turn 1 of session {s}"} for s in (1, 2)],
+    }), "question"),
 }
 
 
