@@ -300,6 +300,7 @@ def test_a_lapse_release_declares_lapse_and_validates(author, annotator_b, tmp_p
     close_campaign(campaign)
     key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     files = release_files(key)
+    assert "leakage" not in key.manifest and "leakage.json" not in files  # Lapse declares no leakage audit
     header = card_header(files)
     assert (header["pretty_name"], header["license"], header["source_datasets"]) == ("Lapse gold key LAPSE-v1.0", "cc-by-4.0", ["original"])
     cff = yaml.safe_load(files["CITATION.cff"])

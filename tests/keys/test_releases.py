@@ -204,9 +204,9 @@ def test_a_release_stored_as_zlib_streams_stays_readable_verifiable_and_exportab
 
 
 def test_a_new_release_records_the_current_format(frozen_key):
-    assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 2
-    with pytest.raises(ValueError, match="unknown release format 3"):
-        bundle.render(bundle_data(frozen_key), fmt=3)
+    assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 3
+    with pytest.raises(ValueError, match="unknown release format 4"):
+        bundle.render(bundle_data(frozen_key), fmt=4)
 
 
 def _plain(key) -> dict[str, bytes]:
