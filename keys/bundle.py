@@ -153,6 +153,16 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+def moved(field: str, before, after) -> str:
+    """One record field's change as CHANGELOG.md, the datasheet and the key page write it."""
+    return f"{field}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}"
+
+
+def diff_shown(rows: list[dict]) -> list[dict]:
+    """A per-item diff's rows (keys.canonical.parent_diff), each with `moved`: its fields' changes as text."""
+    return [{**row, "moved": [moved(field, *values) for field, values in row["fields"].items()]} for row in rows]
+
+
 def changelog_markdown(data: dict) -> str:
     lines = [f"# Changelog — {data['key']['benchmark']} gold keys", ""]
     for k in reversed(data["lineage"]):
@@ -170,8 +180,7 @@ def changelog_markdown(data: dict) -> str:
             elif before is None:
                 what = f"added as `{after.get('type', after.get('label'))}`"
             else:
-                diffs = [f"{f}: {json.dumps(before[f], ensure_ascii=False)} → {json.dumps(after[f], ensure_ascii=False)}"
-                         for f in sorted(after) if before.get(f) != after[f] and f != "provenance"]
+                diffs = [moved(f, before[f], after[f]) for f in sorted(after) if before.get(f) != after[f] and f != "provenance"]
                 what = "; ".join(diffs) or "unchanged content"
             lines.append(f"- `{change['item']}` ({change['kind']}, erratum {change['erratum']}): {what}. "
                          f"Reason: {change['reason']}")
@@ -220,7 +229,7 @@ def datasheet(data: dict, fmt: int = FORMAT) -> str:
             "key": data["key"],
             # Format 3's sections: a release sealed before renders without them, as it was sealed.
             "leakage": manifest.get("leakage") if fmt >= 3 else None,
-            "parent_diff": _parent_diff(data) if fmt >= 3 else [],
+            "parent_diff": diff_shown(_parent_diff(data)) if fmt >= 3 else [],
             "m": manifest,
             "agreement": manifest.get("agreement", {}),
             "n_candidates": len(data["candidates"]),

@@ -198,13 +198,20 @@ class DiffErratumSerializer(serializers.Serializer):
     decision_note = serializers.CharField(allow_blank=True)
 
 
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "array", "items": {"type": "string"}}],
+                      "nullable": True})
+class RecordValueField(serializers.JSONField):
+    """One value of a key record: text (gold, quote, family), a number (history turns) or turn ids."""
+
+
 class ParentDiffSerializer(serializers.Serializer):
     """One item of a derived key's per-item diff from its parent (keys.canonical.parent_diff)."""
 
     item = serializers.CharField()
     changes = serializers.ListField(child=serializers.CharField(), help_text="dropped, added, relabelled, re-quoted, re-evidenced")
     fields = serializers.DictField(
-        child=serializers.ListField(min_length=2, max_length=2), help_text="record field -> [parent's value, this version's]"
+        child=serializers.ListField(child=RecordValueField(allow_null=True), min_length=2, max_length=2),
+        help_text="record field -> [parent's value, this version's]",
     )
     before = EntryContentSerializer(allow_null=True, help_text="the parent's record; null: not in the parent")
     after = EntryContentSerializer(allow_null=True, help_text="this version's record; null: dropped")

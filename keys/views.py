@@ -73,7 +73,7 @@ def key_detail(request, version: str):
             "agreement": key.manifest.get("agreement", {}),
             "leakage": key.manifest.get("leakage"),
             "leakage_declared": protocols.for_kind(key.kind).leakage_audit is not None,
-            "parent_diff": key_selectors.key_parent_diff(key),
+            "parent_diff": bundle.diff_shown(key_selectors.key_parent_diff(key)),
             "kinds": Erratum.Kind.choices,
             "open_jobs": jobs.open_jobs_on_key(key, request.user),
         },

@@ -79,7 +79,7 @@ def _takes_a_key_version(parser) -> bool:
                for a in parser._actions if "--version" not in a.option_strings)
 
 
-KEY_VERSION_COMMANDS = {"key_freeze", "key_derive", "key_export", "key_verify", "erratum_file", "reliability_pass",
+KEY_VERSION_COMMANDS = {"key_freeze", "key_publish", "key_derive", "key_export", "key_verify", "erratum_file", "reliability_pass",
                         "score_import", "score_report", "leakage_audit"}
 
 

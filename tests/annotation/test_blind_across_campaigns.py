@@ -91,7 +91,7 @@ def _surfaces(slug: str, version: str, item_id: int) -> list[str]:
         f"/api/council/runs/?campaign={slug}",
         reverse("keys:detail", args=[version]), reverse("keys:jsonl", args=[version]),
         reverse("keys:download", args=[version]), reverse("keys:errata-feed", args=[version]),
-        reverse("keys:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/",
+        reverse("scoring:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/",
     ]
 
 

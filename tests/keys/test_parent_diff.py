@@ -93,6 +93,7 @@ def test_the_release_carries_the_diff_as_a_manifest_covered_file(every_change):
     assert "changes_from_parent.jsonl" not in release_files(parent)  # a first version has no parent
     datasheet = files["datasheet.md"].decode()
     assert "### Changes from TWIST-test-v1.0" in datasheet and "- `s-0007`: dropped;" in datasheet
+    assert '- `s-0005`: re-evidenced (evidence: ["D1:1"] → ["D1:1", "D1:2"]); erratum ' in datasheet
     assert key_verify(version=child.version)["ok"] and key_verify(version=parent.version)["ok"]
 
 
@@ -104,6 +105,7 @@ def test_the_key_page_shows_the_diff_from_the_parent(client, every_change):
     assert "relabelled, re-quoted" in page and "re-evidenced" in page
     assert f"#{errata['s-0003', 'fix-quote'].pk} (fix-quote): fix-quote s-0003" in page
     assert "aligned → dropped" in page and "added as aligned" in page
+    assert "contradicted_quote: &quot;she said so&quot; → &quot;she really said so&quot;" in page
     assert 'data-testid="parent-diff"' not in client.get(f"/keys/{parent.version}/").content.decode()
 
 
