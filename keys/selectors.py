@@ -39,7 +39,7 @@ from items.models import (
     GenerationReject,
     Item,
 )
-from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
+from keys.canonical import contents_bytes, key_bytes, key_contents, parent_diff, sha256_hex
 from keys.metadata import HfSplit
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
@@ -200,6 +200,12 @@ def key_lineage(key: GoldKey) -> list[GoldKey]:
     while chain[-1].parent_id is not None:
         chain.append(GoldKey.objects.select_related("parent").get(pk=chain[-1].parent_id))
     return list(reversed(chain))
+
+
+def key_parent_diff(key: GoldKey) -> list[dict]:
+    """A derived key's per-item diff from its parent (keys.canonical.parent_diff, read off its changelog:
+    no query); [] for the first version of a key line."""
+    return parent_diff(key.kind, key.changelog) if key.parent_id else []
 
 
 def errata_feed(key: GoldKey) -> list[dict]:

@@ -72,6 +72,29 @@ class QueueSnapshotSerializer(serializers.Serializer):
     decision = serializers.CharField(allow_null=True, help_text="the action decided, null if none")
 
 
+class LeakageSerializer(serializers.Serializer):
+    """The shortcut-leakage audit of the key's own items (PROTOCOL §6), recorded when it was frozen."""
+
+    computed = serializers.BooleanField(help_text="false: too few items, conversations or classes (see reason)")
+    method = serializers.CharField()
+    reason = serializers.CharField(required=False)
+    field = serializers.CharField(required=False, help_text="the item content field the classifier reads")
+    positive = serializers.CharField(required=False, help_text="the gold value it tries to recover")
+    items = serializers.IntegerField(required=False)
+    conversations = serializers.IntegerField(required=False)
+    folds = serializers.IntegerField(required=False)
+    contradicting = serializers.IntegerField(required=False, help_text="items of the positive gold value")
+    accuracy = _number(required=False)
+    balanced_accuracy = _number(required=False, help_text="0.5: no signal in the text alone")
+    contradicting_recall = _number(required=False, help_text="recall on the positive gold value")
+    other_recall = _number(required=False)
+    majority_baseline = _number(required=False)
+    draft_words_mean = serializers.DictField(child=serializers.FloatField(), required=False)
+    batch_by_type = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()), required=False)
+    tokens_for_contradicting = serializers.ListField(child=serializers.CharField(), required=False)
+    tokens_for_other = serializers.ListField(child=serializers.CharField(), required=False)
+
+
 class ManifestSerializer(serializers.Serializer):
     key_version = serializers.CharField()
     entries = serializers.IntegerField()
@@ -103,6 +126,7 @@ class ManifestSerializer(serializers.Serializer):
     parent = serializers.CharField(required=False, help_text="derived keys: the parent version")
     parent_sha256 = serializers.CharField(required=False)
     errata_applied = serializers.ListField(child=serializers.IntegerField(), required=False)
+    leakage = LeakageSerializer(required=False, help_text="keys frozen since the audit ships with them")
 
 
 # What each source of a key record field holds (`ProtocolSpec.key_fields`; keys.canonical writes them).
@@ -172,6 +196,33 @@ class ChangeSerializer(serializers.Serializer):
     decision_note = serializers.CharField(allow_blank=True)
 
 
+class DiffErratumSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    decision_note = serializers.CharField(allow_blank=True)
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "array", "items": {"type": "string"}}],
+                      "nullable": True})
+class RecordValueField(serializers.JSONField):
+    """One value of a key record: text (gold, quote, family), a number (history turns) or turn ids."""
+
+
+class ParentDiffSerializer(serializers.Serializer):
+    """One item of a derived key's per-item diff from its parent (keys.canonical.parent_diff)."""
+
+    item = serializers.CharField()
+    changes = serializers.ListField(child=serializers.CharField(), help_text="dropped, added, relabelled, re-quoted, re-evidenced")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=RecordValueField(allow_null=True), min_length=2, max_length=2),
+        help_text="record field -> [parent's value, this version's]",
+    )
+    before = EntryContentSerializer(allow_null=True, help_text="the parent's record; null: not in the parent")
+    after = EntryContentSerializer(allow_null=True, help_text="this version's record; null: dropped")
+    errata = DiffErratumSerializer(many=True)
+
+
 class KeyDetailSerializer(serializers.Serializer):
     """What KeyDetailApi answers: the key's list fields (GoldKeySerializer), then manifest, changelog and
     every canonical record. Declared for the schema; a test keeps the field list equal to the response's."""
@@ -188,4 +239,5 @@ class KeyDetailSerializer(serializers.Serializer):
     notes = serializers.CharField(allow_blank=True)
     manifest = ManifestSerializer()
     changelog = ChangeSerializer(many=True, help_text="derived keys: one record per changed item")
+    changes_from_parent = ParentDiffSerializer(many=True, allow_null=True, help_text="derived keys: the per-item diff from the parent; null for a first version")
     records = serializers.ListField(child=KeyRecordField())

@@ -29,6 +29,7 @@ from goldkey.lib.forked import in_fork, worth_forking
 from items.models import EVIDENCE_ROLE, Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
+from keys.leakage import key_leakage_record
 from keys.models import (
     VERSION_MAX_LENGTH,
     VERSION_PATTERN,
@@ -277,7 +278,13 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
     from the objects it was computed over; otherwise it is recomputed from the stored entries."""
     digest = sha256 or sha256_hex(key_canonical_bytes(key))
     now = timezone.now()
-    manifest = {**key.manifest, "sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")}
+    manifest = {k: v for k, v in key.manifest.items() if k != "leakage"}  # a derived key's is its own, not its parent's
+    # The shortcut-leakage audit on the entries as sealed (PROTOCOL §6), for a protocol that declares one:
+    # keys frozen before it was recorded have none, and their sealed releases stay as they were.
+    leakage = key_leakage_record(key=key)
+    if leakage is not None:
+        manifest["leakage"] = leakage
+    manifest.update({"sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")})
     # Conditional UPDATE: only a draft turns frozen, and only once (a concurrent freeze updates 0 rows).
     updated = GoldKey.objects.filter(pk=key.pk, status=GoldKey.Status.DRAFT).update(
         status=GoldKey.Status.FROZEN, sha256=digest, frozen_at=now, frozen_by=user, manifest=manifest

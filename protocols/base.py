@@ -260,6 +260,15 @@ class Wording:
 
 
 @dataclass(frozen=True)
+class LeakageAudit:
+    """The shortcut-leakage audit (PROTOCOL §6) a protocol's keys carry: can the gold value `positive` be
+    read off the content field `text` alone? Run on every key frozen or derived (keys/leakage.py)."""
+
+    text: str
+    positive: str
+
+
+@dataclass(frozen=True)
 class DetectorBars:
     """Pre-registered bars for a detector (rule cascade, LLM judge, any scorer) against human gold: kappa
     at or above `passes` passes; below `revise` the detector is revised, re-frozen and re-validated before
@@ -335,6 +344,7 @@ class ProtocolSpec:
       comparing them with gold stay out of the adjudication pages and reports while any queued item of
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
       detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
+    leakage_audit: the shortcut-leakage audit its keys carry in their manifest and release (None: none).
     """
 
     name: str
@@ -384,6 +394,7 @@ class ProtocolSpec:
     detectors_sealed_until_decided: bool = False
     detector_bars: DetectorBars | None = None
     decoy_set: str = ""
+    leakage_audit: LeakageAudit | None = None
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's

@@ -119,7 +119,7 @@ def test_a_benchmark_name_with_quotes_and_colons_round_trips_through_the_card(ke
     Benchmark.objects.filter(slug="twist").update(name=name)
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)
-    version = 'TWIST: "test" v1.0'
+    version = "TWIST-test_v1.0+rc.1"  # a key version is plain (keys.models.VERSION_PATTERN): the name carries the quotes
     key = key_freeze(campaign=key_campaign, version=version, user=author)
     files = release_files(key)
     title = f"{name} gold key {version}"
@@ -303,6 +303,7 @@ def test_a_lapse_release_declares_lapse_and_validates(author, annotator_b, tmp_p
     close_campaign(campaign)
     key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     files = release_files(key)
+    assert "leakage" not in key.manifest and "leakage.json" not in files  # Lapse declares no leakage audit
     header = card_header(files)
     assert (header["pretty_name"], header["license"], header["source_datasets"]) == ("Lapse gold key LAPSE-v1.0", "cc-by-4.0", ["original"])
     cff = yaml.safe_load(files["CITATION.cff"])

@@ -213,8 +213,10 @@ def test_a_release_sealed_in_the_second_format_still_verifies_without_the_conten
     second, third = bundle.render(bundle_data(frozen_key), fmt=2), bundle.render(bundle_data(frozen_key), fmt=3)
     assert b'"description": "The generated message' not in second["croissant.json"]
     assert b'"description": "The generated message' in third["croissant.json"]
-    # Only croissant.json (and the manifest that lists its hash) differ between the two formats.
-    assert {path for path in third if second.get(path) != third[path]} == {"croissant.json", "MANIFEST.sha256"}
+    # Beside croissant.json (and the manifest that lists its hash), format 3 adds the leakage audit's file
+    # and its datasheet section; nothing else differs between the two formats.
+    assert {path for path in third if second.get(path) != third[path]} == {
+        "croissant.json", "MANIFEST.sha256", "leakage.json", "datasheet.md"}
     reseal_behind_goldkeys_back(frozen_key, second, 2)  # as a key frozen before the descriptions was sealed
     code, message = verify(frozen_key.version)
     assert code == 0, message
