@@ -103,7 +103,7 @@ TWIST_C_DEMO = Path(__file__).resolve().parents[1] / "demo" / "twist_c"
 def demo_chains():
     """The demo's TWIST Track C chains (every family) in the item set "chains", over the version conv-c.tc1 of
     the invented conversation conv-c. Uses the test's own database (plain or transactional)."""
-    from items.chain_import import items_import_twist_c
+    from chains.importer import items_import_twist_c
     from items.models import ItemSet
     from items.services import corpus_import_locomo, corpus_import_version
 

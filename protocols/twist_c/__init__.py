@@ -9,10 +9,10 @@ self-containment check and the coexistence-retention metric are Goldkey's own de
 authors' specification (docs/twist_c.md says which part is whose).
 
 Pure, like every protocol module: pydantic and the standard library, no app. Gates return reject reasons;
-the importer (`items.chain_import`) prefixes FILE:LINE to the line validator's field errors and writes the
+the importer (`chains.importer`) prefixes FILE:LINE to the line validator's field errors and writes the
 reasons into the release's rejects; the verification-as-seen gate runs through the council's client
-(`council.chain_gates`); decoy calibration is the judges wing's (`judges.chains`), a run's scores the scoring
-app's (`scoring.chains`). Each is named here by dotted path, so no app branches on this protocol.
+(`chains.gates`); decoy calibration `chains.decoys`, a run's scores `chains.scores`: all in
+the protocol's wing app `chains/`. Each is named here by dotted path, so no app branches on this protocol.
 
 This module holds the spec: the blind view, the questions, the queue rules and the key entry; `chain`
 holds the item schema and its gates, `decoys` the judge decoys built from chains, `metrics` a run's
@@ -206,7 +206,7 @@ SPEC = ProtocolSpec(
         source_datasets=("original", "extended|locomo"),
         citation=TWIST_B.benchmark.citation,  # one paper proposes every track
     ),
-    importer="items.chain_import.items_import_twist_c",
+    importer="chains.importer.items_import_twist_c",
     upload_label="TWIST Track C chain queries (JSONL, Goldkey's shape)",
     version="twist-c/1",
     content=ChainContent,
@@ -261,7 +261,7 @@ SPEC = ProtocolSpec(
     wording=Wording(forest_caption=" overall and per family", confusion_caption=" (q1, all items)"),
     council_prompt=CouncilPrompt(name="twist-c-v1", system=COUNCIL_SYSTEM, phase1=COUNCIL_PHASE1),
     # Track B's generation gates (recipient, quote, evidence ids) do not apply: a chain's deterministic gates
-    # run at import, and its verification-as-seen gate is `council.chain_gates.chain_verification_run`.
+    # run at import, and its verification-as-seen gate is `chains.gates.chain_verification_run`.
     generation_gates=False,
-    decoy_set="judges.chains.chain_calibration_set",
+    decoy_set="chains.decoys.chain_calibration_set",
 )

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE_APPS = ("items", "annotation", "council", "adjudication", "keys", "scoring", "goldkey")
 # A protocol's wing app holds the database-side code of that one protocol, which its spec names by dotted
 # path (an importer, an agreement panel): it may name its protocol. `lapse/` is the Lapse protocol's wing,
-# `judges/` the judged-answer protocol's. Neither is a core app, and no core app imports either.
-WING_APPS = {"lapse": "lapse", "judges": "judged"}
+# `judges/` the judged-answer protocol's, `chains/` TWIST Track C's. None is a core app, and no core app imports one.
+WING_APPS = {"lapse": "lapse", "judges": "judged", "chains": "twist_c"}
 
 # Each exception says why it is not a branch on a protocol.
 ALLOWED_LITERALS = {

@@ -2,7 +2,7 @@
 Track C key's queries, graded by an LLM judge through the council's client, and the report that shows the
 judge beside the figures.
 
-The judge must be admissible on Track C decoys (`judges.chains`, `judged-decoys/2`): its latest calibration
+The judge must be admissible on Track C decoys (`chains.decoys`, `judged-decoys/2`): its latest calibration
 for the same model is read, and a judge that has none, whose model changed since, or that failed a class is
 refused with a message naming the failing classes. Every figure carries an interval (Wilson; Newcombe's
 for resolution responsiveness, a difference of two rates), and the report pins the judge's model, its judge
@@ -12,7 +12,7 @@ prompt version and its per-class calibration. Nothing is stored: the report is r
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from council.chain_gates import chain_items
+from chains.gates import chain_items
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError

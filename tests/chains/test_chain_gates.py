@@ -2,7 +2,7 @@
 
 import pytest
 
-from council.chain_gates import GATE, chain_items, chain_verification_run
+from chains.gates import GATE, chain_items, chain_verification_run
 from council.models import GateVerdict, ResponseCache
 from council.services import council_member_add
 from goldkey.errors import ApplicationError

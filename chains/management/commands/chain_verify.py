@@ -1,4 +1,4 @@
-from council.chain_gates import chain_verification_run
+from chains.gates import chain_verification_run
 from council.gates import item_set_by_name
 from council.services import members_by_names
 from goldkey.lib.commands import GoldkeyCommand

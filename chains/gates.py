@@ -3,7 +3,7 @@ the dated standalone steps of each chain, in a fixed shuffled order (`protocols.
 no family, values, question, gold or id), and must recover the relation, the order and the current value. It
 runs on every family. A miss is a blocking verdict: the item is kept for audit, no campaign takes it, no key
 holds it and the release ships it as a reject with the reasons. The chain's deterministic gates ran at import
-(`items.chain_import`)."""
+(`chains.importer`)."""
 
 from django.db.models import Prefetch
 

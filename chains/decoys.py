@@ -4,7 +4,7 @@ from each chain (`protocols.twist_c.decoys`, `judged-decoys/2`), graded with the
 >= 95 % and the gold answers are accepted at >= 95 %. A class that applies to no item of the set is "not
 applicable", not failed; one that applies and is empty refuses the set."""
 
-from council.chain_gates import chain_items
+from chains.gates import chain_items
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
 from items.models import ItemSet

@@ -1,7 +1,7 @@
 from pathlib import Path
 
+from chains.importer import items_import_twist_c
 from goldkey.lib.commands import GoldkeyCommand
-from items.chain_import import items_import_twist_c
 from items.services import gate_rejects_sentence
 
 

@@ -1,8 +1,8 @@
 from pathlib import Path
 
+from chains.scores import chain_run_report
 from council.services import members_by_names
 from goldkey.lib.commands import GoldkeyCommand
-from scoring.chains import chain_run_report
 
 
 class Command(GoldkeyCommand):

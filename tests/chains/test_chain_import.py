@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from chains.importer import STRUCTURAL_GATE, items_import_twist_c
 from goldkey.lib.jsonio import ImportFailed
-from items.chain_import import STRUCTURAL_GATE, items_import_twist_c
 from items.models import Conversation, Evidence, GenerationReject, Item
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import corpus_import_locomo, corpus_import_version

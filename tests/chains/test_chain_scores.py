@@ -12,6 +12,7 @@ from django.core.management import call_command
 from adjudication.selectors import campaign_snapshot
 from adjudication.services import decision_save
 from annotation.services import answer_save, campaign_close, campaign_create, enrollment_submit
+from chains.scores import chain_run_report
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
@@ -20,7 +21,6 @@ from judges.services import judge_calibration_run
 from keys.models import KeyEntry
 from keys.services import key_freeze
 from protocols import judged
-from scoring.chains import chain_run_report
 
 pytestmark = pytest.mark.django_db
 GOLD_FRAME = judged.TEMPLATES[judged.GOLD]
