@@ -13,10 +13,10 @@ from django.db import transaction
 
 from annotation.models import Campaign
 from annotation.services import campaign_create
+from chains.importer import items_import_twist_c
 from goldkey import roles
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
-from items.chain_import import items_import_twist_c
 from items.models import ItemSet
 from items.services import corpus_import_locomo, corpus_import_version, items_import_lapse, items_import_twist
 from judges.services import judged_import
