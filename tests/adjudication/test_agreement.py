@@ -164,9 +164,10 @@ def test_an_author_annotating_a_three_annotator_campaign_is_refused_its_figures_
 ):
     campaign = rated_campaign([author, annotator_a, annotator_b], per_item=2, close=False)
     client.force_login(author)
-    assert client.get(f"/api/adjudication/{campaign.slug}/agreement/").status_code == 403
-    assert client.get(reverse("adjudication:agreement-csv", args=[campaign.slug])).status_code == 403
-    assert client.get(reverse("adjudication:agreement", args=[campaign.slug])).status_code == 403
+    # Blind to items they still label: 404, as if the figures did not exist (a 403 would say they do).
+    assert client.get(f"/api/adjudication/{campaign.slug}/agreement/").status_code == 404
+    assert client.get(reverse("adjudication:agreement-csv", args=[campaign.slug])).status_code == 404
+    assert client.get(reverse("adjudication:agreement", args=[campaign.slug])).status_code == 404
 
 
 def test_pair_heat_table_and_gold_bars_escape_names():
