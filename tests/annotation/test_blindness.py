@@ -13,6 +13,7 @@ rejects. (A judged answer's question_id is searched for by the id walks, like ev
 
 import itertools
 import re
+from collections.abc import Iterator
 from urllib.parse import quote, unquote
 
 import pytest
@@ -70,6 +71,22 @@ def _pool_for(name: str, pools: dict) -> list:
     return pools["slugs"] + pools["strings"] + pools["ints"]
 
 
+def _every_first_value_in_turn(pools: list) -> Iterator[tuple]:
+    """The product of the pools, taking each value of the first pool in turn (campaign A's position 1,
+    campaign B's position 1, …, then each one's position 2): a per-pattern cap then cuts every campaign's
+    tail, never a whole campaign — whose turn would otherwise depend on how many ids the database holds."""
+    first, rest = pools[0], pools[1:]
+    runs = [itertools.product([value], *rest) for value in first]
+    while runs:
+        alive = []
+        for run in runs:
+            combo = next(run, None)
+            if combo is not None:
+                yield combo
+                alive.append(run)
+        runs = alive
+
+
 def candidate_urls(pools: dict, limit=None):
     """Concrete URLs for every pattern; `limit(fmt)` caps how many per pattern (default: the walk's caps)."""
     seen = set()
@@ -78,7 +95,7 @@ def candidate_urls(pools: dict, limit=None):
         if not cap:
             continue
         combos = (
-            (dict(zip(params, values, strict=True)) for values in itertools.product(*(_pool_for(p, pools) for p in params)))
+            (dict(zip(params, values, strict=True)) for values in _every_first_value_in_turn([_pool_for(p, pools) for p in params]))
             if params
             else [{}]
         )
