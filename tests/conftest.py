@@ -81,6 +81,18 @@ def annotator_b(db):
 
 
 @pytest.fixture
+def fake_llm():
+    """The local OpenAI-compatible server (council/fakellm.py) on a free port of 127.0.0.1, for the duration of a
+    test: council members, judges and verifiers reach it through the `openai` SDK."""
+    from council.fakellm import serve_in_thread
+
+    server = serve_in_thread(port=0)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
 def author(db):
     """Adjudicates and freezes keys; in TWIST the author was also one of the annotators."""
     return _user("author", roles.AUTHOR, roles.ANNOTATOR, is_staff=True)

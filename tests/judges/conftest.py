@@ -9,7 +9,6 @@ from django.conf import settings
 from adjudication.services import decision_save
 from annotation.services import campaign_create
 from annotation.transfer import answers_load
-from council.fakellm import serve_in_thread
 from items.models import Item, ItemSet
 from judges.services import judged_import
 from tests.conftest import close_campaign
@@ -18,13 +17,6 @@ DEMO = Path(settings.BASE_DIR) / "demo" / "judged"
 QUESTIONS, HYPOTHESES, LABELS = DEMO / "questions.json", DEMO / "hypotheses.jsonl", DEMO / "judge_labels.jsonl"
 SET = "judged demo"
 
-
-@pytest.fixture
-def fake_llm():
-    server = serve_in_thread(port=0)
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
