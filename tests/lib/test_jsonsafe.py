@@ -40,3 +40,25 @@ def test_ordinary_json_is_read_as_json_loads_reads_it(text):
 def test_syntax_errors_stay_decode_errors():
     with pytest.raises(json.JSONDecodeError):
         json_loads_checked('{"a": }')
+
+
+def test_one_level_past_the_limit_is_refused_however_short_the_text():
+    text = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == "[0]" * MAX_JSON_DEPTH
+
+
+@pytest.mark.parametrize(("text", "label"), [('{"a": "x\\u0000"}', "a"), ('["ok", "\\ud800"]', "[1]")])
+def test_a_short_text_with_an_escaped_nul_or_surrogate_is_refused_naming_it(text, label):
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == label
+
+
+def test_a_byte_order_mark_is_refused_as_json_loads_refuses_it():
+    with pytest.raises(json.JSONDecodeError) as plain:
+        json.loads('\ufeff{"a": 1}')
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json_loads_checked('\ufeff{"a": 1}')
+    assert str(caught.value) == str(plain.value)
