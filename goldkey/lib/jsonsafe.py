@@ -93,10 +93,12 @@ def json_loads_checked(text: str) -> object:
         exc.offset = found.start() if found else None
         raise
     suspicious = _ESCAPED_UNSTORABLE.search(text) is not None
-    # The walk finds nothing in a text too short to hold an over-long string, with too few brackets to nest
-    # past the limit and no escaped NUL or surrogate: most lines of an import file, which it would walk for
-    # about a third of their parse time.
-    if not suspicious and len(text) <= MAX_JSON_TEXT and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+    # Texts are looked at only where one can be refused: a text longer than the limit needs a longer
+    # document, an unstorable one an escape in it. Otherwise only the nesting is, and not even that with too
+    # few brackets to pass the limit: most lines of an import file (the walk was a third of their parse time,
+    # and most of a LoCoMo file's, whose turns are strings).
+    texts = suspicious or len(text) > MAX_JSON_TEXT
+    if not texts and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return value
     # An explicit stack, not recursion: the check must not fail the way it guards against.
     stack = [(value, ())]
@@ -107,11 +109,13 @@ def json_loads_checked(text: str) -> object:
                 raise JsonRefused(_TOO_DEEP, path=where)
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, child in items:
-                if isinstance(key, str) and len(key) > MAX_JSON_TEXT:
-                    raise JsonRefused(f"a key of {len(key):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
-                if suspicious and isinstance(key, str) and (why := _unstorable(key)):
-                    raise JsonRefused(f"a key {why}", path=where)
-                stack.append((child, (*where, key)))
+                if texts and isinstance(key, str):
+                    if len(key) > MAX_JSON_TEXT:
+                        raise JsonRefused(f"a key of {len(key):,} characters (at most {MAX_JSON_TEXT:,})", path=where)
+                    if suspicious and (why := _unstorable(key)):
+                        raise JsonRefused(f"a key {why}", path=where)
+                if texts or isinstance(child, dict | list):
+                    stack.append((child, (*where, key)))
         elif isinstance(node, str):
             if len(node) > MAX_JSON_TEXT:
                 raise JsonRefused(f"a text of {len(node):,} characters (at most {MAX_JSON_TEXT:,})", path=where)

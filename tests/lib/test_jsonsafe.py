@@ -62,3 +62,18 @@ def test_a_byte_order_mark_is_refused_as_json_loads_refuses_it():
     with pytest.raises(json.JSONDecodeError) as caught:
         json_loads_checked('\ufeff{"a": 1}')
     assert str(caught.value) == str(plain.value)
+
+
+def test_a_long_document_of_short_texts_with_one_escaped_nul_deep_inside_is_refused_naming_it():
+    turns = [{"speaker": "A", "text": "x" * 50} for _ in range(3000)]
+    turns[2500]["text"] = "x\u0000"
+    text = json.dumps({"session_1": turns})
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == "session_1[2500].text"
+
+
+def test_a_long_document_of_short_texts_is_read_as_json_loads_reads_it():
+    text = json.dumps({"session_1": [{"speaker": "A", "text": f"turn {n}", "ids": [n, [n]]} for n in range(20_000)]})
+    assert len(text) > 100_000
+    assert json_loads_checked(text) == json.loads(text)
