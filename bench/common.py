@@ -131,3 +131,18 @@ def goldkey_login(session, base: str, username: str, password: str) -> None:
                                   "csrfmiddlewaretoken": session.cookies["csrftoken"]}, allow_redirects=False)
     if response.status_code != 302:
         raise RuntimeError(f"login of {username} failed: {response.status_code}")
+
+
+def annotators(names, password: str) -> list:
+    """Users in the annotator group, each with `password` (after django.setup(): the models are imported here)."""
+    from django.contrib.auth import get_user_model
+
+    from goldkey import roles
+
+    roles.ensure_groups()
+    users = []
+    for name in names:
+        user = get_user_model().objects.create_user(name, password=password)
+        user.groups.add(roles.Group.objects.get(name=roles.ANNOTATOR))
+        users.append(user)
+    return users

@@ -28,7 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import bytecode_compiled, fresh_get, goldkey_login, gunicorn, latency, latency_line, load  # noqa: E402
+from common import (  # noqa: E402
+    annotators,
+    bytecode_compiled,
+    fresh_get,
+    goldkey_login,
+    gunicorn,
+    latency,
+    latency_line,
+    load,
+)
 
 RELEASED = ROOT.parent / "shared" / "data" / "longmemeval"
 ORACLE_RUN = "longmemeval_oracle.json_testlog_top1000context_jsonformat_useronlyfalse_20251215-1521.jsonl.eval-results-gpt-4o-mini"
@@ -74,11 +83,9 @@ def main() -> None:
 
     bytecode_compiled()
     with scratch_database() as scratch:
-        from django.contrib.auth import get_user_model
         from django.db import connection
 
         from annotation.services import campaign_create
-        from goldkey import roles
         from items.models import ItemSet
         from judges.services import items_import_judged
 
@@ -86,12 +93,7 @@ def main() -> None:
         path = Path(tempfile.mkdtemp(dir=scratch.folder)) / "judged.jsonl"
         write_items(path, args.items, answers)
         items_import_judged(path=path, item_set_name="bench judged")
-        roles.ensure_groups()
-        users = []
-        for name in ("bench-a", "bench-b"):
-            user = get_user_model().objects.create_user(name, password=PASSWORD)
-            user.groups.add(roles.Group.objects.get(name=roles.ANNOTATOR))
-            users.append(user)
+        users = annotators(("bench-a", "bench-b"), PASSWORD)
         campaign_create(slug="bench-judged", item_set=ItemSet.objects.get(name="bench judged"), annotators=users, seed=1)
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
