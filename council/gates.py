@@ -16,9 +16,10 @@ from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from council.services import retry_delay
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonsafe import json_loads_checked
-from items.models import GoldType, Item, ItemSet
+from items.models import Item, ItemSet
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import TWIST_V0_SCHEMA
+from protocols import twist_b
 
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 SENTENCE_END = ".!?…"
@@ -41,7 +42,7 @@ def gate_recipient_speaker(item: Item) -> tuple[bool, str]:
 
 
 def gate_verbatim_quote(item: Item) -> tuple[bool, str]:
-    if item.gold_label != GoldType.CONTRADICTING:
+    if item.gold_label != twist_b.CONTRADICTING:
         return True, "not a contradicting item"
     if item.item_set.schema == TWIST_V0_SCHEMA:
         return True, NOT_APPLICABLE + "the v0 pilot schema carries no contradicted quotes"
@@ -170,7 +171,7 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
         [ResponseCache(model=member.model, prompt_hash=key, content=content)], ignore_conflicts=True
     )
     text = f"contradicts={verdict['contradicts']} claim_stated={verdict['claim_stated']}"
-    if item.gold_label == GoldType.CONTRADICTING:
+    if item.gold_label == twist_b.CONTRADICTING:
         return verdict["contradicts"] and verdict["claim_stated"], text
     return not verdict["contradicts"], text
 

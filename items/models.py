@@ -43,14 +43,6 @@ class Track(models.Model):
         return f"{self.benchmark.name} {self.name}"
 
 
-class ItemKind(models.TextChoices):
-    """The kinds registered today, as constants for the protocol modules' own apps (lapse, keys). The
-    fields below take their choices from the protocol registry, so a new protocol needs no edit here."""
-
-    TWIST = "twist", "TWIST Track B draft"
-    LAPSE = "lapse", "Lapse output"
-
-
 class ItemSet(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="item_sets")
     name = models.CharField(max_length=200, unique=True)
@@ -116,14 +108,6 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation.external_id}:{self.dia_id}"
-
-
-class GoldType(models.TextChoices):
-    """TWIST's gold types, as constants for the apps that run TWIST's generation gates."""
-
-    CONTRADICTING = "contradicting", "contradicting"
-    ALIGNED = "aligned", "aligned"
-    HARD_NEGATIVE = "hard_negative", "hard negative"
 
 
 class Item(models.Model):

@@ -31,8 +31,10 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 #   1: the key, candidates, rejects, the trail, errata, CHANGELOG, stats, datasheet, the Hugging Face card
 #      (its header written as text) and split, MANIFEST.sha256.
 #   2: the card's header built as data, croissant.json, CITATION.cff and the trail as tables.
-FORMAT = 2
-FORMATS = (1, 2)
+#   3: croissant.json describes each field that carries an item's content (candidates, the Hugging Face
+#      split) with the description its protocol's content schema gives it.
+FORMAT = 3
+FORMATS = (1, 2, 3)
 
 
 # The bundle's indented JSON: `json.dumps(value, **INDENTED)` plus a newline.
@@ -218,7 +220,7 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None,
+def render(data: dict, *, fmt: int | None = None, digests: dict[str, str] | None = None,
            on_file: Callable[[str, bytes], None] | None = None) -> dict[str, bytes]:
     """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
     is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them).
@@ -226,6 +228,7 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
     ones are rendered (a release compresses it in another thread). For a large key the Hugging Face
     split is written in a forked process meanwhile (fork_large; the same bytes either way, tested)."""
     digests = {} if digests is None else digests
+    fmt = FORMAT if fmt is None else fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {}
@@ -354,7 +357,8 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
     put(TEST_SPLIT, test_split)
     if fmt >= 2:
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest, columns=columns)))
+        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest, columns=columns,
+                                                              described=fmt >= 3)))
     put("MANIFEST.sha256", "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8"))
     digest("MANIFEST.sha256")
     return dict(sorted(files.items()))

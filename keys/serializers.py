@@ -7,6 +7,7 @@ optional), and tests check a freshly frozen key's manifest against them."""
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+import protocols
 from adjudication.serializers import AgreementField
 
 
@@ -104,30 +105,34 @@ class ManifestSerializer(serializers.Serializer):
     errata_applied = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 
-class TwistRecordSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    type = serializers.CharField(help_text="the gold type")
-    verdict = serializers.CharField(help_text="the Phase 1 answer that agrees with the gold")
-    family = serializers.CharField(allow_blank=True)
-    evidence = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    contradicted_quote = serializers.CharField(allow_blank=True, allow_null=True)
-    history_turns = serializers.IntegerField(allow_null=True)
-    provenance = serializers.CharField()
-    key_version = serializers.CharField()
+# What each source of a key record field holds (`ProtocolSpec.key_fields`; keys.canonical writes them).
+KEY_FIELD_SOURCES = {
+    "external_id": lambda **kw: serializers.CharField(**kw, help_text="the item's id"),
+    "gold": lambda **kw: serializers.CharField(**kw, help_text="the final gold"),
+    "verdict": lambda **kw: serializers.CharField(**kw, help_text="the primary answer that agrees with the gold"),
+    "family": lambda **kw: serializers.CharField(**kw, allow_blank=True, help_text="the item's stratum"),
+    "evidence": lambda **kw: serializers.ListField(
+        **kw, child=serializers.CharField(), allow_null=True, help_text="the turns the item cites"),
+    "quote": lambda **kw: serializers.CharField(
+        **kw, allow_blank=True, allow_null=True, help_text="the quote the gold rests on ('' where the gold has none)"),
+    "history_turns": lambda **kw: serializers.IntegerField(**kw, allow_null=True),
+    "provenance": lambda **kw: serializers.CharField(**kw, help_text="how the gold was reached"),
+}
 
 
-class LapseRecordSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    label = serializers.CharField()
-    provenance = serializers.CharField()
-    key_version = serializers.CharField()
+def _record_serializer(spec) -> type[serializers.Serializer]:
+    """One protocol's key record, field by field as its spec lists them, then the key version."""
+    fields = {name: KEY_FIELD_SOURCES[source]() for name, source in spec.key_fields}
+    fields["key_version"] = serializers.CharField()
+    return type(f"{spec.class_prefix}KeyRecordSerializer", (serializers.Serializer,), fields)
 
 
-RECORD_SERIALIZERS = (TwistRecordSerializer, LapseRecordSerializer)
+# A key's records are those of its protocol: one serializer per registered protocol, from its spec.
+RECORD_SERIALIZERS = {spec.name: _record_serializer(spec) for spec in protocols.specs()}
 
 
 @extend_schema_field(PolymorphicProxySerializer(
-    component_name="KeyRecord", serializers=list(RECORD_SERIALIZERS), resource_type_field_name=None, many=False
+    component_name="KeyRecord", serializers=list(RECORD_SERIALIZERS.values()), resource_type_field_name=None, many=False
 ))
 class KeyRecordField(serializers.Field):
     """One canonical record: its fields are those of the key's item kind."""
@@ -136,25 +141,25 @@ class KeyRecordField(serializers.Field):
         return value
 
     def to_internal_value(self, data):
-        for serializer in RECORD_SERIALIZERS:
+        for serializer in RECORD_SERIALIZERS.values():
             checked = serializer(data=data)
             if checked.is_valid() and set(data) == set(checked.fields):
                 return checked.validated_data
         raise serializers.ValidationError("not a record of any key kind")
 
 
-class EntryContentSerializer(serializers.Serializer):
-    """An entry without its key version: what a changelog compares (the fields of the key's record type)."""
+def _entry_content_fields() -> dict:
+    """Every field of any protocol's record but the key version; required where every protocol's has it."""
+    records = [dict(spec.key_fields) for spec in protocols.specs()]
+    fields: dict = {}
+    for record in records:
+        for name, source in record.items():
+            fields.setdefault(name, KEY_FIELD_SOURCES[source](required=all(name in r for r in records)))
+    return fields
 
-    id = serializers.CharField()
-    provenance = serializers.CharField()
-    type = serializers.CharField(required=False)
-    verdict = serializers.CharField(required=False)
-    family = serializers.CharField(required=False, allow_blank=True)
-    evidence = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    contradicted_quote = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    history_turns = serializers.IntegerField(required=False, allow_null=True)
-    label = serializers.CharField(required=False)
+
+# An entry without its key version: what a changelog compares (the fields of the key's record type).
+EntryContentSerializer = type("EntryContentSerializer", (serializers.Serializer,), _entry_content_fields())
 
 
 class ChangeSerializer(serializers.Serializer):

@@ -96,11 +96,29 @@ def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     try:
         schema.model_validate(dict(values))
     except ValidationError as error:
-        return [
-            f"field '{'.'.join(str(part) for part in problem['loc']) or 'content'}': {problem['msg']}"
-            for problem in error.errors(include_url=False)
-        ]
+        return [f"field '{field_path(problem['loc'])}': {problem['msg']}" for problem in error.errors(include_url=False)]
     return []
+
+
+def inline_refs(schema: Any, defs: Mapping[str, dict]) -> Any:
+    """A JSON Schema with every local `{"$ref": "#/$defs/X"}` replaced by X itself (pydantic's nested
+    models are not recursive here, so this ends)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            return inline_refs({**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
+        return {key: inline_refs(value, defs) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [inline_refs(value, defs) for value in schema]
+    return schema
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """Where in an item's content a value sits, as a JSON path: ("steps", 1, "value") → "steps[1].value"."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "content"
 
 
 @dataclass(frozen=True)
@@ -503,6 +521,12 @@ class ProtocolSpec:
             return DISCUSS, "weigh the answers and notes"
         return self.suggest(self, gold, [a or {} for a in answers], reasons)
 
+    @property
+    def class_prefix(self) -> str:
+        """The protocol's name as the prefix of the classes (and so of the OpenAPI components) built from
+        its spec: "twist_b" -> "TwistB"."""
+        return self.name.title().replace("_", "")
+
     # --- items -------------------------------------------------------------------------------------------
     @property
     def content_fields(self) -> tuple[str, ...]:
@@ -529,6 +553,13 @@ class ProtocolSpec:
     def content_json_schema(self) -> dict:
         """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""
         return self.content.model_json_schema()
+
+    def content_field_schemas(self) -> dict[str, dict]:
+        """Each content field's JSON Schema, self-contained (nested schemas written in place of their
+        `$ref`): where the OpenAPI schema and a release's Croissant describe a content value. A field is
+        documented once, in the protocol's schema class."""
+        schema = self.content_json_schema()
+        return {name: inline_refs(value, schema.get("$defs", {})) for name, value in schema["properties"].items()}
 
     def blind_view(self, item) -> dict:
         """What an annotator may see of an item: built from the whitelist only (content fields read

@@ -19,7 +19,7 @@ from adjudication.models import Decision
 from annotation.models import Answer, Assignment
 from annotation.services import campaign_create
 from goldkey import roles
-from items.models import Item, ItemKind
+from items.models import Item
 from items.services import item_set_get_or_create
 from tests.adjudication.conftest import AGREE, DISAGREE, SKILL, VERDICT, make_twist_campaign, rated_campaign
 from tests.conftest import _user, close_campaign
@@ -189,9 +189,9 @@ def test_three_annotator_lapse_campaign_reports_fleiss_for_both_figures_and_each
     client, author, annotator_a, annotator_b, annotator_c
 ):
     labels = ["PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT"]
-    item_set = item_set_get_or_create(name="lapse raters", kind=ItemKind.LAPSE)
+    item_set = item_set_get_or_create(name="lapse raters", kind="lapse")
     items = Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.LAPSE, external_id=f"b{i:02d}") for i in range(30)
+        Item(item_set=item_set, kind="lapse", external_id=f"b{i:02d}") for i in range(30)
     )
     truth = {item.id: labels[i % 4 if i % 5 else 0] for i, item in enumerate(items)}
     campaign = campaign_create(slug="lapse3", item_set=item_set, annotators=[annotator_a, annotator_b, annotator_c],

@@ -4,16 +4,16 @@ that a blindness test can search response bodies for it."""
 import pytest
 
 from annotation.services import campaign_create
-from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+from items.models import Conversation, Evidence, Item, Session, Turn
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 
-TYPES = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+TYPES = ["contradicting", "aligned", "hard_negative"]
 
 
 def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str = "conv-x", crisis: int = 0):
     """n synthetic TWIST items in one conversation (types rotate), each citing one turn of Caroline."""
-    item_set = item_set_get_or_create(name=name, kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name=name, kind="twist")
     conversation, _ = Conversation.objects.get_or_create(
         external_id=conversation_id, defaults={"speaker_a": "Caroline", "speaker_b": "Melanie"}
     )
@@ -35,14 +35,14 @@ def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str
     items = Item.objects.bulk_create(
         Item(
             item_set=item_set,
-            kind=ItemKind.TWIST,
+            kind="twist",
             external_id=f"{conversation_id}:s{i:05d}",
             conversation=conversation,
             recipient="Caroline",
             draft=f"Visible draft number {i}",
             gold_label=TYPES[i % 3],
             family=f"SECRET-FAMILY-{conversation_id}-{i}",
-            contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == GoldType.CONTRADICTING else "",
+            contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == "contradicting" else "",
             rationale=f"SECRET-RATIONALE-{conversation_id}-{i}",
             history_turns=400,
             batch="s",
@@ -143,7 +143,7 @@ def answer_all_phase2(enrollment):
     from annotation.services import answer_save
 
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
-        if assignment.item.gold_label == GoldType.CONTRADICTING:
+        if assignment.item.gold_label == "contradicting":
             values = {"q2": "yes", "q2quote": "yes"}
         else:
             values = {"q3": "clean"}

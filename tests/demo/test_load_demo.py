@@ -9,7 +9,7 @@ from django.test import Client
 
 from annotation.models import Assignment, Campaign, Enrollment
 from demo.management.commands.load_demo import ACCOUNTS, LAPSE_SET, TWIST_SET, demo_dir
-from items.models import Conversation, Evidence, GenerationReject, Item, ItemKind, Turn
+from items.models import Conversation, Evidence, GenerationReject, Item, Turn
 
 FAMILIES = {
     "B1 invented-activity",
@@ -68,7 +68,7 @@ def test_demo_loads_every_line_of_its_files():
 @pytest.mark.django_db
 def test_demo_twist_items_cover_the_three_types_and_every_family():
     load_demo()
-    twist = Item.objects.filter(kind=ItemKind.TWIST)
+    twist = Item.objects.filter(kind="twist")
     assert set(twist.values_list("gold_label", flat=True)) == {"contradicting", "aligned", "hard_negative"}
     assert set(twist.values_list("family", flat=True)) == FAMILIES
 
@@ -76,7 +76,7 @@ def test_demo_twist_items_cover_the_three_types_and_every_family():
 @pytest.mark.django_db
 def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
     load_demo()
-    items = Item.objects.filter(kind=ItemKind.TWIST).prefetch_related("evidence__turn")
+    items = Item.objects.filter(kind="twist").prefetch_related("evidence__turn")
     for item in items:
         turns = [ev.turn for ev in item.evidence.all()]
         assert turns, item.external_id
@@ -91,14 +91,14 @@ def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
 @pytest.mark.django_db
 def test_demo_history_length_is_the_conversation_length():
     load_demo()
-    for item in Item.objects.filter(kind=ItemKind.TWIST).select_related("conversation"):
+    for item in Item.objects.filter(kind="twist").select_related("conversation"):
         assert item.history_turns == Turn.objects.filter(conversation=item.conversation).count(), item.external_id
 
 
 @pytest.mark.django_db
 def test_demo_lapse_items_cover_the_five_behaviour_labels_and_keep_metadata_hidden():
     load_demo()
-    lapse = list(Item.objects.filter(kind=ItemKind.LAPSE))
+    lapse = list(Item.objects.filter(kind="lapse"))
     assert {item.hidden["cascade"] for item in lapse} == BEHAVIOUR_LABELS
     for item in lapse:
         assert item.key_fact and item.request and item.response

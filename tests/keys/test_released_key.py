@@ -31,9 +31,11 @@ BUNDLE_SHA256 = {
     # creators, source datasets, tags) with a licence and citation section; croissant.json, CITATION.cff
     # and the trail's tables are new. MANIFEST.sha256 lists them all: those changed on purpose, no other
     # file did (croissant.json lists the datasheet's and stats.json's hashes, so it follows them).
-    "MANIFEST.sha256": "948312fa55a03aa92ec7023c26df39e42e538da7cd31eef8a57c318b5832bf61",
+    # Release format 3: croissant.json describes the candidates' and the split's content fields from the
+    # TWIST content schema; no other file changed (format 2's two files are pinned in FORMAT_2_SHA256).
+    "MANIFEST.sha256": "c6a402b15d49d4fa756281ff585c86d11ca12e698066c316ff8ac18f8d22ee51",
     "CITATION.cff": "43b47ec72b49b840a7af407c1ef4874162b39ed85d75fee3809dd1da5875cfbd",
-    "croissant.json": "5a8902b80aa5e86ee0799aac1f6c7fe0e0b247b710784b07a07489d59a2a9ef9",
+    "croissant.json": "9c5d35a8a7e238cfa3422512063a590fd04eea3f13d544686f6d24dc0d311cb3",
     "annotation/tables/answers.jsonl": "c688454cb58b2ca7a30b3f9e3a7ef582b8cfa1183c4d6a96ccf5c08b84ad70fd",
     "annotation/tables/council_votes.jsonl": "cf551fae51e28e232972fa4d8cf7de5935af5b9633c8308aa9d43a8420e89cf1",
     "annotation/tables/decisions.jsonl": "a315aa514d1822eaecd39105ccc97574e446592b08d662943c45fc511f28ed7d",
@@ -54,6 +56,13 @@ BUNDLE_SHA256 = {
     # stats.json's agreement figures are now summed in one order on every machine (goldkey/lib/statistics.py,
     # _REPRODUCIBLE): their last bits had followed the BLAS kernel of the CPU that froze the key.
     "stats.json": "8a78535aeae5425506b8e0c59f1044864b93198dd6d08aea23b27ef866454385",
+}
+
+# The two files of the same bundle rendered in format 2, as releases sealed in it hold them: key_verify
+# re-renders a sealed release in its own format, so these bytes must not move either.
+FORMAT_2_SHA256 = {
+    "MANIFEST.sha256": "948312fa55a03aa92ec7023c26df39e42e538da7cd31eef8a57c318b5832bf61",
+    "croissant.json": "5a8902b80aa5e86ee0799aac1f6c7fe0e0b247b710784b07a07489d59a2a9ef9",
 }
 
 
@@ -81,3 +90,5 @@ def test_the_released_bundle_is_byte_for_byte_what_it_was(pinned_clock, twist_de
     # The release the freeze sealed from its own data (entry records, key bytes, evidence turns) is the
     # same bytes as the one rendered from the rows.
     assert release_files(key) == files
+    second = bundle.render(bundle_data(key), fmt=2)
+    assert {path: hashlib.sha256(content).hexdigest() for path, content in second.items()} == {**BUNDLE_SHA256, **FORMAT_2_SHA256}
