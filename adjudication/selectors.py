@@ -5,9 +5,7 @@ Every function loads a campaign's answers, council votes and decisions in a fixe
 `goldkey.lib.statistics`).
 """
 
-import gc
 import json
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.db import connections
@@ -20,6 +18,7 @@ from adjudication import queue as q
 from adjudication.models import Action, Decision
 from annotation.models import Answer, Assignment, Campaign, Enrollment
 from council.models import CouncilVote
+from goldkey.lib.batchdb import collector_paused
 from items.models import Item
 
 # Retained-set provenance (`how` in retained_items).
@@ -229,27 +228,6 @@ def _raw_rows(queryset):
         cursor.execute(sql, params)
         while chunk := cursor.fetchmany(20000):
             yield from chunk
-
-
-@contextmanager
-def collector_paused():
-    """Pause Python's cyclic garbage collector while a large campaign is loaded or summarised.
-
-    A 100,000-item campaign creates some 500,000 long-lived objects (item rows, per-item answer dicts,
-    queue entries); each time their number grows by a quarter the collector walks the whole heap,
-    which cost 0.5 s of a 1.9 s load. None of these objects form reference cycles, so pausing costs no
-    memory; the collector is re-enabled (if it was on) when the block ends and works as before (its
-    next young-generation pass runs at once; the one full pass over these objects comes later, as it
-    would have anyway; the bench prints its cost). The switch is per process: in a
-    threaded server another thread's collections wait for the block too, and nested or concurrent
-    blocks leave it on once the block that turned it off ends."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def campaign_data(

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from common import annotators  # noqa: E402
 from scratch import scratch_database  # noqa: E402
 
 SLUG = "bench"
@@ -85,19 +86,12 @@ def summary(wall_s: list[float], server_cpu_s: float) -> dict:
 # ----- building the campaign (untimed, except campaign_create) ----------------------------------
 
 def build(n_items: int, creates_count: int = 1) -> dict:
-    from django.contrib.auth import get_user_model
 
     from annotation.services import campaign_create
-    from goldkey import roles
     from items.models import Conversation, Evidence, Item, Session, Turn
     from items.services import item_set_get_or_create
 
-    roles.ensure_groups()
-    users = []
-    for name in ("bench_a", "bench_b"):
-        user = get_user_model().objects.create_user(name, password=PASSWORD)
-        user.groups.add(roles.Group.objects.get(name=roles.ANNOTATOR))
-        users.append(user)
+    users = annotators(("bench_a", "bench_b"), PASSWORD)
     item_set = item_set_get_or_create(name="bench twist", kind="twist")
     conversation = Conversation.objects.create(external_id="conv-bench", speaker_a="Caroline", speaker_b="Melanie")
     sessions = Session.objects.bulk_create(

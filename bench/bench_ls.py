@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from common import (  # noqa: E402
     Server,
+    bytecode_compiled,
     free_port,
     fresh_get,
     goldkey_login,
@@ -211,18 +212,6 @@ def gk_command(scratch, *argv: str) -> float:
     return time.perf_counter() - start
 
 
-def gk_empty() -> None:
-    """The previous import's rows deleted (untimed), children first, so that each import starts where a
-    user's first one does; the rows the migrations wrote stay."""
-    from django.db import connection, transaction
-
-    from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-
-    with transaction.atomic(), connection.cursor() as cursor:
-        for model in (Evidence, GenerationReject, Item, ItemSet, Turn, Session, Conversation):
-            cursor.execute(f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)}")
-
-
 def vacuum() -> None:
     """On PostgreSQL, the statistics and visibility autovacuum gives the tables soon after a bulk write:
     without them the first pages after a 200,000-row campaign_create are planned blind."""
@@ -258,12 +247,14 @@ def summary(pairs: list[dict], key_gk: str, key_ls: str) -> dict:
 
 
 def import_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
+    from import_bench import items_emptied
+
     from items.models import Item
 
     pairs = []
     for n in range(args.pairs):
         first = "Goldkey" if n % 2 == 0 else "Label Studio"
-        gk_empty()
+        items_emptied()
         project = ls.project(f"import {n + 1}")
         times = {}
         for tool in ((first, "Label Studio" if first == "Goldkey" else "Goldkey")):
@@ -400,6 +391,7 @@ def main() -> None:
     from import_bench import generate
     from scratch import scratch_database
 
+    bytecode_compiled()
     with scratch_database() as scratch:
         figures = {"items": args.items, "conversations": args.conversations, "turns": args.turns,
                    "goldkey_database": scratch.vendor, "label_studio": f"{LS_VERSION}, label-studio start, SQLite",

@@ -1,31 +1,42 @@
-"""Import benchmark: N synthetic TWIST Track B items through the real import services.
+"""Import benchmark: N synthetic TWIST Track B items imported as a user imports them, command by command.
 
 Generates, in the released file formats, CONVERSATIONS LoCoMo conversation files (a folder of
-`<n>.json`, TURNS turns each in dated sessions) and one Track B JSONL of N items citing real turns of
-their conversation, then imports both with `corpus_import_locomo` and `items_import_twist` — the same
-services the commands and the admin upload call, with full validation and evidence resolution.
-Prints conversations/turns/items per second and peak memory.
+`<n>.json`, TURNS turns each in 20-odd dated sessions) and one Track B JSONL of N items, each citing 1-3
+real turns of its recipient (the real Track B shape), then imports both as processes — `manage.py
+import_locomo DIR` and `manage.py import_twist FILE` — into an empty item store, RUNS times: the whole
+command, start-up included, with full validation (every field, every type, duplicate ids, unknown
+conversations, evidence ids resolved against the stored turns, recipient a participant) in one
+transaction. Then a re-import of the same file (every item found unchanged), and on PostgreSQL the floor
+under it: the file parsed as JSON with no checks, and a bare COPY of the rows the import stored into
+tables without constraints or indexes; beside it the same COPY into the real tables and their foreign
+keys checked. Prints each run, p50/p95 where there are several, the load average, `--json` for scripts.
 
-    .venv/bin/python bench/import_bench.py                      # 100,000 items, SQLite (file)
+    .venv/bin/python bench/import_bench.py                      # 100,000 items, SQLite (a file)
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/goldkey_bench .venv/bin/python bench/import_bench.py
+    .venv/bin/python bench/import_bench.py --items 20000 --conversations 20 --turns 400 --runs 1 --json
 
-It runs in a throw-away test database (pytest-style `test_<name>`), never the project's own.
+It runs in a throw-away database (bench/scratch.py: a SQLite file, or `test_<name>` on the PostgreSQL
+server DATABASE_URL names), never the project's own. `--profile PREFIX` writes cProfile files of the
+last run's two commands.
 """
 
 import argparse
-import gc
 import json
 import os
 import random
 import resource
+import statistics
+import subprocess
 import sys
-import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import bytecode_compiled, latency, latency_line, load  # noqa: E402
 
 TYPES = [
     ("contradicting", "B1 invented-activity"),
@@ -99,25 +110,93 @@ def generate(folder: Path, *, items: int, conversations: int, turns: int, seed: 
     return locomo, jsonl
 
 
-def server_cpu_s(connection) -> float | None:
-    """CPU seconds used so far by this connection's PostgreSQL backend, if it runs on this machine.
+def command(scratch, *argv: str, profile: str | None = None) -> dict:
+    """One management command as a process, as a user runs it: wall time (start-up included) and the CPU
+    time of the process; `profile`: under cProfile, its statistics written to that file."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    python = [sys.executable, "-m", "cProfile", "-o", profile] if profile else [sys.executable]
+    done = subprocess.run([*python, "manage.py", *argv], cwd=ROOT, env=scratch.env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise SystemExit(f"manage.py {' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "load": load(), "profiled": bool(profile)}
 
-    With the process's own CPU time this gives a figure that does not depend on how busy the
-    machine is, unlike the wall time."""
+
+def items_emptied() -> None:
+    """The previous run's rows deleted (untimed), children first, so that each import starts where a
+    user's first one does; the rows the migrations wrote stay."""
+    from django.db import connection, transaction
+
+    from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        for model in (Evidence, GenerationReject, Item, ItemSet, Turn, Session, Conversation):
+            cursor.execute(f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)}")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")  # what autovacuum does between two users' imports
+
+
+def floor(jsonl: Path) -> dict | None:
+    """Under the import, on PostgreSQL: the file read as JSON with no checks; a bare COPY of the rows the
+    import stored (items, then evidence) into tables of the same columns without constraints or indexes,
+    sent from memory (the floor); the same COPY into the real tables (their indexes) and their foreign
+    keys checked (what the commit does). Each in a transaction rolled back: the stored rows stay."""
+    from django.db import connection
+
+    from items.models import Evidence, Item
+
     if connection.vendor != "postgresql":
         return None
+    start = time.perf_counter()
+    with jsonl.open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    figures = {"json_parse_s": time.perf_counter() - start}
+    del records
+    tables = [connection.ops.quote_name(model._meta.db_table) for model in (Item, Evidence)]
+    data = {}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        for table in tables:
+            data[table] = bytearray()
+            with cursor.cursor.copy(f"COPY {table} TO STDOUT") as copy:
+                for chunk in copy:
+                    data[table] += chunk
+
+    def copy_in(cursor, table: str, rows_of: str) -> float:
+        """The rows `rows_of` held, copied into `table`, from memory."""
+        start = time.perf_counter()
+        with cursor.cursor.copy(f"COPY {table} FROM STDIN") as copy:
+            rows = data[rows_of]
+            for at in range(0, len(rows), 1 << 20):
+                copy.write(rows[at:at + (1 << 20)])
+        return time.perf_counter() - start
+
+    with transaction_rolled_back() as cursor:
+        for table, name in zip(tables, ("items", "evidence"), strict=True):
+            cursor.execute(f"CREATE TEMP TABLE floor_{name} (LIKE {table})")
+            figures[f"bare_copy_{name}_s"] = copy_in(cursor, f"floor_{name}", table)
+    with transaction_rolled_back() as cursor:
+        cursor.execute(f"TRUNCATE {', '.join(reversed(tables))} CASCADE")  # the other referring tables are empty
+        for table, name in zip(tables, ("items", "evidence"), strict=True):
+            figures[f"indexed_copy_{name}_s"] = copy_in(cursor, table, table)
+        start = time.perf_counter()
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred foreign-key checks, as at the commit
+        figures["foreign_key_checks_s"] = time.perf_counter() - start
+    figures["bare_copy_s"] = figures["bare_copy_items_s"] + figures["bare_copy_evidence_s"]
+    figures["floor_s"] = figures["json_parse_s"] + figures["bare_copy_s"]
+    return {key: round(value, 3) for key, value in figures.items()} | {"load": load()}
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+@contextmanager
+def transaction_rolled_back():
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        yield cursor
+        transaction.set_rollback(True)
 
 
 def main() -> None:
@@ -126,86 +205,66 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--turns", type=int, default=600)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=3, help="imports into an empty item store, each timed")
+    parser.add_argument("--profile", metavar="PREFIX", help="also write cProfile files of the last run's commands")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else print
 
-    import django
+    from scratch import scratch_database
 
-    django.setup()
-    from django.conf import settings
-    from django.db import connection
+    with scratch_database() as scratch:
+        locomo, jsonl = generate(scratch.folder, items=args.items, conversations=args.conversations,
+                                 turns=args.turns, seed=args.seed)
+        say(f"{scratch.vendor}: {args.items:,} Track B items over {args.conversations} conversations of {args.turns} "
+            f"turns; {os.cpu_count()} CPUs, load {load()}")
+        bytecode_compiled()
+        startup = [command(scratch, "import_twist", "--help") for _ in range(args.runs)]
+        runs = []
+        for n in range(args.runs):
+            items_emptied()
+            profiled = args.profile and n == args.runs - 1
+            run = {}
+            for name, argv in (("import_locomo", ["import_locomo", str(locomo)]),
+                               ("import_twist", ["import_twist", str(jsonl), "--item-set", "bench"])):
+                run[name] = command(scratch, *argv, profile=f"{args.profile}-{name}.prof" if profiled else None)
+            run["whole_s"] = round(run["import_locomo"]["wall_s"] + run["import_twist"]["wall_s"], 3)
+            runs.append(run)
+            say(f"  run {n + 1}: import_locomo {run['import_locomo']['wall_s']:.2f} s + import_twist "
+                f"{run['import_twist']['wall_s']:.2f} s = {run['whole_s']:.2f} s whole (CPU of the processes "
+                f"{run['import_locomo']['cpu_s']:.2f} + {run['import_twist']['cpu_s']:.2f} s; load {load()})")
+        again = command(scratch, "import_twist", str(jsonl), "--item-set", "bench")
+        from items.models import Evidence, Item
 
-    from items.models import Evidence, Item, Turn
-    from items.services import corpus_import_locomo, items_import_twist
-
-    with tempfile.TemporaryDirectory(prefix="goldkey-bench-") as tmp:
-        folder = Path(tmp)
-        started = time.perf_counter()
-        locomo, jsonl = generate(
-            folder, items=args.items, conversations=args.conversations, turns=args.turns, seed=args.seed
-        )
-        generated_s = time.perf_counter() - started
-        gc.collect()
-
-        db = settings.DATABASES["default"]
-        if db["ENGINE"].endswith("sqlite3"):
-            # A file, like production, not the in-memory database Django tests default to.
-            db.setdefault("TEST", {})["NAME"] = str(folder / "bench.sqlite3")
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-        try:
-            rss_before = peak_rss_mb()
-            t0 = time.perf_counter()
-            corpus_import_locomo(path=locomo)
-            t1 = time.perf_counter()
-            cpu1, server1 = time.process_time(), server_cpu_s(connection)
-            report = items_import_twist(path=jsonl, item_set_name="bench")
-            t2 = time.perf_counter()
-            cpu2, server2 = time.process_time(), server_cpu_s(connection)
-            again = items_import_twist(path=jsonl, item_set_name="bench")  # idempotent re-import
-            t3 = time.perf_counter()
-            assert report.created == args.items and again.unchanged == args.items, (report, again)
-            figures = {
-                "database": connection.vendor,
-                "items": args.items,
-                "conversations": args.conversations,
-                "turns": Turn.objects.count(),
-                "evidence_rows": Evidence.objects.count(),
-                "items_in_db": Item.objects.count(),
-                "generate_s": round(generated_s, 2),
-                "conversations_import_s": round(t1 - t0, 2),
-                "items_import_s": round(t2 - t1, 2),
-                "items_per_s": round(args.items / (t2 - t1)),
-                "items_import_python_cpu_s": round(cpu2 - cpu1, 2),
-                "items_import_db_server_cpu_s": round(server2 - server1, 2) if server1 is not None else None,
-                "turns_per_s": round(args.conversations * args.turns / (t1 - t0)),
-                "reimport_unchanged_s": round(t3 - t2, 2),
-                "peak_rss_mb": round(peak_rss_mb()),
-                "peak_rss_before_import_mb": round(rss_before),
-                "cpus": os.cpu_count(),
-                "load_average_1min": round(os.getloadavg()[0], 2),
-            }
-        finally:
-            connection.creation.destroy_test_db(db["NAME"], verbosity=0)
-
+        assert Item.objects.count() == args.items, Item.objects.count()
+        evidence_rows = Evidence.objects.count()
+        below = floor(jsonl)
+    whole = [run["whole_s"] for run in runs]
+    figures = {
+        "database": scratch.vendor, "items": args.items, "conversations": args.conversations,
+        "turns": args.conversations * args.turns, "evidence_rows": evidence_rows,
+        "command_startup": latency([s["wall_s"] for s in startup]),
+        "runs": runs, "whole_p50_s": round(statistics.median(whole), 3), "whole_max_s": max(whole),
+        "reimport_unchanged": again, "floor": below, "cpus": os.cpu_count(), "load": load(),
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+    }
+    if below:
+        figures["whole_over_floor"] = round(figures["whole_p50_s"] / below["floor_s"], 2)
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    server_cpu = figures["items_import_db_server_cpu_s"]
-    cpu = f"{figures['items_import_python_cpu_s']} s in this process" + (
-        f" + {server_cpu} s in the database server" if server_cpu is not None else " (SQLite runs inside it)"
-    )
-    print(
-        f"{figures['database']}: {args.items:,} Track B items over {args.conversations} conversations "
-        f"of {args.turns} turns ({figures['evidence_rows']:,} evidence rows)\n"
-        f"  conversations: {figures['conversations_import_s']} s ({figures['turns_per_s']:,} turns/s)\n"
-        f"  items:         {figures['items_import_s']} s ({figures['items_per_s']:,} items/s), "
-        f"full validation + evidence resolution\n"
-        f"                 CPU: {cpu}\n"
-        f"  re-import (all unchanged): {figures['reimport_unchanged_s']} s\n"
-        f"  peak RSS: {figures['peak_rss_mb']} MB (before import: {figures['peak_rss_before_import_mb']} MB)\n"
-        f"  {figures['cpus']} CPUs, load average {figures['load_average_1min']} "
-        "(wall times are only comparable on a quiet machine; CPU times much less affected)"
-    )
+    print(latency_line("command start-up (import_twist --help)", figures["command_startup"]))
+    print(f"  whole import (import_locomo + import_twist as processes): p50 {figures['whole_p50_s']:.2f} s, "
+          f"max {figures['whole_max_s']:.2f} s over {args.runs} runs")
+    print(f"  re-import, every item unchanged: {again['wall_s']:.2f} s (CPU {again['cpu_s']:.2f} s)")
+    if below:
+        print(f"  floor: JSON parse {below['json_parse_s']:.2f} s + bare COPY of the items {below['bare_copy_items_s']:.2f} s "
+              f"and evidence {below['bare_copy_evidence_s']:.2f} s (no checks, constraints or indexes) = "
+              f"{below['floor_s']:.2f} s; the whole import is {figures['whole_over_floor']}x it\n"
+              f"  the same rows into the real tables: items {below['indexed_copy_items_s']:.2f} s, evidence "
+              f"{below['indexed_copy_evidence_s']:.2f} s; their foreign keys checked {below['foreign_key_checks_s']:.2f} s")
+    print(f"  {os.cpu_count()} CPUs, load average {load()} (wall times compare only at a similar load)")
+
 
 if __name__ == "__main__":
     main()

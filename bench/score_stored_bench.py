@@ -1,14 +1,17 @@
 """The stored path of scoring: 50 runs imported against a frozen synthetic 100,000-item key, then the
 report computed from the stored predictions, as the leaderboard page, the API and `score_report` do.
+(bench/score_bench.py times the pure report alone, without a database.)
 
     .venv/bin/python bench/score_stored_bench.py [--items 100000] [--runs 50] [--conversations 500] [--json]
 
-Runs on a throw-away SQLite database in a temporary folder, or, with DATABASE_URL set, in a throw-away
-test database on that server (dropped at the end), never the project's own. Setup is not timed: the
-key (items, entries, frozen with its SHA-256) and runs 2..N (their predictions written with the bulk
-inserter). Timed: `score_import` of run 1 from a predictions JSONL through the service (parse, check
-against the key, verify the key's hash, write), and `scoring.selectors.score_report` of all N
-runs (read the key and every prediction, then the pure batch report of bench/score_bench.py).
+Runs on a throw-away database (bench/scratch.py: a SQLite file in a temporary folder, or with
+DATABASE_URL a `test_<name>` database on that server, dropped at the end), never the project's own.
+Setup is not timed: the key (items, entries, frozen with its SHA-256) and runs 2..N (their predictions
+written with the bulk inserter). Timed as a user runs them, each command a process (start-up
+included): `manage.py score_import` of run 1 from a predictions JSONL (parse, check against the key,
+verify the key's hash, write) and `manage.py score_report --json` of all N runs (read the key and every
+prediction, then the pure batch report of bench/score_bench.py, printed); and in this process
+`scoring.selectors.score_report` alone, as the page and the API call it.
 """
 
 import argparse
@@ -16,13 +19,14 @@ import gc
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+
+from common import bytecode_compiled, load  # noqa: E402
 
 
 def main() -> None:
@@ -33,33 +37,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="goldkey-score-bench-"))
-    os.environ.setdefault("GOLDKEY_VAR_DIR", str(scratch))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
-    # Django is set up here, not at import: the settings read GOLDKEY_VAR_DIR chosen just above.
-    import django
+    from scratch import scratch_database
 
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    throwaway_server_db = connection.vendor != "sqlite"
-    project_db = connection.settings_dict["NAME"]
-    if throwaway_server_db:
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    else:
-        call_command("migrate", verbosity=0)
-    try:
+    with scratch_database() as scratch:
         run(args, scratch)
-    finally:
-        if throwaway_server_db:
-            connection.creation.destroy_test_db(project_db, verbosity=0)
 
 
-def run(args, scratch: Path) -> None:
+def run(args, scratch) -> None:
     # Imported after django.setup() in main(): the models need the app registry.
+    from django.contrib.auth import get_user_model
     from django.db import connection
     from django.utils import timezone
+    from import_bench import command
     from score_bench import build_key, build_runs, timed
 
     from goldkey.lib.bulk import bulk_insert
@@ -70,7 +59,6 @@ def run(args, scratch: Path) -> None:
     from keys.releases import release_seal
     from keys.selectors import key_canonical_bytes
     from scoring import selectors as score_selectors
-    from scoring import services as score_services
     from scoring.models import RunPrediction, SystemRun
 
     wall0 = time.perf_counter()
@@ -100,7 +88,8 @@ def run(args, scratch: Path) -> None:
         bulk_insert(RunPrediction, ({"run_id": stored.pk, "item_external_id": item_id, "aligned": p.aligned,
                                      "evidence": list(p.evidence), "attributed": None, "cited_fact_only": None}
                                     for item_id, p in runs[name].items()))
-    first = scratch / "run-1.jsonl"
+    get_user_model().objects.create_superuser("bench-admin", password="x")  # the commands' acting user
+    first = scratch.folder / "run-1.jsonl"
     with first.open("w") as handle:
         for item_id, p in runs[names[0]].items():
             handle.write(json.dumps({"item_id": item_id, "aligned": p.aligned, "evidence": list(p.evidence)}) + "\n")
@@ -111,25 +100,30 @@ def run(args, scratch: Path) -> None:
     gc.collect()
     setup = time.perf_counter() - wall0
 
-    _, import_wall, import_cpu = timed(lambda: score_services.score_import(version="BENCH-v1.0", path=first, system=names[0]))
+    bytecode_compiled()
+    imported = command(scratch, "score_import", "BENCH-v1.0", str(first), "--system", names[0])
     key = GoldKey.objects.get(pk=key.pk)
+    reported = command(scratch, "score_report", "BENCH-v1.0", "--json")
     report, report_wall, report_cpu = timed(lambda: score_selectors.score_report(key))
     assert list(report["runs"]) == names[1:] + names[:1]  # import order: run 1 was imported last
     figures = {
         "database": connection.vendor, "items": args.items, "runs": args.runs, "conversations": args.conversations,
         "setup_s": round(setup, 1),
-        "score_import_one_run_wall_s": round(import_wall, 2), "score_import_one_run_cpu_s": round(import_cpu, 2),
+        "score_import_command": imported, "score_report_command": reported,
         "stored_report_wall_s": round(report_wall, 2), "stored_report_cpu_s": round(report_cpu, 2),
-        "mcnemar_tests": report["family_size"],
-        "load_average": [round(x, 1) for x in os.getloadavg()], "cpus": os.cpu_count(),
+        "mcnemar_tests": report["family_size"], "load": load(), "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
     }
     if args.json:
         print(json.dumps(figures, indent=1))
         return
     print(f"{connection.vendor}: {args.items:,}-item key, {args.runs} runs (setup {setup:.0f} s, not timed)")
-    print(f"score_import of one {args.items:,}-prediction run: {import_wall:.2f} s wall, {import_cpu:.2f} s CPU")
-    print(f"score_report from stored predictions, {args.runs} runs with bootstrap: {report_wall:.2f} s wall, {report_cpu:.2f} s CPU")
-    print(f"load average {' '.join(map(str, figures['load_average']))} on {os.cpu_count()} CPUs")
+    print(f"manage.py score_import of one {args.items:,}-prediction run: {imported['wall_s']:.2f} s wall, "
+          f"{imported['cpu_s']:.2f} s CPU (load {imported['load']})")
+    print(f"manage.py score_report --json, {args.runs} runs with bootstrap: {reported['wall_s']:.2f} s wall, "
+          f"{reported['cpu_s']:.2f} s CPU (load {reported['load']})")
+    print(f"score_report in this process (the page's and the API's call): {report_wall:.2f} s wall, {report_cpu:.2f} s CPU")
+    print(f"load average {figures['load']} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

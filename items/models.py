@@ -117,7 +117,9 @@ class Turn(models.Model):
 
 
 class Item(models.Model):
-    item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="items")
+    # No index of its own: every index of the table leads with it (the unique pair, the two by gold label and
+    # family), and one more B-tree to fill was a tenth of the database's work in an import.
+    item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="items", db_index=False)
     kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     external_id = models.CharField(max_length=120)  # TWIST "conv-26:v1b1", Lapse "g001" / battery id
     # The conversation whose turns the item cites, when there is one.
@@ -202,7 +204,8 @@ class Evidence(models.Model):
     """A turn an item cites, in its role ("evidence" for TWIST Track B; a protocol may cite turns in roles
     of its own, e.g. the steps of an update chain), at its position within that role."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="evidence")
+    # No index of its own: the unique (item, position) pair leads with it.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="evidence", db_index=False)
     turn = models.ForeignKey(Turn, on_delete=models.PROTECT, related_name="citations")
     role = models.CharField(max_length=20, default=EVIDENCE_ROLE)
     position = models.PositiveSmallIntegerField()

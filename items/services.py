@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import protocols
+from goldkey.lib.batchdb import collector_paused
 from goldkey.lib.bulk import bulk_insert
 from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json_document, read_jsonl
 from items.models import (
@@ -141,7 +142,14 @@ def item_content(*, spec: protocols.ProtocolSpec, values: dict, where: str, log:
     problems = spec.content_problems(values)
     for problem in problems:
         log.add(where, problem)
-    return None if problems else {**spec.content_defaults(), **values}
+    if problems:
+        return None
+    fields = spec.content_fields
+    if len(values) == len(fields):
+        # Every field given (the schema forbids others): no default is needed, and building them is pydantic
+        # work per item, a fifth of a 100,000-item import's Python time. The same dict, in the same order.
+        return {name: values[name] for name in fields}
+    return {**spec.content_defaults(), **values}
 
 
 def _item_ids(item_set: ItemSet) -> dict[str, int]:
@@ -226,6 +234,7 @@ def _conversations_create(fresh: list[ParsedConversation], *, license: str, vers
     bulk_insert(Turn, rows)
 
 
+@collector_paused()  # 60,000 parsed turns and their rows: see collector_paused
 def corpus_import_locomo(*, path: Path, license: str = "", external_id: str = "", dry_run: bool = False) -> ImportReport:
     """LoCoMo conversations: a folder of 26.json-style files, one such file, or a locomo10.json list,
     recorded under `license` (default: LoCoMo's own).
@@ -363,6 +372,7 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
                    "position": position}
 
 
+@collector_paused()  # 100,000 records, parsed items and rows: see collector_paused
 def items_import_twist(
     *, path: Path, item_set_name: str, rejects_path: Path | None = None, license: str = "", dry_run: bool = False
 ) -> ImportReport:
@@ -465,12 +475,13 @@ def items_import_twist(
         new_rows: list[tuple] = []
         changed = ErrorLog()
         now = _now()
+        defaults = twist_b.SPEC.content_defaults()
         for item in parsed:
             conversation = conversations[item.conversation]
             history = item.history_turns if item.history_turns is not None else conv_turn_counts[conversation.id]
             old = existing.get(item.external_id)
             if old is not None:
-                content = twist_b.SPEC.content_defaults() | old["content"]
+                content = defaults | old["content"]
                 old_print = (
                     old["conversation__external_id"], content["recipient"], content["draft"], old["gold_label"],
                     old["family"], content["contradicted_quote"], content["rationale"], content["history_turns"],

@@ -14,8 +14,12 @@ block the database file is memory-mapped instead (`PRAGMA mmap_size`), so pages 
 Only how pages reach SQLite changes: the same rows, the same transaction, writes as before (SQLite
 writes through the WAL, never through the mapping). Outside a batch block the connection keeps its
 setting.
+
+Python's own side of batch work is `collector_paused`: the cyclic garbage collector stopped while a batch's
+hundreds of thousands of acyclic objects are built.
 """
 
+import gc
 from contextlib import contextmanager
 
 from django.db import connection, transaction
@@ -56,3 +60,26 @@ def batch_reads():
             if before < SQLITE_MMAP_BYTES:
                 with connection.cursor() as cursor:
                     cursor.execute(f"PRAGMA mmap_size = {int(before):d}")
+
+
+@contextmanager
+def collector_paused():
+    """Pause Python's cyclic garbage collector while a large batch is built: a campaign loaded or
+    summarised, an import file parsed and written.
+
+    A 100,000-item campaign creates some 500,000 long-lived objects (item rows, per-item answer dicts,
+    queue entries), an import of as many items as many parsed records and rows; each time their number
+    grows by a quarter the collector walks the whole heap, which cost 0.5 s of a 1.9 s load (and a third of
+    an import's Python time). None of these objects form reference cycles, so pausing costs no
+    memory; the collector is re-enabled (if it was on) when the block ends and works as before (its
+    next young-generation pass runs at once; the one full pass over these objects comes later, as it
+    would have anyway; the bench prints its cost). The switch is per process: in a
+    threaded server another thread's collections wait for the block too, and nested or concurrent
+    blocks leave it on once the block that turned it off ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import protocols
-from goldkey.lib.jsonio import MAX_ERRORS, ImportFailed
+from goldkey.lib.jsonio import MAX_ERRORS, ErrorLog, ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
-from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
+from items.services import corpus_import_locomo, item_content, items_import_lapse, items_import_twist
 from tests.items.conftest import REJECTS, V0, V1, locomo_conversation, table_counts, twist_record, write_jsonl
 
 
@@ -497,3 +497,21 @@ def test_every_protocols_content_schema_refuses_an_unknown_field_and_a_value_of_
         assert spec.content_problems({field: default}) == []
         assert spec.content_problems({"no_such_field": "x"}) == ["field 'no_such_field': Extra inputs are not permitted"]
         assert spec.content_problems({field: object()})[0].startswith(f"field '{field}'")
+
+
+@pytest.mark.parametrize("kind", ["twist", "lapse", "judged"])
+@pytest.mark.parametrize("given", ["every field", "one field"])
+def test_item_content_is_the_defaults_filled_in_whether_or_not_every_field_is_given(kind, given):
+    spec = protocols.for_kind(kind)
+    defaults = spec.content_defaults()
+    values = dict(reversed(defaults.items())) if given == "every field" else dict(list(defaults.items())[:1])
+    content = item_content(spec=spec, values=values, where="f.jsonl:1", log=ErrorLog())
+    assert content == {**defaults, **values}
+    assert list(content) == list(defaults)  # the same keys in the same order, as stored
+
+
+def test_item_content_that_does_not_fit_is_logged_naming_the_field():
+    log = ErrorLog()
+    values = protocols.for_kind("twist").content_defaults() | {"history_turns": "many"}
+    assert item_content(spec=protocols.for_kind("twist"), values=values, where="f.jsonl:7", log=log) is None
+    assert log.errors and log.errors[0].startswith("f.jsonl:7: field 'history_turns'")

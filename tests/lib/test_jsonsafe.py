@@ -40,3 +40,40 @@ def test_ordinary_json_is_read_as_json_loads_reads_it(text):
 def test_syntax_errors_stay_decode_errors():
     with pytest.raises(json.JSONDecodeError):
         json_loads_checked('{"a": }')
+
+
+def test_one_level_past_the_limit_is_refused_however_short_the_text():
+    text = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == "[0]" * MAX_JSON_DEPTH
+
+
+@pytest.mark.parametrize(("text", "label"), [('{"a": "x\\u0000"}', "a"), ('["ok", "\\ud800"]', "[1]")])
+def test_a_short_text_with_an_escaped_nul_or_surrogate_is_refused_naming_it(text, label):
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == label
+
+
+def test_a_byte_order_mark_is_refused_as_json_loads_refuses_it():
+    with pytest.raises(json.JSONDecodeError) as plain:
+        json.loads('\ufeff{"a": 1}')
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json_loads_checked('\ufeff{"a": 1}')
+    assert str(caught.value) == str(plain.value)
+
+
+def test_a_long_document_of_short_texts_with_one_escaped_nul_deep_inside_is_refused_naming_it():
+    turns = [{"speaker": "A", "text": "x" * 50} for _ in range(3000)]
+    turns[2500]["text"] = "x\u0000"
+    text = json.dumps({"session_1": turns})
+    with pytest.raises(JsonRefused) as caught:
+        json_loads_checked(text)
+    assert caught.value.label == "session_1[2500].text"
+
+
+def test_a_long_document_of_short_texts_is_read_as_json_loads_reads_it():
+    text = json.dumps({"session_1": [{"speaker": "A", "text": f"turn {n}", "ids": [n, [n]]} for n in range(20_000)]})
+    assert len(text) > 100_000
+    assert json_loads_checked(text) == json.loads(text)
