@@ -385,16 +385,25 @@ EVIDENCE = "evidence"  # a candidate field that is the item's evidence turn ids,
 
 
 CONTENT = "content"
+CONTEXT = "context__content"  # the shared context's values, read where the item's content leaves them out
+
+
+def _shared_fields(spec) -> frozenset[str]:
+    return frozenset(spec.context.model_fields) if spec.context is not None else frozenset()
 
 
 def _candidate_paths(spec) -> list[str]:
     """The Item field paths a candidate record reads (after the id), in the spec's field order; the
-    item's content once, where the first content field is (content fields are read out of it)."""
+    item's content once, where the first content field is (content fields are read out of it), and its
+    shared context's right after it when a content field may live there."""
     paths = []
+    shared = _shared_fields(spec)
     for _, source in spec.candidate_fields:
         path = CONTENT if source in spec.content_fields else source
         if path != EVIDENCE and path not in paths:
             paths.append(path)
+        if path == CONTENT and source in shared and CONTEXT not in paths:
+            paths.append(CONTEXT)
     return paths
 
 
@@ -425,9 +434,13 @@ def _candidate_builder(protocol: str) -> Callable[[tuple, dict], dict]:
             value = "evidence[row[0]]"
         elif source in spec.content_fields:
             # The schema's default where the stored content leaves the field out (copied: a record's
-            # values are its own).
+            # values are its own); the shared context's value before it, where the item cites one.
             content = f"row[{position[CONTENT]}]"
-            value = f"({content}[{source!r}] if {source!r} in {content} else defaults()[{source!r}])"
+            fallback = f"defaults()[{source!r}]"
+            if CONTEXT in position and source in _shared_fields(spec):
+                shared = f"row[{position[CONTEXT]}]"
+                fallback = f"({shared}[{source!r}] if {shared} and {source!r} in {shared} else {fallback})"
+            value = f"({content}[{source!r}] if {source!r} in {content} else {fallback})"
         else:
             value = f"row[{position[source]}]"
             if "__" in source:
