@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from annotation.services import campaign_create
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError
@@ -28,7 +29,9 @@ from goldkey.lib.jsonio import (
 from items.models import Context, Item, ItemSet
 from items.services import ImportReport, item_content, item_set_get_or_create, license_checked
 from judges import longmemeval as lme
-from judges.models import JudgeCalibration
+from judges import sampling
+from judges.models import JudgeCalibration, JudgedSample
+from judges.selectors import judged_rows
 from protocols import judged
 
 KIND = judged.SPEC.item_kind
@@ -389,6 +392,49 @@ def judged_release_import(*, questions: Path, runs: list[Path], item_set_name: s
         answers=[_release_answer(a, release.questions[a.question_id]) for a in release.answers],
         item_set_name=item_set_name, license=license, dry_run=dry_run, progress=progress,
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The designed sample: which answers people read
+
+
+def judged_sample_draw(*, item_set: ItemSet, half_width: float, seed: int, oversample: float = 2.0,
+                       minimum: int = 2) -> tuple[sampling.Sample, dict[tuple[str, str], int]]:
+    """The seeded stratified sample of the set's judged answers (judges.sampling.sample_draw) and each
+    unit's item id. Only answers with a judge label form the population (disputed means their labels differ
+    across runs)."""
+    if item_set.kind != KIND:
+        raise ApplicationError(f"item set '{item_set.name}' holds {item_set.get_kind_display()} items, not judged answers")
+    if not 0 < half_width < 0.5:
+        raise ApplicationError(f"field 'half_width': {half_width} is not between 0 and 0.5")
+    if oversample < 1:
+        raise ApplicationError(f"field 'oversample': {oversample} is below 1 (1: no oversampling)")
+    rows = [r for r in judged_rows(item_set) if r.label is not None]
+    if not rows:
+        raise ApplicationError(f"item set '{item_set.name}' has no judged answer with a judge label to sample")
+    ids = {(r.run, r.question_id): r.item_id for r in rows}
+    if len(ids) < len(rows):
+        raise ApplicationError(f"item set '{item_set.name}' holds two answers of one run to one question")
+    units = sampling.population([(r.run, r.question_id, r.label) for r in rows],
+                                {r.question_id: r.question_type for r in rows})
+    return sampling.sample_draw(units=units, half_width=half_width, seed=seed, oversample=oversample,
+                                minimum=minimum), ids
+
+
+def judged_sample_create(*, item_set: ItemSet, slug: str, annotators: list, half_width: float, seed: int,
+                         oversample: float = 2.0, minimum: int = 2, user=None) -> JudgedSample:
+    """A campaign over the designed sample of the set's judged answers, and the design it was drawn by
+    (for the key's datasheet and for weighting figures back to the population)."""
+    sample, ids = judged_sample_draw(item_set=item_set, half_width=half_width, seed=seed, oversample=oversample,
+                                     minimum=minimum)
+    with transaction.atomic():
+        campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=seed, created_by=user,
+                                   item_ids={ids[u.key] for u in sample.chosen})
+        return JudgedSample.objects.create(
+            campaign=campaign, seed=seed, half_width=half_width, oversample=oversample, design=sample.design,
+            population=[[u.run, u.question_id, u.question_type, u.abstention, u.disputed, ids[u.key]] for u in sample.units],
+            created_by=user,
+        )
 
 
 # ---------------------------------------------------------------------------------------------------

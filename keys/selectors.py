@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, TextField
 from django.db.models.functions import Cast
+from django.utils.module_loading import import_string
 
 import protocols
 from adjudication.agreement import campaign_agreement, kept_set_kappa
@@ -359,6 +360,10 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         # The queue as it stood at freezing (decisions are final from then on), council flags included;
         # only human reasons held the key back (QueueEntry.needs_decision, PROTOCOL.md §4).
         "queue": queue_records(snapshot),
+        # The protocol's own sections (a designed sample, a judge audit), resolved by name: keys never
+        # imports a protocol's app.
+        **{name: section for name, path in snapshot.spec.manifest_sections
+           if (section := import_string(path)(campaign)) is not None},
     }
 
 

@@ -349,6 +349,9 @@ class ProtocolSpec:
     queue_rules: Callable | None = None
     suggest: Callable | None = None
     agreement_panels: tuple[Panel, ...] = ()
+    # (name, dotted path of a function(campaign) -> JSON-ready figures or None): sections a key's manifest
+    # (its datasheet and release) records about the campaign beyond the core ones; None leaves it out.
+    manifest_sections: tuple[tuple[str, str], ...] = ()
     agreement_summary: Callable[[dict], list[str]] | None = None
     forest_rows: Callable[[dict], list[tuple[str, dict]]] | None = None
     agreement_template: str = ""
@@ -542,9 +545,10 @@ class ProtocolSpec:
         """An item's content with every field present (defaults where the stored value leaves one out), over
         the shared context it cites: the item's own value wins where both hold one. Reading the context costs
         a query unless the caller loaded it (`select_related("context")`)."""
-        if self.context is None or not item.context_id:
+        if self.context is None:
             return {**self.content_defaults(), **(item.content or {})}
-        return {**self.content_defaults(), **self.context_defaults(), **(item.context.content or {}), **(item.content or {})}
+        shared = item.context.content if getattr(item, "context_id", None) else {}
+        return {**self.content_defaults(), **self.context_defaults(), **(shared or {}), **(item.content or {})}
 
     def content_json_schema(self) -> dict:
         """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""

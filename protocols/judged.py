@@ -486,6 +486,8 @@ SPEC = ProtocolSpec(
     queue_rules=queue_rules,
     suggest=suggest,
     agreement_panels=(Panel("judges.selectors.judge_audit", "judges/_judge_audit.html"),),
+    manifest_sections=(("sample_design", "judges.selectors.sample_design"),
+                       ("judge_audit", "judges.selectors.judged_sample_audit")),
     agreement_summary=agreement_summary,
     forest_rows=forest_rows,
     agreement_template="adjudication/_agreement_judged.html",
