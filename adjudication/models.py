@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Campaign
-from items.models import GoldType, Item
+from items.models import Item
 
 
 class Action(models.TextChoices):
@@ -17,7 +17,7 @@ class Decision(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="decisions")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="decisions")
     action = models.CharField(max_length=10, choices=Action.choices)
-    new_gold = models.CharField(max_length=30, blank=True)  # relabel: a GoldType or a Lapse label
+    new_gold = models.CharField(max_length=30, blank=True)  # relabel: one of the protocol's gold values
     note = models.TextField(blank=True)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -119,4 +119,4 @@ class QueueState(models.Model):
     built_at = models.DateTimeField(auto_now_add=True)
 
 
-__all__ = ["Action", "Decision", "DecisionRevision", "GoldType", "QueueItem", "QueueState"]
+__all__ = ["Action", "Decision", "DecisionRevision", "QueueItem", "QueueState"]

@@ -11,20 +11,10 @@ from collections.abc import Sequence
 
 import protocols
 from protocols.base import COUNCIL_MAJORITY_AGAINST, DISCUSS, DROP, KEEP, MISSING_ANSWERS
-from protocols.lapse import LABEL_DISAGREEMENT
-from protocols.twist_b import (
-    GOLD_VERDICT,
-    Q1_AGREED_AGAINST_GOLD,
-    Q1_DISAGREEMENT,
-    Q2_NOT_SELF_CONTAINED,
-    Q2_QUOTE_WRONG,
-    Q3_UNCITED_CONFLICT,
-)
 
 __all__ = [
-    "COUNCIL_MAJORITY_AGAINST", "DISCUSS", "DROP", "GOLD_VERDICT", "KEEP", "LABEL_DISAGREEMENT", "MISSING_ANSWERS",
-    "Q1_AGREED_AGAINST_GOLD", "Q1_DISAGREEMENT", "Q2_NOT_SELF_CONTAINED", "Q2_QUOTE_WRONG", "Q3_UNCITED_CONFLICT",
-    "REASON_HELP", "blocks_finalizing", "council_band", "queue_reasons", "sort_key", "suggestion", "suggestion_rank",
+    "COUNCIL_MAJORITY_AGAINST", "DISCUSS", "DROP", "KEEP", "MISSING_ANSWERS", "REASON_HELP", "blocks_finalizing",
+    "council_band", "queue_reasons", "sort_key", "suggestion", "suggestion_rank",
 ]
 
 # The council is triage, reviewed before the human pass (PROTOCOL §4): its flag is shown in the queue,
@@ -36,14 +26,11 @@ REASON_HELP = {reason: help for spec in protocols.specs() for reason, help in sp
 
 SUGGESTION_ORDER = {DROP: 0, DISCUSS: 1, KEEP: 2}
 
-DEFAULT_PROTOCOL = "twist_b"
-
-
 def blocks_finalizing(reasons: Sequence[str]) -> bool:
     return any(reason not in TRIAGE_ONLY_REASONS for reason in reasons)
 
 
-def council_band(gold: str, council_votes: Sequence[dict] | None, *, protocol: str = DEFAULT_PROTOCOL) -> str:
+def council_band(gold: str, council_votes: Sequence[dict] | None, *, protocol: str) -> str:
     """PROTOCOL §4 band of the council against the gold verdict ('' without votes): the one rule,
     `protocols.base.council_band`; `council_votes` has one dict per council member."""
     return protocols.get(protocol).council_band(gold, council_votes)
@@ -51,23 +38,15 @@ def council_band(gold: str, council_votes: Sequence[dict] | None, *, protocol: s
 
 def queue_reasons(
     gold: str, answers: Sequence[dict | None], council_votes: Sequence[dict] | None = None, *,
-    protocol: str = DEFAULT_PROTOCOL,
+    protocol: str,
 ) -> list[str]:
     """Every queue reason that applies to one item (empty: not queued). `answers` holds one dict per
     assigned annotator (an empty dict when that annotator has not answered)."""
     return protocols.get(protocol).queue_reasons(gold, answers, council_votes)
 
 
-def twist_queue_reasons(gold: str, answers, council_votes=None) -> list[str]:
-    return queue_reasons(gold, answers, council_votes, protocol="twist_b")
-
-
-def lapse_queue_reasons(answers) -> list[str]:
-    return queue_reasons("", answers, protocol="lapse")
-
-
 def suggestion(gold: str, answers: Sequence[dict | None], reasons: Sequence[str], *,
-               protocol: str = DEFAULT_PROTOCOL) -> tuple[str, str]:
+               protocol: str) -> tuple[str, str]:
     """(action, why): the protocol's suggestion for a queued item; not queued → keep."""
     return protocols.get(protocol).suggestion(gold, answers, reasons)
 

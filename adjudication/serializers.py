@@ -8,6 +8,7 @@ the body cannot drift apart. Figures that are undefined (kappa with no variation
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+import protocols
 from adjudication.models import Action
 
 # Which kappa a figure is: Cohen's (two annotators) or Fleiss' (more: no one pair rated every item).
@@ -128,7 +129,7 @@ class QueueSummarySerializer(serializers.Serializer):
     by_action = _counts()
 
 
-# --- TWIST Track B -----------------------------------------------------------------------------------
+# --- the "gold_verdict" figure set: the primary answer against the item's gold (TWIST Track B) -----------
 
 
 class GoldTypeAgreementSerializer(serializers.Serializer):
@@ -141,7 +142,7 @@ class GoldTypeAgreementSerializer(serializers.Serializer):
     ci95_bootstrap = _interval()
 
 
-class TwistQ1Serializer(ManyRaterMixin, KappaFullSerializer):
+class GoldVerdictQ1Serializer(ManyRaterMixin, KappaFullSerializer):
     meaning = serializers.CharField()
     by_gold_type = serializers.DictField(child=GoldTypeAgreementSerializer())
 
@@ -210,12 +211,17 @@ class RetainedSerializer(serializers.Serializer):
     meaning = serializers.CharField()
 
 
-class TwistAgreementSerializer(serializers.Serializer):
+def _protocols_computing(figures: str) -> list[str]:
+    """The registered protocols whose agreement is this figure set (`ProtocolSpec.agreement_figures`)."""
+    return [spec.name for spec in protocols.specs() if spec.agreement_figures == figures]
+
+
+class GoldVerdictAgreementSerializer(serializers.Serializer):
     campaign = serializers.SlugField()
-    protocol = serializers.ChoiceField(choices=["twist_b"])
+    protocol = serializers.ChoiceField(choices=_protocols_computing("gold_verdict"))
     annotators = serializers.ListField(child=serializers.CharField())
     n_items = serializers.IntegerField()
-    q1 = TwistQ1Serializer()
+    q1 = GoldVerdictQ1Serializer()
     q2 = EvidenceAgreementSerializer()
     q2quote = EvidenceAgreementSerializer()
     not_self_contained = NotSelfContainedSerializer()
@@ -225,10 +231,10 @@ class TwistAgreementSerializer(serializers.Serializer):
     raters = RatersSerializer(required=False)
 
 
-# --- Lapse ---------------------------------------------------------------------------------------------
+# --- the "labels" figure set: one label per annotator, its binary collapse, judges (Lapse, judged answers) --
 
 
-class LapseBinarySerializer(KappaFullSerializer):
+class LabelBinarySerializer(KappaFullSerializer):
     statistic = serializers.ChoiceField(choices=STATISTICS, required=False)
     kappa_n = serializers.IntegerField(required=False)
     excluded = serializers.IntegerField()
@@ -236,18 +242,18 @@ class LapseBinarySerializer(KappaFullSerializer):
     mapping = serializers.DictField(child=serializers.CharField(), help_text="label → binary class")
 
 
-class LapseFiveWaySerializer(ManyRaterMixin, KappaFullSerializer):
+class LabelFiveWaySerializer(ManyRaterMixin, KappaFullSerializer):
     pass
 
 
-class LapseJudgeSerializer(serializers.Serializer):
+class LabelJudgeSerializer(serializers.Serializer):
     judge = serializers.CharField()
     items = serializers.IntegerField()
     five_way = KappaFullSerializer()
-    binary = LapseBinarySerializer()
+    binary = LabelBinarySerializer()
 
 
-class LapseGoldSerializer(serializers.Serializer):
+class LabelGoldSerializer(serializers.Serializer):
     complete = serializers.BooleanField()
     undecided = serializers.IntegerField()
     n = serializers.IntegerField()
@@ -256,26 +262,28 @@ class LapseGoldSerializer(serializers.Serializer):
     rule = serializers.CharField()
 
 
-class LapseAgreementSerializer(serializers.Serializer):
+class LabelAgreementSerializer(serializers.Serializer):
     campaign = serializers.SlugField()
-    protocol = serializers.ChoiceField(choices=["lapse"])
+    protocol = serializers.ChoiceField(choices=_protocols_computing("labels"))
     annotators = serializers.ListField(child=serializers.CharField())
     n_items = serializers.IntegerField()
-    five_way = LapseFiveWaySerializer()
-    binary = LapseBinarySerializer()
+    five_way = LabelFiveWaySerializer()
+    binary = LabelBinarySerializer()
     queue = QueueSummarySerializer()
-    gold = LapseGoldSerializer()
+    gold = LabelGoldSerializer()
     detectors_sealed = serializers.BooleanField(
         help_text="judge labels sealed until every disagreement is decided: judge_gold is null, judge_gold_by_judge empty"
     )
-    judge_gold = LapseJudgeSerializer(allow_null=True)
-    judge_gold_by_judge = serializers.DictField(child=LapseJudgeSerializer())
+    judge_gold = LabelJudgeSerializer(allow_null=True)
+    judge_gold_by_judge = serializers.DictField(child=LabelJudgeSerializer())
     raters = RatersSerializer(required=False)
 
 
-# The agreement figures differ per protocol (adjudication.agreement computes one set for each); the
-# `protocol` field of the body says which.
-AGREEMENT_SERIALIZERS = {"twist_b": TwistAgreementSerializer, "lapse": LapseAgreementSerializer}
+# The agreement figures differ per figure set (adjudication.agreement.FIGURES), which each protocol names in
+# its spec; the `protocol` field of the body says which protocol, and so which set. A new protocol that
+# computes an existing set is served by its serializer without an edit here.
+FIGURE_SERIALIZERS = {"gold_verdict": GoldVerdictAgreementSerializer, "labels": LabelAgreementSerializer}
+AGREEMENT_SERIALIZERS = {spec.name: FIGURE_SERIALIZERS[spec.agreement_figures] for spec in protocols.specs()}
 
 AGREEMENT_SCHEMA = PolymorphicProxySerializer(
     component_name="Agreement",
@@ -285,7 +293,8 @@ AGREEMENT_SCHEMA = PolymorphicProxySerializer(
 
 
 def agreement_data(agreement: dict) -> dict:
-    return AGREEMENT_SERIALIZERS[agreement["protocol"]](agreement).data
+    """The figures rendered by the serializer of the figure set their protocol computes."""
+    return FIGURE_SERIALIZERS[protocols.get(agreement["protocol"]).agreement_figures](agreement).data
 
 
 @extend_schema_field(AGREEMENT_SCHEMA)

@@ -14,7 +14,7 @@ from annotation.api_campaigns import PhaseProgressSerializer
 from annotation.models import Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save, answer_undo, assignment_skip
-from goldkey.api_schema import errors
+from goldkey.api_schema import errors, json_schema_field
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -41,15 +41,25 @@ class AssignmentSerializer(serializers.Serializer):
 
 
 def _blind_fields(spec) -> dict:
-    return {name: serializers.CharField() if name != "text_released" else serializers.BooleanField()
+    """A content field as the protocol's schema declares it (type, limits, description); a shared column
+    (the family) as text."""
+    content = spec.content_field_schemas()
+    return {name: json_schema_field(content[name]) if name in content else serializers.CharField()
             for name in spec.blind_fields}
 
 
-# The blind item of each protocol: built from its blind-field whitelist (plus the dated excerpts), nothing else.
-BLIND_ITEM_SERIALIZERS = {
-    spec.name: type(f"Blind{spec.name.title().replace('_', '')}Item", (serializers.Serializer,), _blind_fields(spec))
-    for spec in protocols.REGISTRY.values()
-}
+def _blind_item_serializer(spec) -> type[serializers.Serializer]:
+    """The blind item of one protocol: its blind-field whitelist, nothing else. Its fields are read from
+    the spec when the serializer is used, so the schema follows the protocol's content schema."""
+
+    def get_fields(self) -> dict:
+        return _blind_fields(spec)
+
+    return type(f"Blind{spec.class_prefix}Item", (serializers.Serializer,), {"get_fields": get_fields})
+
+
+# The blind item of each protocol (the dated excerpts come beside it, in ItemViewSerializer).
+BLIND_ITEM_SERIALIZERS = {spec.name: _blind_item_serializer(spec) for spec in protocols.specs()}
 
 
 class ExcerptSerializer(serializers.Serializer):

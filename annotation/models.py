@@ -7,14 +7,6 @@ import protocols
 from items.models import Item, ItemSet
 
 
-class Protocol(models.TextChoices):
-    """The protocols registered today, as constants for their own apps (lapse, keys). The campaign's
-    field takes its choices from the protocol registry, so a new protocol needs no edit here."""
-
-    TWIST_B = "twist_b", "TWIST Track B two-phase"
-    LAPSE = "lapse", "Lapse behaviour labels"
-
-
 class Campaign(models.Model):
     class Status(models.TextChoices):
         # The one lifecycle (annotation.services): annotators write only while annotating; an author

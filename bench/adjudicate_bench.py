@@ -79,7 +79,7 @@ def build(n_items: int, seed: int = 1):
     from annotation.services import campaign_close, campaign_create
     from council.models import CouncilMember, CouncilVote
     from goldkey import roles
-    from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+    from items.models import Conversation, Evidence, Item, Session, Turn
     from items.services import item_set_get_or_create
 
     rng = random.Random(seed)
@@ -92,7 +92,7 @@ def build(n_items: int, seed: int = 1):
         users.append(user)
     author = get_user_model().objects.create_user("bench_author", password=PASSWORD, is_staff=True)
     author.groups.add(Group.objects.get_or_create(name=roles.AUTHOR)[0])
-    item_set = item_set_get_or_create(name="bench twist", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name="bench twist", kind="twist")
     # The real Track B shape: 100 conversations of 600 turns, 1-3 evidence turns of the recipient an item.
     conversations = Conversation.objects.bulk_create(
         Conversation(external_id=f"conv-bench-{c}", speaker_a="Caroline", speaker_b="Melanie") for c in range(100)
@@ -107,10 +107,10 @@ def build(n_items: int, seed: int = 1):
          for c, conversation in enumerate(conversations) for i in range(600)),
         batch_size=5000,
     )
-    types = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+    types = ["contradicting", "aligned", "hard_negative"]
     items = Item.objects.bulk_create(
         (
-            Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench-{i % 100}:v1b{i:06d}",
+            Item(item_set=item_set, kind="twist", external_id=f"conv-bench-{i % 100}:v1b{i:06d}",
                  conversation=conversations[i % 100],
                  recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
                  gold_label=types[i % 3], family="B1 invented-activity", rationale="generator rationale",

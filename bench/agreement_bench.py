@@ -51,17 +51,17 @@ def build(n: int, seed: int = 1, *, annotators: int = 2, per_item: int = 2):
     from annotation.models import Answer, Assignment
     from annotation.services import campaign_create
     from council.models import CouncilMember, CouncilVote
-    from items.models import Item, ItemKind
+    from items.models import Item
     from items.services import item_set_get_or_create
 
     rng = random.Random(seed)
-    item_set = item_set_get_or_create(name="bench", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name="bench", kind="twist")
     types = ["contradicting", "aligned", "hard_negative"]
     families = {"contradicting": "B2 negated-commitment", "aligned": "B-AL consistent-message", "hard_negative": "HN-B2 acknowledged pause"}
     items = []
     for i in range(n):
         gold_type = types[i % 3]
-        items.append(Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-{i % 10}:v1{'bcd'[i % 3]}{i}",
+        items.append(Item(item_set=item_set, kind="twist", external_id=f"conv-{i % 10}:v1{'bcd'[i % 3]}{i}",
                           recipient="R", draft="d", gold_label=gold_type, family=families[gold_type],
                           history_turns=rng.randint(369, 689), batch=f"v1{'bcd'[i % 3]}"))
     Item.objects.bulk_create(items, batch_size=5000)

@@ -89,7 +89,7 @@ def build(n_items: int, creates_count: int = 1) -> dict:
 
     from annotation.services import campaign_create
     from goldkey import roles
-    from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+    from items.models import Conversation, Evidence, Item, Session, Turn
     from items.services import item_set_get_or_create
 
     roles.ensure_groups()
@@ -98,7 +98,7 @@ def build(n_items: int, creates_count: int = 1) -> dict:
         user = get_user_model().objects.create_user(name, password=PASSWORD)
         user.groups.add(roles.Group.objects.get(name=roles.ANNOTATOR))
         users.append(user)
-    item_set = item_set_get_or_create(name="bench twist", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name="bench twist", kind="twist")
     conversation = Conversation.objects.create(external_id="conv-bench", speaker_a="Caroline", speaker_b="Melanie")
     sessions = Session.objects.bulk_create(
         Session(conversation=conversation, number=s + 1, date_time_raw=f"1:{s:02d} pm on {s % 28 + 1} May, 2023")
@@ -109,10 +109,10 @@ def build(n_items: int, creates_count: int = 1) -> dict:
              speaker="Caroline" if i % 2 == 0 else "Melanie", text=f"turn text {i} " * 8, order=i)
         for i in range(600)
     )
-    types = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+    types = ["contradicting", "aligned", "hard_negative"]
     items = Item.objects.bulk_create(
         (
-            Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-bench:b{i:06d}", conversation=conversation,
+            Item(item_set=item_set, kind="twist", external_id=f"conv-bench:b{i:06d}", conversation=conversation,
                  recipient="Caroline", draft=f"Draft number {i}, a message of ordinary length for the bench.",
                  gold_label=types[i % 3], family="B1 invented-activity", rationale="generator rationale",
                  contradicted_quote="turn text" if i % 3 == 0 else "", history_turns=600)

@@ -18,6 +18,11 @@ Judges (a yes / no reply to a judged-answer prompt, protocols.judged.judge_promp
   fake-judge-lenient-stale  as strict, but also yes to every stale-as-current decoy (TWIST's warning case)
   fake-judge-random[-SEED]  yes or no by a hash of SEED and the prompt (deterministic, about half each)
 
+A Track C verifier (the verification-as-seen prompt, protocols.twist_c.chain.VERIFY_PROMPT), per model name:
+
+  fake-chain-verifier       reads the dated statements as a careful reader of dates would: statements of one
+                            date coexist; otherwise a supersession, oldest first, the newest one's text current
+
 POST /control {"latency_ms": 100, "fault": "500-once", "slow_seconds": 5, "retry_after": 1} sets
 server-wide options ("fault": "" clears); GET /control returns them, request counts and the peak number
 of requests in flight at once.
@@ -31,12 +36,15 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from council.prompts import SCHEMA_MARKER
+from items.parsing import parse_locomo_date
 from protocols import judged
 
 JUDGES = ("judge-strict", "judge-lenient-stale", "judge-random")
 FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always")
 TURN_ID = re.compile(r"\[(D\d+:\d+)\]")
 JUDGE_PREFIX = "fake-judge-"
+CHAIN_VERIFIER = "fake-chain-verifier"
+STATEMENT = re.compile(r"^(S\d+)\. \[(.*?)\] [^:]*: (.*)$", re.MULTILINE)
 JUDGED = re.compile(r"\n\n(?:Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: (.*?)\n\n", re.DOTALL)
 STALE_DECOY = re.compile(
     "^" + re.escape(judged.TEMPLATES[judged.STALE]).replace(re.escape("{previous}"), ".+") + "$", re.DOTALL
@@ -74,6 +82,18 @@ def judge_reply(model: str, messages: list[dict]) -> str:
     if SCHEMA_MARKER in asked:
         return json.dumps({"verdict": judged.JUDGE_LABELS[said]})
     return said
+
+
+def chain_verifier_reply(messages: list[dict]) -> str:
+    """The fake Track C verifier's reply (see the module docstring): it reads only the statements' dates."""
+    asked = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    statements = [(label, parse_locomo_date(date), text) for label, date, text in STATEMENT.findall(asked)]
+    if not statements or any(when is None for _, when, _ in statements):
+        return json.dumps({"relation": "coexistence", "order": [], "current": ""})
+    if len({when for _, when, _ in statements}) == 1:
+        return json.dumps({"relation": "coexistence", "order": [label for label, _, _ in statements], "current": ""})
+    ordered = sorted(statements, key=lambda s: s[1])
+    return json.dumps({"relation": "supersession", "order": [label for label, _, _ in ordered], "current": ordered[-1][2]})
 
 
 def _judge_says(model: str, asked: str) -> str:
@@ -215,7 +235,12 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.faults_served += 1
             time.sleep(self.state.slow_seconds)
-        content = judge_reply(model, messages) if model.startswith(JUDGE_PREFIX) else answer_for(model, messages)
+        if model == CHAIN_VERIFIER:
+            content = chain_verifier_reply(messages)
+        elif model.startswith(JUDGE_PREFIX):
+            content = judge_reply(model, messages)
+        else:
+            content = answer_for(model, messages)
         last = messages[-1].get("content", "") if messages else ""
         correction = "not valid" in last
         if fault == "malformed-always" or (fault == "malformed-once" and not correction):

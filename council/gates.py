@@ -16,9 +16,10 @@ from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
 from council.services import retry_delay
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonsafe import json_loads_checked
-from items.models import GoldType, Item, ItemSet
+from items.models import EVIDENCE_ROLE, Item, ItemSet
 from items.selectors import excerpts_for, items_with_excerpts
 from items.services import TWIST_V0_SCHEMA
+from protocols import twist_b
 
 DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 SENTENCE_END = ".!?…"
@@ -33,29 +34,34 @@ def _normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().rstrip(SENTENCE_END).strip()).lower()
 
 
+def _evidence(item: Item) -> list:
+    """The turns a TWIST Track B item cites as its evidence (its citations in that role)."""
+    return [ev for ev in item.evidence.all() if ev.role == EVIDENCE_ROLE]
+
+
 def gate_recipient_speaker(item: Item) -> tuple[bool, str]:
-    others = [f"{ev.turn.dia_id} by {ev.turn.speaker}" for ev in item.evidence.all() if ev.turn.speaker != item.recipient]
+    others = [f"{ev.turn.dia_id} by {ev.turn.speaker}" for ev in _evidence(item) if ev.turn.speaker != item.recipient]
     if others:
         return False, f"cited turn(s) not spoken by the recipient {item.recipient}: {', '.join(others)}"
     return True, ""
 
 
 def gate_verbatim_quote(item: Item) -> tuple[bool, str]:
-    if item.gold_label != GoldType.CONTRADICTING:
+    if item.gold_label != twist_b.CONTRADICTING:
         return True, "not a contradicting item"
     if item.item_set.schema == TWIST_V0_SCHEMA:
         return True, NOT_APPLICABLE + "the v0 pilot schema carries no contradicted quotes"
     quote = _normalize(item.contradicted_quote)
     if not quote:
         return False, "contradicting item without a contradicted_quote (absence-based?)"
-    for ev in item.evidence.all():
+    for ev in _evidence(item):
         if quote in _normalize(ev.turn.text):
             return True, f"quote found in {ev.turn.dia_id}"
     return False, "the quote is not in any cited turn"
 
 
 def gate_evidence_ids(item: Item) -> tuple[bool, str]:
-    evidence = list(item.evidence.all())
+    evidence = _evidence(item)
     if not evidence:
         return False, "no evidence cited"
     problems = []
@@ -141,15 +147,16 @@ def parse_verification(content: str) -> dict | None:
     return data
 
 
-def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tuple[bool, str]:
-    """A contradicting item survives only with contradicts AND claim_stated; a consistent one only
-    without contradicts. Transient errors are retried a few times, waiting as every council call does
-    (`retry_delay`: the server's Retry-After, else capped backoff), then the verdict says so (blocking)."""
-    messages = verification_messages(item)
+def verifier_reply(member: CouncilMember, messages: list[dict], parse, retries: int = 2) -> tuple[object, str, str]:
+    """(the parsed verdict, the reply, '') of a verification gate's call, or (None, reply or '', why not).
+    A reply already cached for this member and prompt is reused; a transient error is retried a few times,
+    waiting as every council call does (`retry_delay`: the server's Retry-After, else capped backoff); a
+    reply `parse` cannot read is asked again. Only a reply that parses is cached."""
     key = prompt_hash({"messages": messages, "temperature": member.temperature, "max_tokens": member.max_tokens})
     content = ResponseCache.objects.filter(model=member.model, prompt_hash=key).values_list("content", flat=True).first()
-    verdict = parse_verification(content) if content is not None else None
+    verdict = parse(content) if content is not None else None
     attempts = 0
+    last_error = ""
     while verdict is None and attempts <= retries:
         attempts += 1
         try:
@@ -161,16 +168,25 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
                 time.sleep(retry_delay(attempts - 1, exc.retry_after))
             continue
         except PermanentCallError as exc:
-            return False, f"verifier error: {exc}"
-        verdict = parse_verification(content)
+            return None, "", f"verifier error: {exc}"
+        verdict = parse(content)
         last_error = f"malformed verifier reply: {content[:200]!r}"
     if verdict is None:
-        return False, f"no verdict from {member.name}: {last_error}"
+        return None, content or "", f"no verdict from {member.name}: {last_error}"
     ResponseCache.objects.bulk_create(
         [ResponseCache(model=member.model, prompt_hash=key, content=content)], ignore_conflicts=True
     )
+    return verdict, content, ""
+
+
+def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tuple[bool, str]:
+    """A contradicting item survives only with contradicts AND claim_stated; a consistent one only
+    without contradicts. No verdict after the retries is a blocking failure that says why."""
+    verdict, _, failure = verifier_reply(member, verification_messages(item), parse_verification, retries)
+    if verdict is None:
+        return False, failure
     text = f"contradicts={verdict['contradicts']} claim_stated={verdict['claim_stated']}"
-    if item.gold_label == GoldType.CONTRADICTING:
+    if item.gold_label == twist_b.CONTRADICTING:
         return verdict["contradicts"] and verdict["claim_stated"], text
     return not verdict["contradicts"], text
 
@@ -208,18 +224,25 @@ def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
                 rejected_by_gate[VERIFICATION] += 1
                 blocking_failed = True
         passed_items += not blocking_failed
-    with transaction.atomic():
-        GateVerdict.objects.filter(item_set=item_set).delete()
-        GateVerdict.objects.bulk_create(verdicts, batch_size=2000)
-        # The item's own flag is what campaigns and keys read (they sit below the council in the layers).
-        Item.objects.filter(item_set=item_set).update(gate_rejected=Exists(
-            GateVerdict.objects.filter(item=OuterRef("pk"), blocking=True, passed=False)
-        ))
+    verdicts_store(item_set=item_set, verdicts=verdicts)
     return {
         "item_set": item_set.name, "checked": len(items), "passed": passed_items,
         "rejected_by_gate": rejected_by_gate, "warnings": warnings, "llm": member.name if member else None,
         "not_applicable": {gate: n for gate, n in not_applicable.items() if n},
     }
+
+
+def verdicts_store(*, item_set: ItemSet, verdicts: list[GateVerdict], gates: tuple[str, ...] | None = None) -> None:
+    """Replace the item set's gate verdicts (those of `gates` only, when named) and set each item's
+    `gate_rejected` from its blocking failures: the item's own flag is what campaigns and keys read (they sit
+    below the council in the layers)."""
+    with transaction.atomic():
+        old = GateVerdict.objects.filter(item_set=item_set)
+        (old.filter(gate__in=gates) if gates is not None else old).delete()
+        GateVerdict.objects.bulk_create(verdicts, batch_size=2000)
+        Item.objects.filter(item_set=item_set).update(gate_rejected=Exists(
+            GateVerdict.objects.filter(item=OuterRef("pk"), blocking=True, passed=False)
+        ))
 
 
 def item_set_by_name(name: str) -> ItemSet:

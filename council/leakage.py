@@ -26,7 +26,7 @@ from goldkey.errors import ApplicationError
 from items.models import Item
 
 TOKEN_PATTERN = r"[a-z']+"
-POSITIVE = "contradicting"  # the class the audit tries to recover from the draft
+POSITIVE = "contradicting"  # the class the audit tries to recover from the draft, unless the protocol names another
 TOP_TOKENS = 12
 
 
@@ -46,7 +46,7 @@ def _vectorizer() -> CountVectorizer:
 
 def _fit(drafts: Sequence[str], y: np.ndarray) -> tuple[CountVectorizer, MultinomialNB]:
     vectorizer = _vectorizer()
-    model = MultinomialNB(alpha=1.0, fit_prior=True).fit(vectorizer.fit_transform(drafts), y)
+    model = MultinomialNB(alpha=ALPHA, fit_prior=True).fit(vectorizer.fit_transform(drafts), y)
     return vectorizer, model
 
 
@@ -56,7 +56,8 @@ def _log_ratio(vectorizer: CountVectorizer, model: MultinomialNB, drafts: Sequen
 
 
 def loco_predictions(drafts: Sequence[str], y: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Leave-one-conversation-out predictions: 1 where the summed log-ratio is strictly above 0."""
+    """Leave-one-conversation-out predictions: 1 where the summed log-ratio is strictly above 0. The
+    method as written: a vectorizer and a model fitted afresh on each fold's training drafts."""
     predicted = np.zeros_like(y)
     for train, test in LeaveOneGroupOut().split(drafts, y, groups):
         vectorizer, model = _fit([drafts[i] for i in train], y[train])
@@ -64,34 +65,66 @@ def loco_predictions(drafts: Sequence[str], y: np.ndarray, groups: np.ndarray) -
     return predicted
 
 
-def leakage_figures(rows: Sequence[LeakageRow], *, top: int = TOP_TOKENS) -> dict:
-    """Every figure of §6 for a set of items (pure: no database)."""
+ALPHA = 1.0  # add-one smoothing
+
+
+def loco_predictions_counted(counts, y: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Exactly loco_predictions (tested), from the drafts' word counts (`counts`: the vectorizer fitted on
+    every draft). A freeze audits every key, and refitting per fold cost 31 s for 20,000 drafts over 100
+    conversations: here each fold's training counts are the whole set's minus the held-out drafts', its
+    vocabulary the words those counts hold (what a vectorizer fitted on the training drafts keeps, in the
+    same sorted order), and the model is MultinomialNB's fit written out on them. Word counts are whole
+    numbers, so every sum is exact and the log-probabilities are the model's to the last bit."""
+    indicator = np.stack([1 - y, y], axis=1).astype(np.float64)
+    total = np.asarray((counts.T @ indicator).T)  # per class, each word's count over every draft
+    predicted = np.zeros_like(y)
+    for train, test in LeaveOneGroupOut().split(np.zeros(len(y)), y, groups):
+        held = counts[test]
+        fold = total - np.asarray((held.T @ indicator[test]).T)
+        vocabulary = np.flatnonzero(fold.sum(axis=0))
+        smoothed = fold[:, vocabulary] + ALPHA
+        feature_log_prob = np.log(smoothed) - np.log(smoothed.sum(axis=1).reshape(-1, 1))
+        class_count = indicator[train].sum(axis=0)
+        if not class_count.all():  # one class only in the training folds: nothing is predicted positive
+            continue
+        class_log_prior = np.log(class_count) - np.log(class_count.sum())
+        joint = np.asarray(held[:, vocabulary] @ feature_log_prob.T) + class_log_prior
+        predicted[test] = (joint[:, 1] - joint[:, 0] > 0).astype(int)
+    return predicted
+
+
+def leakage_figures(rows: Sequence[LeakageRow], *, positive: str = POSITIVE, top: int = TOP_TOKENS) -> dict:
+    """Every figure of §6 for a set of items (pure: no database). `positive`: the gold value the audit
+    tries to recover from the text (the figures keep TWIST's names for it: `contradicting`, …)."""
     if len(rows) < 4:
         raise ApplicationError("a leakage audit needs at least four items")
-    drafts = [r.draft for r in rows]
-    y = np.array([r.gold == POSITIVE for r in rows], dtype=int)
+    drafts = [r.draft or "" for r in rows]  # an item whose content holds no text reads as an empty draft
+    y = np.array([r.gold == positive for r in rows], dtype=int)
     groups = np.array([r.conversation for r in rows])
     if len(set(groups)) < 2 or len(set(y)) < 2:
         raise ApplicationError("a leakage audit needs two conversations and both classes")
-    predicted = loco_predictions(drafts, y, groups)
+    vectorizer = _vectorizer()
+    counts = vectorizer.fit_transform(drafts)
+    predicted = loco_predictions_counted(counts, y, groups)
     positives, negatives = int(y.sum()), int(len(y) - y.sum())
     recall = float(((predicted == 1) & (y == 1)).sum() / positives)
     other = float(((predicted == 0) & (y == 0)).sum() / negatives)
 
     # Descriptive only: a fit on the whole set, for the tokens that carry the signal.
-    vectorizer, model = _fit(drafts, y)
+    model = MultinomialNB(alpha=ALPHA, fit_prior=True).fit(counts, y)
     vocabulary = vectorizer.get_feature_names_out()
     log_ratio = model.feature_log_prob_[1] - model.feature_log_prob_[0]
     order = np.argsort(log_ratio, kind="stable")
     lengths: dict[str, list[int]] = defaultdict(list)
     batches: dict[str, Counter] = defaultdict(Counter)
-    for r in rows:
-        lengths[r.gold].append(len(r.draft.split()))
+    for r, draft in zip(rows, drafts, strict=True):
+        lengths[r.gold].append(len(draft.split()))
         batches[r.batch][r.gold] += 1
     return {
         "items": len(rows),
         "conversations": len(set(groups)),
         "folds": len(set(groups)),
+        "positive": positive,
         "contradicting": positives,
         "accuracy": round(float((predicted == y).mean()), 4),
         "contradicting_recall": round(recall, 4),
@@ -107,14 +140,14 @@ def leakage_figures(rows: Sequence[LeakageRow], *, top: int = TOP_TOKENS) -> dic
 
 def leakage_audit(*, campaign: Campaign, top: int = TOP_TOKENS) -> dict:
     """The candidate-level figure: every gold-labelled item of a campaign's item set, kept or not."""
-    spec = protocols.get(campaign.protocol)
-    if POSITIVE not in spec.gold_values:
-        raise ApplicationError(f"campaign '{campaign.slug}' has no contradicting class to audit")
+    audit = protocols.get(campaign.protocol).leakage_audit
+    if audit is None:
+        raise ApplicationError(f"campaign '{campaign.slug}': its protocol declares no leakage audit")
     rows = [
         LeakageRow(*values)
         for values in Item.objects.filter(item_set_id=campaign.item_set_id)
         .exclude(gold_label="")
-        .values_list("content__draft", "gold_label", "conversation__external_id", "batch")
+        .values_list(f"content__{audit.text}", "gold_label", "conversation__external_id", "batch")
         .order_by("external_id")
     ]
-    return {"scope": "candidates", "campaign": campaign.slug, **leakage_figures(rows, top=top)}
+    return {"scope": "candidates", "campaign": campaign.slug, **leakage_figures(rows, positive=audit.positive, top=top)}

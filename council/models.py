@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+import protocols
 from annotation.models import Campaign
 from items.models import Item, ItemSet
 
@@ -72,7 +73,8 @@ class PromptVersion(models.Model):
     frozen once votes exist under them (a change is a new version)."""
 
     name = models.CharField(max_length=50, unique=True)  # "twist-b-v1"
-    protocol = models.CharField(max_length=10, default="twist_b")
+    # No default: a prompt is always of the protocol it was written for (council.services.prompt_version_default).
+    protocol = models.CharField(max_length=10, choices=protocols.protocol_choices)
     system = models.TextField()
     phase1 = models.TextField(help_text="Phase 1 template: {recipient}, {draft}, {excerpts}, {schema}.")
     phase2 = models.TextField(help_text="Phase 2 template: {questions}, {quote_block}, {index_block}, {schema}.")

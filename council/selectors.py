@@ -14,13 +14,13 @@ from items.models import Item
 from protocols.base import BANDS
 
 
-def band_for(gold_verdict: str, verdicts: list[str | None], *, protocol: str = "twist_b") -> str:
+def band_for(gold_verdict: str, verdicts: list[str | None], *, protocol: str) -> str:
     """PROTOCOL §4. `verdicts` has one entry per council member (None: no vote); cannot-tell abstains.
     The one band rule (protocols.base.council_band), the queue's too."""
     return protocols.get(protocol).band(gold_verdict, verdicts)
 
 
-def flags_for(votes: dict[str, dict], *, protocol: str = "twist_b") -> list[dict]:
+def flags_for(votes: dict[str, dict], *, protocol: str) -> list[dict]:
     """Per member, the answers the protocol flags (TWIST: q2 'no', claim not self-contained; q3
     'conflict', with the turn)."""
     flags = []

@@ -3,7 +3,7 @@
 They follow the one DRF exception handler (goldkey.errors.api_exception_handler): a refusal by a service
 is {"detail", "errors"?}; a request body that fails its serializer is DRF's {field: [messages]}."""
 
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
 
@@ -49,3 +49,21 @@ _BY_CODE = {400: INVALID, 403: FORBIDDEN, 404: NOT_FOUND, 409: STALE}
 def errors(*codes: int) -> dict:
     """The error responses an endpoint may answer with, for its extend_schema(responses=...)."""
     return {code: _BY_CODE[code] for code in codes}
+
+
+class _AsStored(serializers.Field):
+    """A value handed out as it is (already checked by the schema that declares it)."""
+
+    def to_representation(self, value):
+        return value
+
+    def to_internal_value(self, data):
+        return data
+
+
+def json_schema_field(schema: dict, **kwargs) -> serializers.Field:
+    """A response field documented by `schema`, a JSON Schema written elsewhere (a protocol's content field:
+    `ProtocolSpec.content_field_schemas`), so that a value's type and description are declared once."""
+    documented = {key: value for key, value in schema.items() if key not in ("title", "default")}
+    field_class = extend_schema_field(documented)(type("JsonSchemaField", (_AsStored,), {}))
+    return field_class(**kwargs)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "lapse",
     "judges",
     "scoring",
+    "chains",
     "demo",
 ]
 

@@ -127,9 +127,12 @@ class ItemImportForm(forms.Form):
     kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect)
     file = forms.FileField(help_text="The file to import.")
     item_set = forms.CharField(
-        max_length=200, required=False, help_text="Item set name (TWIST and Lapse), e.g. “TWIST Track B v1 candidates”."
+        max_length=200, required=False,
+        help_text="Item set name (every kind but the corpus), e.g. “TWIST Track B v1 candidates”.",
     )
-    rejects = forms.FileField(required=False, help_text="TWIST only: generation rejects JSONL to keep with the set.")
+    rejects = forms.FileField(required=False, help_text="Only for " + " and ".join(
+        spec.item_kind_label for spec in protocols.specs() if spec.accepts_rejects
+    ) + " items: generation rejects JSONL to keep with the set.")
     license = forms.CharField(
         max_length=50, required=False,
         help_text="Licence id the file was released under, e.g. cc-by-4.0 (blank: LoCoMo's own for the corpus, "

@@ -8,12 +8,13 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import protocols
 from goldkey.api_schema import ImportErrorSerializer, errors
 from goldkey.lib.error_records import error_records
 from goldkey.lib.jsonio import ImportFailed
 from items import selectors
 from items.admin import can_manage_items
-from items.upload_services import UPLOAD_KINDS, Upload, upload_import
+from items.upload_services import CORPUS, UPLOAD_KINDS, Upload, upload_import
 
 
 class CanManageItems(BasePermission):
@@ -37,12 +38,15 @@ class ItemSetSerializer(serializers.Serializer):
 
 
 class ImportInSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=UPLOAD_KINDS, help_text="locomo: a zip of 26.json-style files, one "
-                                   "such file or locomo10.json; twist: Track B JSONL; lapse: Lapse JSONL")
+    kind = serializers.ChoiceField(choices=UPLOAD_KINDS, help_text="; ".join([
+        f"{CORPUS}: a zip of 26.json-style files, one such file or locomo10.json",
+        *(f"{spec.item_kind}: {spec.upload_label}" for spec in protocols.specs()),
+    ]))
     file = serializers.FileField()
     item_set = serializers.CharField(required=False, allow_blank=True, default="",
-                                     help_text="the item set to import into (required for twist and lapse)")
-    rejects = serializers.FileField(required=False, help_text="TWIST generation rejects JSONL, kept with the set")
+                                     help_text="the item set to import into (required for every kind but the corpus)")
+    rejects = serializers.FileField(required=False, help_text="generation rejects JSONL, kept with the set (kinds: " + ", ".join(
+        spec.item_kind for spec in protocols.specs() if spec.accepts_rejects) + ")")
     license = serializers.CharField(required=False, allow_blank=True, default="", max_length=50,
                                     help_text="the licence id the file was released under, e.g. cc-by-4.0 (blank: "
                                     "LoCoMo's own for the corpus, the benchmark's for items)")

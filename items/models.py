@@ -43,14 +43,6 @@ class Track(models.Model):
         return f"{self.benchmark.name} {self.name}"
 
 
-class ItemKind(models.TextChoices):
-    """The kinds registered today, as constants for the protocol modules' own apps (lapse, keys). The
-    fields below take their choices from the protocol registry, so a new protocol needs no edit here."""
-
-    TWIST = "twist", "TWIST Track B draft"
-    LAPSE = "lapse", "Lapse output"
-
-
 class ItemSet(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="item_sets")
     name = models.CharField(max_length=200, unique=True)
@@ -74,6 +66,12 @@ class Conversation(models.Model):
     speaker_b = models.CharField(max_length=100)
     # The corpus's own licence, recorded at import: it governs the turns and quotes a release carries.
     license = models.CharField(max_length=LICENSE_MAX, default=LOCOMO_LICENSE)
+    # A version of another conversation: the original with injected turns, stored as a conversation of its
+    # own, so that the original an item set already cites is never edited (`corpus_import_version` checks
+    # that a version only adds turns).
+    version_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="versions"
+    )
 
     def __str__(self) -> str:
         return self.external_id
@@ -116,14 +114,6 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation.external_id}:{self.dia_id}"
-
-
-class GoldType(models.TextChoices):
-    """TWIST's gold types, as constants for the apps that run TWIST's generation gates."""
-
-    CONTRADICTING = "contradicting", "contradicting"
-    ALIGNED = "aligned", "aligned"
-    HARD_NEGATIVE = "hard_negative", "hard negative"
 
 
 class Context(models.Model):
@@ -231,17 +221,24 @@ def _install_content_attributes() -> None:
 _install_content_attributes()
 
 
+# The role of a TWIST Track B citation: the turns that show the gold. Other roles are their protocol's
+# words (`ProtocolSpec.excerpt_role`); this module names only the default.
+EVIDENCE_ROLE = "evidence"
+
+
 class Evidence(models.Model):
-    """A turn cited by a TWIST item, in cited order."""
+    """A turn an item cites, in its role ("evidence" for TWIST Track B; a protocol may cite turns in roles
+    of its own, e.g. the steps of an update chain), at its position within that role."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="evidence")
     turn = models.ForeignKey(Turn, on_delete=models.PROTECT, related_name="citations")
+    role = models.CharField(max_length=20, default=EVIDENCE_ROLE)
     position = models.PositiveSmallIntegerField()
 
     class Meta:
-        ordering = ["item", "position"]
+        ordering = ["item", "role", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["item", "position"], name="evidence_unique_position"),
+            models.UniqueConstraint(fields=["item", "role", "position"], name="evidence_unique_role_position"),
         ]
 
 

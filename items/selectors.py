@@ -31,6 +31,17 @@ def status_report() -> dict:
 
 
 
+def cited(item: Item) -> list[Evidence]:
+    """The item's citations that are its excerpts: those in its protocol's excerpt role, in cited order or,
+    where the protocol says so, in the conversation's order. Reads the prefetched `evidence` (all roles: a
+    filter here keeps one query for any number of items of any protocol)."""
+    spec = protocols.for_kind(item.kind)
+    rows = [ev for ev in item.evidence.all() if ev.role == spec.excerpt_role]
+    if spec.excerpts_in_record_order:
+        rows.sort(key=lambda ev: ev.turn.order)
+    return rows
+
+
 def excerpts_for(item: Item) -> list[dict]:
     """The item's cited turns as a vetting system would retrieve them: session date, speaker, text.
 
@@ -42,7 +53,7 @@ def excerpts_for(item: Item) -> list[dict]:
             "speaker": ev.turn.speaker,
             "text": ev.turn.text,
         }
-        for ev in item.evidence.all()
+        for ev in cited(item)
     ]
 
 

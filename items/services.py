@@ -9,8 +9,9 @@ from django.utils import timezone
 
 import protocols
 from goldkey.lib.bulk import bulk_insert
-from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json_document, read_jsonl
 from items.models import (
+    EVIDENCE_ROLE,
     LICENSE_MAX,
     LOCOMO_LICENSE,
     Benchmark,
@@ -31,6 +32,7 @@ from items.parsing import (
     ParsedTwistItem,
     batch_of,
     parse_lapse_record,
+    parse_locomo_conversation,
     parse_locomo_path,
     parse_reject_record,
     parse_twist_record,
@@ -190,16 +192,51 @@ def _stored_conversation_content(conversations: list[Conversation]) -> dict[int,
     return {c.id: (c.speaker_a, c.speaker_b, tuple(sessions[c.id]), tuple(turns[c.id])) for c in conversations}
 
 
-def corpus_import_locomo(*, path: Path, license: str = "", dry_run: bool = False) -> ImportReport:
+def _conversations_create(fresh: list[ParsedConversation], *, license: str, version_of: Conversation | None = None) -> None:
+    """Write parsed conversations with their sessions and turns (turns through the bulk inserter)."""
+    if not fresh:
+        return
+    conversations = Conversation.objects.bulk_create(
+        Conversation(
+            external_id=conv.external_id, speaker_a=conv.speaker_a, speaker_b=conv.speaker_b, license=license,
+            version_of=version_of,
+        )
+        for conv in fresh
+    )
+    sessions = Session.objects.bulk_create(
+        (
+            Session(conversation=conversation, number=s.number, date_time_raw=s.date_time_raw, date_time=s.date_time)
+            for conversation, conv in zip(conversations, fresh, strict=True)
+            for s in conv.sessions
+        ),
+        batch_size=500,
+    )
+    session_ids = iter(session.id for session in sessions)
+    rows = []
+    for conversation, conv in zip(conversations, fresh, strict=True):
+        order = 0
+        for s in conv.sessions:
+            session_id = next(session_ids)
+            for t in s.turns:
+                rows.append({
+                    "conversation_id": conversation.id, "session_id": session_id, "dia_id": t.dia_id,
+                    "speaker": t.speaker, "text": t.text, "order": order, "image_caption": t.image_caption,
+                })
+                order += 1
+    bulk_insert(Turn, rows)
+
+
+def corpus_import_locomo(*, path: Path, license: str = "", external_id: str = "", dry_run: bool = False) -> ImportReport:
     """LoCoMo conversations: a folder of 26.json-style files, one such file, or a locomo10.json list,
     recorded under `license` (default: LoCoMo's own).
 
     A conversation already imported with the same content is left alone; with different content, or
     under another licence than the import names, the whole import is refused (turn ids are what items
-    cite, so they never change under them)."""
+    cite, so they never change under them). `external_id`: one conversation file of any name, imported under
+    that id (an invented conversation, e.g. the demo's)."""
     license = license_checked(license)
     log = ErrorLog()
-    parsed = parse_locomo_path(Path(path), log)
+    parsed = [_parse_one(Path(path), external_id, log)] if external_id else parse_locomo_path(Path(path), log)
     log.raise_if_any()
     existing = {c.external_id: c for c in Conversation.objects.filter(external_id__in=[p.external_id for p in parsed])}
     stored = _stored_conversation_content(list(existing.values())) if existing else {}
@@ -214,38 +251,76 @@ def corpus_import_locomo(*, path: Path, license: str = "", dry_run: bool = False
     def write() -> ImportReport:
         report = ImportReport(unchanged=sum(1 for conv in parsed if conv.external_id in existing))
         fresh = [conv for conv in parsed if conv.external_id not in existing]
-        if not fresh:
-            return report
-        conversations = Conversation.objects.bulk_create(
-            Conversation(
-                external_id=conv.external_id, speaker_a=conv.speaker_a, speaker_b=conv.speaker_b,
-                license=license or LOCOMO_LICENSE,
-            )
-            for conv in fresh
-        )
-        sessions = Session.objects.bulk_create(
-            (
-                Session(conversation=conversation, number=s.number, date_time_raw=s.date_time_raw, date_time=s.date_time)
-                for conversation, conv in zip(conversations, fresh, strict=True)
-                for s in conv.sessions
-            ),
-            batch_size=500,
-        )
-        session_ids = iter(session.id for session in sessions)
-        rows = []
-        for conversation, conv in zip(conversations, fresh, strict=True):
-            order = 0
-            for s in conv.sessions:
-                session_id = next(session_ids)
-                for t in s.turns:
-                    rows.append({
-                        "conversation_id": conversation.id, "session_id": session_id, "dia_id": t.dia_id,
-                        "speaker": t.speaker, "text": t.text, "order": order, "image_caption": t.image_caption,
-                    })
-                    order += 1
-        bulk_insert(Turn, rows)
+        _conversations_create(fresh, license=license or LOCOMO_LICENSE)
         report.created = len(fresh)
         return report
+
+    return _atomic_import(dry_run, write)
+
+
+def _parse_one(path: Path, external_id: str, log: ErrorLog) -> ParsedConversation | None:
+    """One LoCoMo-shaped conversation file, whatever its name, as the conversation `external_id`."""
+    doc, data = read_json_document(path)
+    return parse_locomo_conversation(data, external_id, doc, log)
+
+
+def _version_problems(original: tuple, version: tuple) -> list[str]:
+    """Why `version` (a conversation's content, as _conversation_content gives it) is not the original with
+    turns added: the speakers, every session's date and every original turn (speaker, text, session) are
+    kept, in the same relative order."""
+    problems = []
+    if original[:2] != version[:2]:
+        problems.append("field 'speaker_a'/'speaker_b': a version keeps the original's speakers")
+    dates = dict(version[2])
+    for number, raw in original[2]:
+        if dates.get(number) != raw:
+            problems.append(f"field 'session_{number}_date_time': a version keeps the original's session dates")
+    kept = {turn[1]: turn for turn in version[3]}
+    for turn in original[3]:
+        if turn[1] not in kept:
+            problems.append(f"turn {turn[1]}: a version keeps every original turn")
+        elif kept[turn[1]] != turn:
+            problems.append(f"turn {turn[1]}: a version keeps every original turn unchanged")
+    original_ids = {turn[1] for turn in original[3]}
+    if [turn[1] for turn in version[3] if turn[1] in original_ids] != [turn[1] for turn in original[3] if turn[1] in kept]:
+        problems.append("a version keeps the original turns in their order")
+    return problems
+
+
+def corpus_import_version(
+    *, path: Path, version_of: str, external_id: str = "", license: str = "", dry_run: bool = False
+) -> ImportReport:
+    """One LoCoMo-shaped conversation file as a version of the conversation `version_of`: the original with
+    turns injected (e.g. the steps of an update chain). It is stored as a conversation of its own, named
+    `external_id` (default: the file's name without .json) and pointing at its original, which is never
+    edited. Refused unless it only adds turns. Re-importing the same content changes nothing."""
+    license = license_checked(license)
+    path = Path(path)
+    external_id = external_id or path.name.removesuffix(".json")
+    original = Conversation.objects.filter(external_id=version_of).first()
+    if original is None:
+        raise ImportFailed([f"field 'version_of': unknown conversation '{version_of}' (import it with import_locomo first)"])
+    if external_id == version_of:
+        raise ImportFailed([f"field 'external_id': a version needs a name of its own, not '{version_of}'"])
+    log = ErrorLog()
+    parsed = _parse_one(path, external_id, log)
+    log.raise_if_any()
+    content = _conversation_content(parsed)
+    for problem in _version_problems(_stored_conversation_content([original])[original.id], content):
+        log.add(f"{path.name}:1", problem)
+    existing = Conversation.objects.filter(external_id=external_id).first()
+    if existing is not None:
+        if existing.version_of_id != original.id:
+            log.add(f"{path.name}:1", f"conversation {external_id} is already imported, not as a version of {version_of}")
+        elif _stored_conversation_content([existing])[existing.id] != content:
+            log.add(f"{path.name}:1", f"conversation {external_id} is already imported with different content")
+    log.raise_if_any()
+
+    def write() -> ImportReport:
+        if existing is not None:
+            return ImportReport(unchanged=1)
+        _conversations_create([parsed], license=license or original.license, version_of=original)
+        return ImportReport(created=1)
 
     return _atomic_import(dry_run, write)
 
@@ -284,7 +359,8 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
         item_id = item_ids[source.external_id]
         conversation_id = conversations[source.conversation].id
         for position, dia_id in enumerate(source.evidence):
-            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "position": position}
+            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "role": EVIDENCE_ROLE,
+                   "position": position}
 
 
 def items_import_twist(
@@ -381,7 +457,7 @@ def items_import_twist(
         }
         existing_evidence: dict[int, list[str]] = {}
         if existing:
-            for item_id, dia_id in Evidence.objects.filter(item__item_set=item_set).order_by("item_id", "position").values_list(
+            for item_id, dia_id in Evidence.objects.filter(item__item_set=item_set, role=EVIDENCE_ROLE).order_by("item_id", "position").values_list(
                 "item_id", "turn__dia_id"
             ):
                 existing_evidence.setdefault(item_id, []).append(dia_id)

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.utils.module_loading import import_string
 
+import protocols
 from annotation.services import campaign_create
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
@@ -492,9 +494,33 @@ def calibration_figures(records: list[dict], verdicts: dict[str, str]) -> dict:
     }
 
 
-def _grade(member: CouncilMember, record: dict) -> tuple[str, str]:
+@dataclass(frozen=True)
+class CalibrationSet:
+    """A protocol's mixed decoy set, and how a judge grades it: `records` (gold answers and decoys, ids that
+    tell nothing of provenance), `not_built` (what could not be built, and why, for the report), the decoy
+    template `version`, the `prompt` of one record, and the `figures` of the judge's verdicts ("correct" /
+    "incorrect" by record id: per class, the gold answers' acceptance, "admissible")."""
+
+    records: list[dict]
+    not_built: dict
+    version: str
+    prompt: Callable[[dict], str]
+    figures: Callable[[list[dict], dict[str, str]], dict]
+
+
+def calibration_set_of(*, item_set: ItemSet, seed: int) -> CalibrationSet:
+    """The decoy set of an item set, as its protocol builds it (`ProtocolSpec.decoy_set`, a dotted path:
+    TWIST Track C builds decoys from its chains), else from judged answers."""
+    spec = protocols.for_kind(item_set.kind)
+    if spec.decoy_set:
+        return import_string(spec.decoy_set)(item_set=item_set, seed=seed)
+    records, missing = decoy_set(item_set=item_set, seed=seed)
+    return CalibrationSet(records, missing, judged.DECOY_VERSION, judged.calibration_prompt, calibration_figures)
+
+
+def _grade(member: CouncilMember, prompt: str, record: dict) -> tuple[str, str]:
     """(record id, the judge's reply); one retry on a transient failure."""
-    messages = [{"role": "user", "content": judged.calibration_prompt(record)}]
+    messages = [{"role": "user", "content": prompt}]
     try:
         return record["id"], chat(member, messages)
     except TransientCallError:
@@ -502,19 +528,20 @@ def _grade(member: CouncilMember, record: dict) -> tuple[str, str]:
 
 
 def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int, user=None) -> JudgeCalibration:
-    """Have `member` grade the mixed decoy set of `item_set` blind to provenance (each prompt is the type's
-    judge prompt with the response alone) and record the per-class rejection. A failed call records
-    nothing: a calibration with holes would read as rejections that never happened."""
-    records, _ = decoy_set(item_set=item_set, seed=seed)
+    """Have `member` grade the mixed decoy set of `item_set` blind to provenance (each prompt is the judge
+    prompt with the response alone) and record the per-class rejection. A failed call records nothing: a
+    calibration with holes would read as rejections that never happened."""
+    calibration = calibration_set_of(item_set=item_set, seed=seed)
+    records = calibration.records
     try:
         with ThreadPoolExecutor(max_workers=max(1, member.concurrency)) as pool:
-            replies = dict(pool.map(lambda r: _grade(member, r), records))
+            replies = dict(pool.map(lambda r: _grade(member, calibration.prompt(r), r), records))
     except (TransientCallError, PermanentCallError) as exc:
         raise ApplicationError(f"judge '{member.name}' could not grade the decoy set: {exc}; nothing recorded") from exc
     verdicts = {i: judged.judge_verdict(reply) for i, reply in replies.items()}
-    figures = calibration_figures(records, verdicts)
+    figures = calibration.figures(records, verdicts)
     return JudgeCalibration.objects.create(
         item_set=item_set, member=member, judge=member.name, judge_model=member.model,
-        template_version=judged.DECOY_VERSION, seed=seed, results=figures, records=records, replies=replies,
+        template_version=calibration.version, seed=seed, results=figures, records=records, replies=replies,
         admissible=figures["admissible"], created_by=user,
     )

@@ -65,6 +65,7 @@ class KeyDetailApi(APIView):
         data = GoldKeySerializer(key).data
         data["manifest"] = key.manifest
         data["changelog"] = key.changelog
+        data["changes_from_parent"] = key_selectors.key_parent_diff(key) if key.parent_id else None
         data["records"] = [entry_record(key.kind, key.version, e) for e in entries]
         return Response(data)
 

@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 
 from goldkey.lib.forked import in_fork, worth_forking
 from keys import metadata
-from keys.canonical import ChunkedBytes, ValueTypes, dumps, jsonl_bytes, lines_bytes
+from keys.canonical import ChunkedBytes, ValueTypes, dumps, jsonl_bytes, lines_bytes, parent_diff
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -31,8 +31,14 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 #   1: the key, candidates, rejects, the trail, errata, CHANGELOG, stats, datasheet, the Hugging Face card
 #      (its header written as text) and split, MANIFEST.sha256.
 #   2: the card's header built as data, croissant.json, CITATION.cff and the trail as tables.
-FORMAT = 2
-FORMATS = (1, 2)
+#   3: croissant.json describes each field that carries an item's content (candidates, the Hugging Face
+#      split) with the description its protocol's content schema gives it; the shortcut-leakage audit of the
+#      key's own items (`leakage.json`, the datasheet and the card), and for a derived key its per-item diff
+#      from its parent (`changes_from_parent.jsonl`, the datasheet).
+FORMAT = 3
+FORMATS = (1, 2, 3)
+LEAKAGE_FILE = "leakage.json"
+PARENT_DIFF_FILE = "changes_from_parent.jsonl"
 
 
 # The bundle's indented JSON: `json.dumps(value, **INDENTED)` plus a newline.
@@ -149,6 +155,16 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+def moved(field: str, before, after) -> str:
+    """One record field's change as CHANGELOG.md, the datasheet and the key page write it."""
+    return f"{field}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}"
+
+
+def diff_shown(rows: list[dict]) -> list[dict]:
+    """A per-item diff's rows (keys.canonical.parent_diff), each with `moved`: its fields' changes as text."""
+    return [{**row, "moved": [moved(field, *values) for field, values in row["fields"].items()]} for row in rows]
+
+
 def changelog_markdown(data: dict) -> str:
     lines = [f"# Changelog — {data['key']['benchmark']} gold keys", ""]
     for k in reversed(data["lineage"]):
@@ -166,8 +182,7 @@ def changelog_markdown(data: dict) -> str:
             elif before is None:
                 what = f"added as `{after.get('type', after.get('label'))}`"
             else:
-                diffs = [f"{f}: {json.dumps(before[f], ensure_ascii=False)} → {json.dumps(after[f], ensure_ascii=False)}"
-                         for f in sorted(after) if before.get(f) != after[f] and f != "provenance"]
+                diffs = [moved(f, before[f], after[f]) for f in sorted(after) if before.get(f) != after[f] and f != "provenance"]
                 what = "; ".join(diffs) or "unchanged content"
             lines.append(f"- `{change['item']}` ({change['kind']}, erratum {change['erratum']}): {what}. "
                          f"Reason: {change['reason']}")
@@ -183,7 +198,7 @@ def hf_card_format1(data: dict) -> str:
     return render_to_string("keys/hf_README_format1.md", {"key": key, "n": n, "size": size, "counts": key["manifest"].get("counts_by_gold", {})})
 
 
-def hf_card(data: dict) -> str:
+def hf_card(data: dict, fmt: int = FORMAT) -> str:
     """The Hub's dataset card: a YAML header built as data (keys/metadata.py), then the prose."""
     key = data["key"]
     sources = data.get("sources") or {}
@@ -191,6 +206,7 @@ def hf_card(data: dict) -> str:
         "keys/hf_README.md",
         {
             "key": key,
+            "leakage": key["manifest"].get("leakage") if fmt >= 3 else None,
             "n": len(data["entries"]),
             "counts": key["manifest"].get("counts_by_gold", {}),
             "item_license": metadata.licenses(data)[0],
@@ -200,12 +216,22 @@ def hf_card(data: dict) -> str:
     )
 
 
-def datasheet(data: dict) -> str:
+def _parent_diff(data: dict) -> list[dict]:
+    """A derived key's per-item diff from its parent ([] for the first version of a key line)."""
+    if not data["key"]["parent"]:
+        return []
+    return parent_diff(data["key"]["kind"], data["lineage"][-1]["changelog"])
+
+
+def datasheet(data: dict, fmt: int = FORMAT) -> str:
     manifest = data["key"]["manifest"]
     return render_to_string(
         "keys/datasheet.md",
         {
             "key": data["key"],
+            # Format 3's sections: a release sealed before renders without them, as it was sealed.
+            "leakage": manifest.get("leakage") if fmt >= 3 else None,
+            "parent_diff": diff_shown(_parent_diff(data)) if fmt >= 3 else [],
             "m": manifest,
             "agreement": manifest.get("agreement", {}),
             "n_candidates": len(data["candidates"]),
@@ -218,7 +244,7 @@ def datasheet(data: dict) -> str:
     )
 
 
-def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = None,
+def render(data: dict, *, fmt: int | None = None, digests: dict[str, str] | None = None,
            on_file: Callable[[str, bytes], None] | None = None) -> dict[str, bytes]:
     """The bundle's files. `digests`, if given, is filled with the SHA-256 (hex) of every file: each file
     is hashed once, for croissant.json, MANIFEST.sha256 and the caller (a release stores them).
@@ -226,6 +252,7 @@ def render(data: dict, *, fmt: int = FORMAT, digests: dict[str, str] | None = No
     ones are rendered (a release compresses it in another thread). For a large key the Hugging Face
     split is written in a forked process meanwhile (fork_large; the same bytes either way, tested)."""
     digests = {} if digests is None else digests
+    fmt = FORMAT if fmt is None else fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown release format {fmt} (known: {', '.join(map(str, FORMATS))})")
     files: dict[str, bytes] = {}
@@ -313,6 +340,12 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
     put("annotation/adjudication_decisions.json", _json_of_tables(data["decisions"]))
     put("errata.jsonl", _jsonl(data["errata"]))
     put("CHANGELOG.md", changelog_markdown(data).encode("utf-8"))
+    if fmt >= 3:
+        leakage = data["key"]["manifest"].get("leakage")
+        if leakage is not None:
+            put(LEAKAGE_FILE, _json({"key_version": data["key"]["version"], "sha256": data["key"]["sha256"], **leakage}))
+        if data["key"]["parent"]:
+            put(PARENT_DIFF_FILE, _jsonl(_parent_diff(data)))
     put("stats.json", _json(
         {
             "key_version": data["key"]["version"],
@@ -324,8 +357,8 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
             "changelog": data["lineage"][-1]["changelog"],
         }
     ))
-    put("datasheet.md", datasheet(data).encode("utf-8"))
-    put("hf/README.md", (hf_card(data) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
+    put("datasheet.md", datasheet(data, fmt).encode("utf-8"))
+    put("hf/README.md", (hf_card(data, fmt) if fmt >= 2 else hf_card_format1(data)).encode("utf-8"))
     answer_files = data.get("answer_trail") or answer_trail(data["answers"], data["key"]["kind"])
     for path, content in answer_files.files.items():
         put(path, content)
@@ -354,7 +387,8 @@ def _render(data: dict, fmt: int, files: dict[str, bytes], put, digest, large) -
     put(TEST_SPLIT, test_split)
     if fmt >= 2:
         # Last but the manifest: it lists every file above with its SHA-256, and the manifest lists its own.
-        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest, columns=columns)))
+        put(metadata.CROISSANT_FILE, _json(metadata.croissant(data, files, tables, sha256=digest, columns=columns,
+                                                              described=fmt >= 3)))
     put("MANIFEST.sha256", "".join(f"{digest(path)}  {path}\n" for path in sorted(files)).encode("utf-8"))
     digest("MANIFEST.sha256")
     return dict(sorted(files.items()))

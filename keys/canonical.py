@@ -256,3 +256,42 @@ def contents_bytes(version: str, contents: list[dict]) -> bytes:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+# A per-item diff names a change by the entry attribute whose record field moved (a record's verdict
+# follows its gold); any other field by its record name.
+CHANGE_NAMES = {"gold": "relabelled", "verdict": "relabelled", "quote": "re-quoted", "evidence": "re-evidenced"}
+DROPPED, ADDED = "dropped", "added"
+
+
+def parent_diff(kind: str, changelog: Sequence[dict]) -> list[dict]:
+    """A derived key's per-item diff from its parent, from its changelog (each applied erratum with the
+    item's record before and after it; a second erratum on an item starts from the first's result). One
+    row per item the errata named, in id order: `changes` (dropped, added, relabelled, re-quoted,
+    re-evidenced), `fields` {record field: [parent's value, this version's]} (provenance left out: every
+    changed item's is), the parent's record and this version's (null: not in that version), and the
+    errata that made the change (id, kind, reason, decision note)."""
+    names = {name: CHANGE_NAMES.get(source, name) for name, source in protocols.for_kind(kind).key_fields}
+    items: dict[str, dict] = {}
+    for change in changelog:
+        row = items.setdefault(change["item"], {"item": change["item"], "before": change["before"], "errata": []})
+        row["after"] = change["after"]
+        row["errata"].append({"id": change["erratum"], "kind": change["kind"], "reason": change["reason"],
+                              "decision_note": change["decision_note"]})
+    rows = []
+    for item in sorted(items):
+        row = items[item]
+        before, after = row["before"], row["after"]
+        fields = {} if before is None or after is None else {
+            name: [before.get(name), value] for name, value in after.items()
+            if name != "provenance" and before.get(name) != value
+        }
+        if after is None:
+            changes = [DROPPED]
+        elif before is None:
+            changes = [ADDED]
+        else:
+            changes = list(dict.fromkeys(names.get(name, name) for name in fields))
+        rows.append({"item": item, "changes": changes, "fields": fields, "before": before, "after": after,
+                     "errata": row["errata"]})
+    return rows

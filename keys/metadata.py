@@ -485,10 +485,34 @@ def _hf_record_builder(gold_fields: tuple[str, ...]):
     return namespace["build"]
 
 
+def content_descriptions(data: dict) -> dict[str, str]:
+    """Record field -> its description, for each candidate field that carries an item's content: written
+    once, in the protocol's content schema (`ProtocolSpec.content_field_schemas`)."""
+    spec = protocols.for_kind(data["key"]["kind"])
+    schemas = spec.content_field_schemas()
+    return {name: schemas[source]["description"] for name, source in spec.candidate_fields
+            if schemas.get(source, {}).get("description")}
+
+
+def _describe(record_set: dict, descriptions: dict[str, str], objects: list[str], *, gold: frozenset) -> None:
+    """The fields of a record set that carry content, described from the protocol's schema (a field the
+    gold replaces is not the candidate's); its columns of JSON objects too, in the set's description."""
+    record_set["field"] = [  # copies: the caller's columns stay as they were read
+        {**field, "description": descriptions[field["name"]]} if field["name"] in descriptions and field["name"] not in gold
+        else field
+        for field in record_set["field"]
+    ]
+    described = [f"{name}: {descriptions[name]}" for name in objects if name in descriptions and name not in gold]
+    if described:
+        record_set["description"] += " " + " ".join(described)
+
+
 def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]] | None = None, *, sha256=None,
-              columns: dict[str, RecordColumns] | None = None) -> dict:
+              columns: dict[str, RecordColumns] | None = None, described: bool = False) -> dict:
     """The release as a Croissant 1.0 dataset: every file (but this one and MANIFEST.sha256, which lists
-    this one's hash) as a FileObject with its SHA-256, and a record set per record file. `tables`: the
+    this one's hash) as a FileObject with its SHA-256, and a record set per record file. `described`
+    (release format 3 on): the fields that carry an item's content are described from its protocol's
+    content schema. `tables`: the
     trail_tables(data) the caller already built; `sha256`: path -> the hex SHA-256 of files[path], if
     the caller hashes the files anyway (each file of a release is hashed once); `columns`: path ->
     record_columns of that file, for the files the caller has already read them of."""
@@ -515,6 +539,11 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
     }
     record_extra = {"key.jsonl": key_record_extra(data)}
     questions = _question_description(data)
+    descriptions = content_descriptions(data) if described else {}
+    split = data.get("hf_split")
+    # The record sets whose fields carry content, and in each the fields the gold replaces (in the split, a
+    # key field of the same name stands in place of the candidate's).
+    content_sets = {"candidates": frozenset(), "hf_test": frozenset(split.gold_fields if split else ())}
     columns = columns or {}
     for path, set_id, description in RECORD_FILES:
         if path not in files:
@@ -531,6 +560,8 @@ def croissant(data: dict, files: dict[str, bytes], tables: dict[str, list[dict]]
         if objects:
             description += f" Also in each record, as JSON objects: {', '.join(objects)}."
         record_set = {"@type": "cr:RecordSet", "@id": set_id, "name": set_id, "description": description, "field": fields}
+        if set_id in content_sets and descriptions:
+            _describe(record_set, descriptions, objects, gold=content_sets[set_id])
         named = [f["name"] for f in fields]
         for who in ("annotator", "member"):
             if who in named:  # one row per annotator (or member) and item

@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+import protocols
 from annotation.models import Campaign
-from items.models import Benchmark, Item, ItemKind
+from items.models import Benchmark, Item
 
 # What a key version may be: it names the release's zip and its folder in it, the download's file name,
 # every URL of the key, and every score cites it. keys.services.key_version_check refuses anything else
@@ -28,7 +29,7 @@ class GoldKey(models.Model):
         FROZEN = "frozen", "frozen"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gold_keys")
-    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     version = models.CharField(max_length=VERSION_MAX_LENGTH, unique=True)  # "TWIST-v1.0": what every score cites
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")

@@ -90,7 +90,7 @@ def release_seal(*, key: GoldKey, sealing: Sealing | None = None,
                 on_file(path, content)
 
         with collector_paused():  # the bundle's data and files are a few hundred thousand acyclic objects
-            files = bundle.render(bundle_data(key, sealing=sealing), digests=digests, on_file=done)
+            files = bundle.render(bundle_data(key, sealing=sealing), fmt=bundle.FORMAT, digests=digests, on_file=done)
         release = Release.objects.create(key=key, sha256=digests[MANIFEST], format=bundle.FORMAT)
         # The bulk inserter (COPY on PostgreSQL): tens of megabytes of sealed files as literals in an INSERT
         # cost twice as long there, to quote and to parse.

@@ -31,8 +31,16 @@ from goldkey import roles
 from goldkey.errors import ApplicationError, NotFound
 from goldkey.lib import statistics
 from goldkey.lib.batchdb import batch_reads
-from items.models import LOCOMO_NAME, LOCOMO_URL, Conversation, Evidence, GenerationReject, Item
-from keys.canonical import contents_bytes, key_bytes, key_contents, sha256_hex
+from items.models import (
+    EVIDENCE_ROLE,
+    LOCOMO_NAME,
+    LOCOMO_URL,
+    Conversation,
+    Evidence,
+    GenerationReject,
+    Item,
+)
+from keys.canonical import contents_bytes, key_bytes, key_contents, parent_diff, sha256_hex
 from keys.metadata import HfSplit
 from keys.models import Erratum, GoldKey, KeyEntry, ReliabilityPass
 
@@ -193,6 +201,12 @@ def key_lineage(key: GoldKey) -> list[GoldKey]:
     while chain[-1].parent_id is not None:
         chain.append(GoldKey.objects.select_related("parent").get(pk=chain[-1].parent_id))
     return list(reversed(chain))
+
+
+def key_parent_diff(key: GoldKey) -> list[dict]:
+    """A derived key's per-item diff from its parent (keys.canonical.parent_diff, read off its changelog:
+    no query); [] for the first version of a key line."""
+    return parent_diff(key.kind, key.changelog) if key.parent_id else []
 
 
 def errata_feed(key: GoldKey) -> list[dict]:
@@ -478,12 +492,14 @@ class Sealing:
     answer_trail: "AnswerTrail | None" = None
 
 
-def item_set_evidence(item_set_id: int) -> dict[int, list[str]]:
+def item_set_evidence(item_set_id: int, role: str = EVIDENCE_ROLE) -> dict[int, list[str]]:
     """item id -> its evidence turn ids in order, for every item of the set with evidence (one query;
-    by item set, not `item_id__in`: 100,000 ids exceed SQLite's bound-parameter limit)."""
+    by item set, not `item_id__in`: 100,000 ids exceed SQLite's bound-parameter limit). `role`: the
+    protocol's excerpt role, whose citations are what a key and a release call evidence."""
     evidence: dict[int, list[str]] = {}
     for item_id, dia_id in _raw_rows(
-        Evidence.objects.filter(item__item_set_id=item_set_id).order_by("item_id", "position").values_list("item_id", "turn__dia_id")
+        Evidence.objects.filter(item__item_set_id=item_set_id, role=role).order_by("item_id", "position")
+        .values_list("item_id", "turn__dia_id")
     ):
         turns = evidence.get(item_id)
         if turns is None:
@@ -571,8 +587,8 @@ def _bundle_data(key: GoldKey, *, snapshot, sealing: Sealing | None) -> dict:
     rows = list(item_rows.iterator(chunk_size=20000) if _converted(paths) else _raw_rows(item_rows))
     evidence: dict[int, list[str]] = defaultdict(list)  # an item without evidence has []
     if any(source == EVIDENCE for _, source in spec.candidate_fields):
-        evidence.update(item_set_evidence(campaign.item_set_id) if sealing is None or sealing.evidence is None
-                        else sealing.evidence)
+        evidence.update(item_set_evidence(campaign.item_set_id, spec.excerpt_role)
+                        if sealing is None or sealing.evidence is None else sealing.evidence)
     external_ids = {row[0]: row[paths.index("external_id") + 1] for row in rows}
     candidates = sorted(_candidate_records(spec, rows, evidence), key=lambda r: r["id"])
     by_external = {r["id"]: r for r in candidates}
@@ -693,7 +709,7 @@ def _added_trails(spec, lineage: list[GoldKey]) -> dict[str, dict]:
         items = Item.objects.filter(item_set_id=campaign.item_set_id, external_id__in=external_ids)
         rows = list(items.values_list("id", *paths))
         evidence: dict[int, list[str]] = defaultdict(list)
-        for item_id, dia_id in Evidence.objects.filter(item__in=items).order_by("item_id", "position").values_list(
+        for item_id, dia_id in Evidence.objects.filter(item__in=items, role=spec.excerpt_role).order_by("item_id", "position").values_list(
             "item_id", "turn__dia_id"
         ):
             evidence[item_id].append(dia_id)

@@ -7,6 +7,7 @@ optional), and tests check a freshly frozen key's manifest against them."""
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+import protocols
 from adjudication.serializers import AgreementField
 
 
@@ -71,6 +72,29 @@ class QueueSnapshotSerializer(serializers.Serializer):
     decision = serializers.CharField(allow_null=True, help_text="the action decided, null if none")
 
 
+class LeakageSerializer(serializers.Serializer):
+    """The shortcut-leakage audit of the key's own items (PROTOCOL §6), recorded when it was frozen."""
+
+    computed = serializers.BooleanField(help_text="false: too few items, conversations or classes (see reason)")
+    method = serializers.CharField()
+    reason = serializers.CharField(required=False)
+    field = serializers.CharField(required=False, help_text="the item content field the classifier reads")
+    positive = serializers.CharField(required=False, help_text="the gold value it tries to recover")
+    items = serializers.IntegerField(required=False)
+    conversations = serializers.IntegerField(required=False)
+    folds = serializers.IntegerField(required=False)
+    contradicting = serializers.IntegerField(required=False, help_text="items of the positive gold value")
+    accuracy = _number(required=False)
+    balanced_accuracy = _number(required=False, help_text="0.5: no signal in the text alone")
+    contradicting_recall = _number(required=False, help_text="recall on the positive gold value")
+    other_recall = _number(required=False)
+    majority_baseline = _number(required=False)
+    draft_words_mean = serializers.DictField(child=serializers.FloatField(), required=False)
+    batch_by_type = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()), required=False)
+    tokens_for_contradicting = serializers.ListField(child=serializers.CharField(), required=False)
+    tokens_for_other = serializers.ListField(child=serializers.CharField(), required=False)
+
+
 class ManifestSerializer(serializers.Serializer):
     key_version = serializers.CharField()
     entries = serializers.IntegerField()
@@ -102,32 +126,37 @@ class ManifestSerializer(serializers.Serializer):
     parent = serializers.CharField(required=False, help_text="derived keys: the parent version")
     parent_sha256 = serializers.CharField(required=False)
     errata_applied = serializers.ListField(child=serializers.IntegerField(), required=False)
+    leakage = LeakageSerializer(required=False, help_text="keys frozen since the audit ships with them")
 
 
-class TwistRecordSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    type = serializers.CharField(help_text="the gold type")
-    verdict = serializers.CharField(help_text="the Phase 1 answer that agrees with the gold")
-    family = serializers.CharField(allow_blank=True)
-    evidence = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    contradicted_quote = serializers.CharField(allow_blank=True, allow_null=True)
-    history_turns = serializers.IntegerField(allow_null=True)
-    provenance = serializers.CharField()
-    key_version = serializers.CharField()
+# What each source of a key record field holds (`ProtocolSpec.key_fields`; keys.canonical writes them).
+KEY_FIELD_SOURCES = {
+    "external_id": lambda **kw: serializers.CharField(**kw, help_text="the item's id"),
+    "gold": lambda **kw: serializers.CharField(**kw, help_text="the final gold"),
+    "verdict": lambda **kw: serializers.CharField(**kw, help_text="the primary answer that agrees with the gold"),
+    "family": lambda **kw: serializers.CharField(**kw, allow_blank=True, help_text="the item's stratum"),
+    "evidence": lambda **kw: serializers.ListField(
+        **kw, child=serializers.CharField(), allow_null=True, help_text="the turns the item cites"),
+    "quote": lambda **kw: serializers.CharField(
+        **kw, allow_blank=True, allow_null=True, help_text="the quote the gold rests on ('' where the gold has none)"),
+    "history_turns": lambda **kw: serializers.IntegerField(**kw, allow_null=True),
+    "provenance": lambda **kw: serializers.CharField(**kw, help_text="how the gold was reached"),
+}
 
 
-class LapseRecordSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    label = serializers.CharField()
-    provenance = serializers.CharField()
-    key_version = serializers.CharField()
+def _record_serializer(spec) -> type[serializers.Serializer]:
+    """One protocol's key record, field by field as its spec lists them, then the key version."""
+    fields = {name: KEY_FIELD_SOURCES[source]() for name, source in spec.key_fields}
+    fields["key_version"] = serializers.CharField()
+    return type(f"{spec.class_prefix}KeyRecordSerializer", (serializers.Serializer,), fields)
 
 
-RECORD_SERIALIZERS = (TwistRecordSerializer, LapseRecordSerializer)
+# A key's records are those of its protocol: one serializer per registered protocol, from its spec.
+RECORD_SERIALIZERS = {spec.name: _record_serializer(spec) for spec in protocols.specs()}
 
 
 @extend_schema_field(PolymorphicProxySerializer(
-    component_name="KeyRecord", serializers=list(RECORD_SERIALIZERS), resource_type_field_name=None, many=False
+    component_name="KeyRecord", serializers=list(RECORD_SERIALIZERS.values()), resource_type_field_name=None, many=False
 ))
 class KeyRecordField(serializers.Field):
     """One canonical record: its fields are those of the key's item kind."""
@@ -136,25 +165,25 @@ class KeyRecordField(serializers.Field):
         return value
 
     def to_internal_value(self, data):
-        for serializer in RECORD_SERIALIZERS:
+        for serializer in RECORD_SERIALIZERS.values():
             checked = serializer(data=data)
             if checked.is_valid() and set(data) == set(checked.fields):
                 return checked.validated_data
         raise serializers.ValidationError("not a record of any key kind")
 
 
-class EntryContentSerializer(serializers.Serializer):
-    """An entry without its key version: what a changelog compares (the fields of the key's record type)."""
+def _entry_content_fields() -> dict:
+    """Every field of any protocol's record but the key version; required where every protocol's has it."""
+    records = [dict(spec.key_fields) for spec in protocols.specs()]
+    fields: dict = {}
+    for record in records:
+        for name, source in record.items():
+            fields.setdefault(name, KEY_FIELD_SOURCES[source](required=all(name in r for r in records)))
+    return fields
 
-    id = serializers.CharField()
-    provenance = serializers.CharField()
-    type = serializers.CharField(required=False)
-    verdict = serializers.CharField(required=False)
-    family = serializers.CharField(required=False, allow_blank=True)
-    evidence = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
-    contradicted_quote = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    history_turns = serializers.IntegerField(required=False, allow_null=True)
-    label = serializers.CharField(required=False)
+
+# An entry without its key version: what a changelog compares (the fields of the key's record type).
+EntryContentSerializer = type("EntryContentSerializer", (serializers.Serializer,), _entry_content_fields())
 
 
 class ChangeSerializer(serializers.Serializer):
@@ -165,6 +194,33 @@ class ChangeSerializer(serializers.Serializer):
     after = EntryContentSerializer(allow_null=True)
     reason = serializers.CharField(allow_blank=True)
     decision_note = serializers.CharField(allow_blank=True)
+
+
+class DiffErratumSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    decision_note = serializers.CharField(allow_blank=True)
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "array", "items": {"type": "string"}}],
+                      "nullable": True})
+class RecordValueField(serializers.JSONField):
+    """One value of a key record: text (gold, quote, family), a number (history turns) or turn ids."""
+
+
+class ParentDiffSerializer(serializers.Serializer):
+    """One item of a derived key's per-item diff from its parent (keys.canonical.parent_diff)."""
+
+    item = serializers.CharField()
+    changes = serializers.ListField(child=serializers.CharField(), help_text="dropped, added, relabelled, re-quoted, re-evidenced")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=RecordValueField(allow_null=True), min_length=2, max_length=2),
+        help_text="record field -> [parent's value, this version's]",
+    )
+    before = EntryContentSerializer(allow_null=True, help_text="the parent's record; null: not in the parent")
+    after = EntryContentSerializer(allow_null=True, help_text="this version's record; null: dropped")
+    errata = DiffErratumSerializer(many=True)
 
 
 class KeyDetailSerializer(serializers.Serializer):
@@ -183,4 +239,5 @@ class KeyDetailSerializer(serializers.Serializer):
     notes = serializers.CharField(allow_blank=True)
     manifest = ManifestSerializer()
     changelog = ChangeSerializer(many=True, help_text="derived keys: one record per changed item")
+    changes_from_parent = ParentDiffSerializer(many=True, allow_null=True, help_text="derived keys: the per-item diff from the parent; null for a first version")
     records = serializers.ListField(child=KeyRecordField())

@@ -26,9 +26,10 @@ from goldkey.errors import ApplicationError, NotAllowed, NotFound
 from goldkey.lib.batchdb import batch_reads
 from goldkey.lib.bulk import bulk_inserting_columns
 from goldkey.lib.forked import in_fork, worth_forking
-from items.models import Item, Turn
+from items.models import EVIDENCE_ROLE, Item, Turn
 from keys.bundle import AnswerTrail, answer_trail
 from keys.canonical import contents_bytes, entry_content, key_contents, sha256_hex
+from keys.leakage import key_leakage_record
 from keys.models import (
     VERSION_MAX_LENGTH,
     VERSION_PATTERN,
@@ -108,13 +109,14 @@ def _entries_from_campaign(
             extra={"gate_rejected": kept_rejected},
         )
     if evidence is None:
-        evidence = item_set_evidence(campaign.item_set_id)
+        evidence = item_set_evidence(campaign.item_set_id, protocols.get(campaign.protocol).excerpt_role)
     # One query for the quotes: the queue's items come with only the fields it needs.
-    quoted_gold = protocols.for_kind(key.kind).quoted_gold
+    spec = protocols.for_kind(key.kind)
+    quoted_gold = spec.quoted_gold
     quotes = {
         item_id: quote for item_id, quote in Item.objects.filter(
             item_set_id=campaign.item_set_id, gold_label__in=quoted_gold
-        ).order_by().values_list("id", "content__contradicted_quote") if quote
+        ).order_by().values_list("id", f"content__{spec.quote_field}") if quote
     } if quoted_gold else {}
     valid = _valid_gold(key.kind)
     for item, gold, _ in retained:
@@ -234,7 +236,7 @@ def _build(
         exported = answers_exported(campaign) if sealed else None
         part = partial(_figures_and_trail, campaign, snapshot, exported, key.kind)
         with in_fork(part, fork=worth_forking(len(snapshot.data.items))) as figures_and_trail:
-            evidence = item_set_evidence(campaign.item_set_id)  # for the entries, and the release's candidates
+            evidence = item_set_evidence(campaign.item_set_id, protocols.get(campaign.protocol).excerpt_role)  # for the entries, and the release's candidates
             entries = _entries_from_campaign(snapshot, key, evidence)
             progress(WRITING)
             # The key's records and bytes are pure Python: built while the database writes the entries.
@@ -276,7 +278,13 @@ def _freeze(key: GoldKey, user, *, sha256: str | None = None) -> GoldKey:
     from the objects it was computed over; otherwise it is recomputed from the stored entries."""
     digest = sha256 or sha256_hex(key_canonical_bytes(key))
     now = timezone.now()
-    manifest = {**key.manifest, "sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")}
+    manifest = {k: v for k, v in key.manifest.items() if k != "leakage"}  # a derived key's is its own, not its parent's
+    # The shortcut-leakage audit on the entries as sealed (PROTOCOL §6), for a protocol that declares one:
+    # keys frozen before it was recorded have none, and their sealed releases stay as they were.
+    leakage = key_leakage_record(key=key)
+    if leakage is not None:
+        manifest["leakage"] = leakage
+    manifest.update({"sha256": digest, "frozen_at": now.isoformat().replace("+00:00", "Z")})
     # Conditional UPDATE: only a draft turns frozen, and only once (a concurrent freeze updates 0 rows).
     updated = GoldKey.objects.filter(pk=key.pk, status=GoldKey.Status.DRAFT).update(
         status=GoldKey.Status.FROZEN, sha256=digest, frozen_at=now, frozen_by=user, manifest=manifest
@@ -317,7 +325,7 @@ def key_freeze_draft(*, key: GoldKey, user, progress: Callable[[str], None] = _n
     campaign = campaign_lock(campaign=key.campaign, status=Campaign.Status.CLOSED, doing="freeze a key")
     progress(READING)
     with batch_reads():
-        evidence = item_set_evidence(campaign.item_set_id)
+        evidence = item_set_evidence(campaign.item_set_id, protocols.get(campaign.protocol).excerpt_role)
         snapshot = campaign_snapshot(campaign, full_answers=True)
         current = _entries_from_campaign(snapshot, key, evidence)
     progress(CHECKING)
@@ -684,7 +692,7 @@ class _Cited:
     """An entry's cited turns in the shape the gates read from an item (`item.evidence.all()`)."""
 
     def __init__(self, turns):
-        self._rows = [SimpleNamespace(turn=turn) for turn in turns]
+        self._rows = [SimpleNamespace(turn=turn, role=EVIDENCE_ROLE) for turn in turns]
 
     def all(self):
         return self._rows
@@ -787,10 +795,11 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
         item = _candidate(key, erratum.item_external_id)
         if item is None:
             raise ApplicationError(f"erratum {erratum.pk}: unknown item '{erratum.item_external_id}'")
-        evidence = list(item.evidence.order_by("position").values_list("turn__dia_id", flat=True))
+        spec = protocols.for_kind(key.kind)
+        evidence = list(item.evidence.filter(role=spec.excerpt_role).order_by("position").values_list("turn__dia_id", flat=True))
         current = KeyEntry(
             key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
-            quote=item.contradicted_quote if erratum.value in protocols.for_kind(key.kind).quoted_gold else "",
+            quote=getattr(item, spec.quote_field) if erratum.value in spec.quoted_gold else "",
             family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
         )
         entries[item.external_id] = current

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+import protocols
 from annotation import access
 from goldkey import roles
 from goldkey.errors import ApplicationError, NotAllowed, NotFound
@@ -70,6 +71,9 @@ def key_detail(request, version: str):
             "superseded_by": list(GoldKey.objects.filter(parent=key, status=GoldKey.Status.FROZEN).order_by("version")),
             "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
+            "leakage": key.manifest.get("leakage"),
+            "leakage_declared": protocols.for_kind(key.kind).leakage_audit is not None,
+            "parent_diff": bundle.diff_shown(key_selectors.key_parent_diff(key)),
             "kinds": Erratum.Kind.choices,
             "open_jobs": jobs.open_jobs_on_key(key, request.user),
         },

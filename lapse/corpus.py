@@ -7,10 +7,11 @@ from datetime import date
 from pathlib import Path
 
 from goldkey.lib.jsonio import ErrorLog, read_jsonl
-from items.models import GenerationReject, Item, ItemKind
+from items.models import GenerationReject, Item
 from items.parsing import ParsedLapseItem
 from items.services import _atomic_import, item_set_get_or_create, lapse_items_create
 from lapse.pair_gate import build_with_gate
+from protocols.lapse import SPEC
 
 # Stimulus fields that are visible item fields rather than hidden conditions.
 _STIMULUS_VISIBLE = ("case_id", "query", "witness")
@@ -40,7 +41,7 @@ def lapse_stimuli_create(*, eval_date: date, item_set_name: str = "", dry_run: b
 
     def write():
         report = lapse_items_create(item_set_name=name, items=parsed, source=f"lapse_build {eval_date}")
-        item_set = item_set_get_or_create(name=name, kind=ItemKind.LAPSE)
+        item_set = item_set_get_or_create(name=name, kind=SPEC.item_kind)
         for rejected in build.rejected:
             GenerationReject.objects.get_or_create(
                 item_set=item_set,
@@ -114,7 +115,7 @@ def lapse_outputs_import(
         log.add(f"{path.name}:1", "no outputs in file")
     log.raise_if_any()
 
-    stimuli = Item.objects.filter(kind=ItemKind.LAPSE, external_id__in={v["case_id"] for _, v in rows})
+    stimuli = Item.objects.filter(kind=SPEC.item_kind, external_id__in={v["case_id"] for _, v in rows})
     stimuli = stimuli.filter(content__hidden__has_key="generator_version").select_related("item_set")
     if stimuli_item_set:
         stimuli = stimuli.filter(item_set__name=stimuli_item_set)

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from django.db.models import QuerySet
 
 from adjudication.selectors import campaign_data, snapshot_from_data
-from annotation.models import Campaign, Protocol
+from annotation.models import Campaign
 from goldkey.errors import NotFound
 from goldkey.lib import statistics as st
-from items.models import Item, ItemKind, ItemSet
+from items.models import Item, ItemSet
 from lapse.cascade import BEHAVIOUR, TASK_OF_ARM
 from lapse.judge import automatic_label
 from lapse.models import Scorer, ScorerLabel
@@ -26,7 +26,7 @@ from protocols.lapse import BINARY, SPEC
 
 def lapse_item_set(name: str) -> ItemSet:
     try:
-        return ItemSet.objects.get(name=name, kind=ItemKind.LAPSE)
+        return ItemSet.objects.get(name=name, kind=SPEC.item_kind)
     except ItemSet.DoesNotExist:
         raise NotFound(f"no Lapse item set '{name}'") from None
 
@@ -73,7 +73,7 @@ def scoring_summary(*, item_set_name: str) -> dict:
     """Counts over the outputs of one set: scored, judged, auto-labelled, flagged, per label. Two queries.
     `by_auto_label` counts automatic labels (lapse.judge.automatic_label): "PROCEED" and "WITHHOLD" for
     behaviour outputs (binary), the cascade's own label for memory notes."""
-    items = list(_scorable(Item.objects.filter(item_set__name=item_set_name, kind=ItemKind.LAPSE)).only("id", "content"))
+    items = list(_scorable(Item.objects.filter(item_set__name=item_set_name, kind=SPEC.item_kind)).only("id", "content"))
     labels = scorer_labels(item.id for item in items)
     cascade = [label for item in items if (label := label_of(labels.get(item.id), Scorer.CASCADE))]
     judge = [label for item in items if (label := label_of(labels.get(item.id), Scorer.JUDGE))]
@@ -110,7 +110,7 @@ def scorer_validation(campaign: Campaign) -> dict:
     items' scorer labels; judge labels fall back to the campaign's council votes (e.g. the released
     judge file). The tier is the one an item was sampled in (`hidden["sample_tier"]`, written by the
     sampler); items without one are reported as "no tier recorded". A constant number of queries."""
-    if campaign.protocol != Protocol.LAPSE:
+    if campaign.protocol != SPEC.name:
         return {"campaign": campaign.slug, "applicable": False}
     snapshot = snapshot_from_data(campaign_data(campaign))
     data = snapshot.data

@@ -22,7 +22,7 @@ from council.client import TransientCallError
 from council.models import CouncilMember, CouncilVote
 from council.services import retry_delay
 from goldkey.errors import ApplicationError, NotFound
-from items.models import Item, ItemKind, ItemSet
+from items.models import Item, ItemSet
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 from lapse import judge as lapse_judge
@@ -31,7 +31,7 @@ from lapse.corpus import output_external_id, output_item
 from lapse.models import Scorer, ScorerLabel
 from lapse.sampler import sample_plan, tiered_sample_plan
 from lapse.selectors import label_of, lapse_item_set, lapse_outputs, scorer_labels, task_of
-from protocols.lapse import LABELS
+from protocols.lapse import LABELS, SPEC
 
 _UPSERT = {"update_conflicts": True, "unique_fields": ["item", "scorer"]}
 
@@ -312,7 +312,7 @@ def lapse_sample_create(
             hidden = dict(item.hidden) | {"source_item_id": item.pk, "source_external_id": item.external_id, "sample_tier": tier}
             parsed.append(ParsedLapseItem(line, gid_of[ext], item.request, item.response, item.key_fact, hidden))
         lapse_items_create(item_set_name=sample_set_name, items=parsed, source=f"lapse_sample {slug}")
-        sample_set = item_set_get_or_create(name=sample_set_name, kind=ItemKind.LAPSE)
+        sample_set = item_set_get_or_create(name=sample_set_name, kind=SPEC.item_kind)
         sample_set.description = f"Seeded Lapse gold sample ({design} design, seed {seed}) of '{source.name}'."
         sample_set.save(update_fields=["description"])
         sample_items = {item.external_id: item for item in Item.objects.filter(item_set=sample_set)}

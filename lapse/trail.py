@@ -11,7 +11,7 @@ from django.db import transaction
 
 from adjudication.models import Action
 from adjudication.services import decision_save
-from annotation.models import Answer, Campaign, Protocol
+from annotation.models import Answer, Campaign
 from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.models import CouncilMember
@@ -22,7 +22,7 @@ from items.models import ItemSet
 from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
 from lapse.selectors import campaign_items_by_external_id
-from protocols.lapse import LABELS
+from protocols.lapse import LABELS, SPEC
 
 JUDGE_LABELS = (*LABELS, "RESIDUAL")
 
@@ -33,7 +33,7 @@ def judge_import(*, campaign: Campaign, path: Path, dry_run: bool = False) -> di
     'imported'. All-or-nothing, under the one policy for imported votes (`imported_votes_save`):
     re-importing the same file changes nothing; a file that changes an imported label is refused,
     naming FILE:LINE and the item."""
-    if campaign.protocol != Protocol.LAPSE:
+    if campaign.protocol != SPEC.name:
         raise ApplicationError(f"judge labels belong to a Lapse campaign; '{campaign.slug}' is {campaign.protocol}")
     path = Path(path)
     items = campaign_items_by_external_id(campaign)

@@ -21,7 +21,7 @@ from importlib import import_module
 
 from protocols.base import Benchmark, ProtocolSpec, Question
 
-PROTOCOL_MODULES = ("protocols.twist_b", "protocols.lapse", "protocols.judged")
+PROTOCOL_MODULES = ("protocols.twist_b", "protocols.lapse", "protocols.judged", "protocols.twist_c")
 
 REGISTRY: dict[str, ProtocolSpec] = {}
 BY_KIND: dict[str, ProtocolSpec] = {}

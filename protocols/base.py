@@ -96,11 +96,29 @@ def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     try:
         schema.model_validate(dict(values))
     except ValidationError as error:
-        return [
-            f"field '{'.'.join(str(part) for part in problem['loc']) or 'content'}': {problem['msg']}"
-            for problem in error.errors(include_url=False)
-        ]
+        return [f"field '{field_path(problem['loc'])}': {problem['msg']}" for problem in error.errors(include_url=False)]
     return []
+
+
+def inline_refs(schema: Any, defs: Mapping[str, dict]) -> Any:
+    """A JSON Schema with every local `{"$ref": "#/$defs/X"}` replaced by X itself (pydantic's nested
+    models are not recursive here, so this ends)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            return inline_refs({**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in schema.items() if k != "$ref"}}, defs)
+        return {key: inline_refs(value, defs) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [inline_refs(value, defs) for value in schema]
+    return schema
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """Where in an item's content a value sits, as a JSON path: ("steps", 1, "value") → "steps[1].value"."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "content"
 
 
 @dataclass(frozen=True)
@@ -242,6 +260,15 @@ class Wording:
 
 
 @dataclass(frozen=True)
+class LeakageAudit:
+    """The shortcut-leakage audit (PROTOCOL §6) a protocol's keys carry: can the gold value `positive` be
+    read off the content field `text` alone? Run on every key frozen or derived (keys/leakage.py)."""
+
+    text: str
+    positive: str
+
+
+@dataclass(frozen=True)
 class DetectorBars:
     """Pre-registered bars for a detector (rule cascade, LLM judge, any scorer) against human gold: kappa
     at or above `passes` passes; below `revise` the detector is revised, re-frozen and re-validated before
@@ -284,6 +311,10 @@ class ProtocolSpec:
     derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
       rubric chosen by the question type); it never sees the item, so it cannot unblind anything.
     shows_excerpts: items carry dated excerpts (cited turns) shown to annotators, council and adjudicator.
+    excerpt_role: the role of the citations that are the item's excerpts and its key's / release's "evidence"
+      (an item may cite turns in other roles; roles are the protocol's words); excerpts_in_record_order:
+      show them in the conversation's order rather than in cited order (cited order would tell a reader
+      something the protocol hides, e.g. which step of a chain a turn is).
     questions: the questions with their phases and choices; primary_key: the answer compared between
       annotators (kappa, the queue, the council band); abstain: the primary answer that is an abstention.
     agreement_keys: the answer keys agreement and the queue read (pages load the full answers themselves).
@@ -310,10 +341,13 @@ class ProtocolSpec:
     wording: how the adjudication pages name the protocol's things.
     council_prompt: how the council is asked (None: no council for this protocol); council_flags: the
       member answers triage flags; generation_gates: its item sets pass the generation gates (§5).
+    decoy_set: dotted path of the judges wing's builder of this protocol's judge calibration set
+      ((item_set=, seed=) -> judges.services.CalibrationSet; '' : decoys from judged answers).
     detectors_sealed_until_decided: detector labels (council votes, scorer labels) and every figure
       comparing them with gold stay out of the adjudication pages and reports while any queued item of
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
       detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
+    leakage_audit: the shortcut-leakage audit its keys carry in their manifest and release (None: none).
     """
 
     name: str
@@ -335,6 +369,8 @@ class ProtocolSpec:
     accepts_rejects: bool = False
     upload_label: str = ""
     shows_excerpts: bool = False
+    excerpt_role: str = "evidence"
+    excerpts_in_record_order: bool = False
     abstain: str = ""
     agreement_keys: tuple[str, ...] = ()
     gold_verdict: Mapping[str, str] = field(default_factory=dict)
@@ -364,6 +400,8 @@ class ProtocolSpec:
     generation_gates: bool = False
     detectors_sealed_until_decided: bool = False
     detector_bars: DetectorBars | None = None
+    decoy_set: str = ""
+    leakage_audit: LeakageAudit | None = None
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's
@@ -372,8 +410,10 @@ class ProtocolSpec:
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
     # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
-    # Gold values whose key entry carries the item's contradicted quote (others carry "").
+    # Gold values whose key entry carries the item's quote (others carry ""), and the content field it is
+    # read from: TWIST Track B's contradicted quote, Track C's proposed answer.
     quoted_gold: tuple[str, ...] = ()
+    quote_field: str = "contradicted_quote"
     # A candidate record in a release bundle: (record field, source) in order. A source is a content field
     # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
     # turn ids); a missing related object (a path through "__") exports as "".
@@ -510,6 +550,12 @@ class ProtocolSpec:
             return DISCUSS, "weigh the answers and notes"
         return self.suggest(self, gold, [a or {} for a in answers], reasons)
 
+    @property
+    def class_prefix(self) -> str:
+        """The protocol's name as the prefix of the classes (and so of the OpenAPI components) built from
+        its spec: "twist_b" -> "TwistB"."""
+        return self.name.title().replace("_", "")
+
     # --- items -------------------------------------------------------------------------------------------
     @property
     def content_fields(self) -> tuple[str, ...]:
@@ -553,6 +599,13 @@ class ProtocolSpec:
     def content_json_schema(self) -> dict:
         """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""
         return self.content.model_json_schema()
+
+    def content_field_schemas(self) -> dict[str, dict]:
+        """Each content field's JSON Schema, self-contained (nested schemas written in place of their
+        `$ref`): where the OpenAPI schema and a release's Croissant describe a content value. A field is
+        documented once, in the protocol's schema class."""
+        schema = self.content_json_schema()
+        return {name: inline_refs(value, schema.get("$defs", {})) for name, value in schema["properties"].items()}
 
     def blind_view(self, item) -> dict:
         """What an annotator may see of an item: built from the whitelist only (content fields read

@@ -20,6 +20,7 @@ from protocols.base import (
     CouncilFlag,
     CouncilPrompt,
     ItemContent,
+    LeakageAudit,
     Panel,
     ProtocolSpec,
     Question,
@@ -303,4 +304,5 @@ SPEC = ProtocolSpec(
     council_prompt=COUNCIL_PROMPT,
     council_flags=(CouncilFlag("q2", "no", "q2_no"), CouncilFlag("q3", "conflict", "q3_conflict", turn_key="q3turn")),
     generation_gates=True,
+    leakage_audit=LeakageAudit(text="draft", positive=CONTRADICTING),
 )

@@ -96,6 +96,23 @@ def outsider(db):
     return _user("outsider")
 
 
+TWIST_C_DEMO = Path(__file__).resolve().parents[1] / "demo" / "twist_c"
+
+
+@pytest.fixture
+def demo_chains():
+    """The demo's TWIST Track C chains (every family) in the item set "chains", over the version conv-c.tc1 of
+    the invented conversation conv-c. Uses the test's own database (plain or transactional)."""
+    from chains.importer import items_import_twist_c
+    from items.models import ItemSet
+    from items.services import corpus_import_locomo, corpus_import_version
+
+    corpus_import_locomo(path=TWIST_C_DEMO / "conv-c.json", external_id="conv-c")
+    corpus_import_version(path=TWIST_C_DEMO / "conv-c.tc1.json", version_of="conv-c")
+    items_import_twist_c(path=TWIST_C_DEMO / "items.jsonl", item_set_name="chains")
+    return ItemSet.objects.get(name="chains")
+
+
 @pytest.fixture
 def twist_corpus(db, shared_data):
     """The 10 released LoCoMo conversations and the 200 v1 candidates (with rejects)."""

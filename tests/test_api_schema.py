@@ -4,6 +4,7 @@ anything inside one) is an object of unknown shape."""
 import json
 from io import StringIO
 
+import pydantic
 import pytest
 from django.core.management import call_command
 
@@ -126,3 +127,26 @@ def test_partial_answers_are_patch_and_put_replaces(schema):
     answer = schema["paths"]["/api/annotation/assignments/{id}/answer/"]
     assert {"patch", "put"} <= set(answer)
     assert "Replace" in answer["put"]["summary"] and "merges" in answer["patch"]["summary"]
+
+
+def _schema_now() -> dict:
+    out = StringIO()
+    call_command("spectacular", "--format", "openapi-json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("protocol", [spec.name for spec in protocols.specs()])
+def test_a_blind_field_added_to_a_protocols_content_schema_is_documented_from_the_schema(protocol, monkeypatch):
+    spec = protocols.get(protocol)
+    extended = pydantic.create_model(
+        spec.content.__name__, __base__=spec.content,
+        weather=(str, pydantic.Field("", max_length=40, description="The weather the speakers mention.")),
+    )
+    monkeypatch.setitem(spec.__dict__, "content", extended)  # the spec is frozen: as a new schema class would
+    monkeypatch.setitem(spec.__dict__, "blind_fields", (*spec.blind_fields, "weather"))
+    item = _schema_now()["components"]["schemas"][f"Blind{spec.class_prefix}Item"]
+    assert item["properties"]["weather"] == {
+        "type": "string", "maxLength": 40, "description": "The weather the speakers mention.",
+    }
+    for name in set(spec.blind_fields) & set(spec.content_fields):
+        assert item["properties"][name]["description"] == spec.content.model_fields[name].description

@@ -79,8 +79,8 @@ def _takes_a_key_version(parser) -> bool:
                for a in parser._actions if "--version" not in a.option_strings)
 
 
-KEY_VERSION_COMMANDS = {"key_freeze", "key_derive", "key_export", "key_verify", "erratum_file", "reliability_pass",
-                        "score_import", "score_report", "leakage_audit"}
+KEY_VERSION_COMMANDS = {"key_freeze", "key_derive", "key_export", "key_verify", "key_publish", "erratum_file",
+                        "reliability_pass", "score_import", "score_report", "leakage_audit", "chain_score"}
 
 
 def test_the_commands_that_take_a_key_version_are_all_found():

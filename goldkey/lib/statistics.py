@@ -639,6 +639,19 @@ def wilson_interval(k: int, n: int, *, z: float = WILSON_Z) -> tuple[float, floa
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def newcombe_difference_interval(k1: int, n1: int, k2: int, n2: int, *, z: float = WILSON_Z) -> tuple[float, float]:
+    """Newcombe's hybrid score interval (his method 10) for the difference of two independent proportions
+    k1/n1 - k2/n2, built from each one's Wilson interval; clipped to [-1, 1]. Either n zero: (0, 0)."""
+    if n1 == 0 or n2 == 0:
+        return (0.0, 0.0)
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, z=z)
+    l2, u2 = wilson_interval(k2, n2, z=z)
+    d = p1 - p2
+    return (max(-1.0, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)),
+            min(1.0, d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)))
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact two-sided McNemar p: min(1, 2·P[X ≤ min(b, c)]) for X ~ Binomial(b + c, 1/2); 1 when b + c = 0.
     Exact integer arithmetic up to MCNEMAR_EXACT_LIMIT discordant pairs; beyond, the regularized

@@ -9,8 +9,10 @@ self-containment check and the coexistence-retention metric are Goldkey's own de
 authors' specification (docs/twist_c.md says which part is whose).
 
 Pure, like every protocol module: pydantic and the standard library, no app. Gates return reject reasons;
-the importer (after the item model is reshaped) prefixes FILE:LINE to the line validator's field errors and
-writes the reasons into the release's rejects. Not yet registered in `protocols.PROTOCOL_MODULES`.
+the importer (`chains.importer`) prefixes FILE:LINE to the line validator's field errors and writes the
+reasons into the release's rejects; the verification-as-seen gate runs through the council's client
+(`chains.gates`); decoy calibration `chains.decoys`, a run's scores `chains.scores`: all in
+the protocol's wing app `chains/`. Each is named here by dotted path, so no app branches on this protocol.
 
 This module holds the spec: the blind view, the questions, the queue rules and the key entry; `chain`
 holds the item schema and its gates, `decoys` the judge decoys built from chains, `metrics` a run's
@@ -33,10 +35,22 @@ from protocols.base import (
     ProtocolSpec,
     Question,
     Wording,
+    format_kappa,
     one_label_queue_rules,
 )
 from protocols.twist_b import SPEC as TWIST_B
-from protocols.twist_c.chain import CANNOT_TELL, COEXISTENCE, RELATIONS, SUPERSESSION, ChainItem, Step, Turn
+from protocols.twist_c.chain import (
+    CANNOT_TELL,
+    COEXISTENCE,
+    FAMILIES,
+    RELATIONS,
+    STEP_ROLE,
+    SUPERSESSION,
+    ChainContent,
+    ChainItem,
+    Step,
+    Turn,
+)
 
 # --- the blind view and the questions -------------------------------------------------------------------
 _TURN_ID = re.compile(r"^D(\d+):(\d+)$")
@@ -145,6 +159,22 @@ def key_entry(item: ChainItem) -> dict:
     }
 
 
+def agreement_summary(r: dict) -> list[str]:
+    """What `manage.py agreement` prints for a Track C campaign: q1 (the relation) over every item, then per
+    family."""
+    lines = [f"  q1 relation, all items: {format_kappa(r['q1'])} ({r['q1']['left_out']} left out: missing q1)"]
+    for family, s in r["strata"]["family"].items():
+        lines.append(f"    {family}: {format_kappa(s)}")
+    return lines
+
+
+def forest_rows(agreement: dict) -> list[tuple[str, dict]]:
+    """The agreement page's kappa forest: q1 over every item, then per family (with its catalog name)."""
+    rows = [("all items", agreement["q1"])]
+    rows += [(f"{name} ({FAMILIES.get(name, name)})", s) for name, s in agreement["strata"]["family"].items()]
+    return rows
+
+
 COUNCIL_PHASE1 = """You see the dated turns of a conversation record that a memory system would retrieve, a question
 and a proposed answer.
 
@@ -152,7 +182,7 @@ Turns:
 {excerpts}
 
 Question: {question}
-Proposed answer: {proposed_answer}
+Proposed answer: {answer}
 
 q1: Do the turns show one belief replacing another ("supersession") or are both still true ("coexistence")?
 An acknowledged revision counts as a supersession. "cannot-tell" if the turns do not say.
@@ -162,9 +192,6 @@ q3: Does each turn state its belief by itself? "yes"/"no". Optional "q1note".
 Reply with ONLY a JSON object of this shape (lists give the allowed values):
 {schema_marker} {schema}"""
 
-# Not registered yet: the fields that name Item columns (blind_fields, hidden_fields, key_fields,
-# candidate_fields), the importer and the templates are set when the item model gives every protocol its
-# content (docs/twist_c.md, "Wiring").
 SPEC = ProtocolSpec(
     name="twist_c",
     label="TWIST Track C (belief supersession)",
@@ -179,9 +206,17 @@ SPEC = ProtocolSpec(
         source_datasets=("original", "extended|locomo"),
         citation=TWIST_B.benchmark.citation,  # one paper proposes every track
     ),
+    importer="chains.importer.items_import_twist_c",
+    upload_label="TWIST Track C chain queries (JSONL, Goldkey's shape)",
     version="twist-c/1",
-    blind_fields=(),
-    hidden_fields=("external_id", "content"),
+    content=ChainContent,
+    # The question and the proposed answer; the turns come as excerpts (the step citations, in record order).
+    # Never the family, the step values or the superseded values, nor the id.
+    blind_fields=("question", "answer"),
+    hidden_fields=("external_id", "gold_label", "family", "step_values", "superseded"),
+    shows_excerpts=True,
+    excerpt_role=STEP_ROLE,
+    excerpts_in_record_order=True,
     questions=QUESTIONS,
     primary_key="q1",
     abstain=CANNOT_TELL,
@@ -189,11 +224,44 @@ SPEC = ProtocolSpec(
     gold_values=RELATIONS,
     answer_file=AnswerFile(layout="document", stem="answers", suffix=".json"),
     conventions=CONVENTIONS,
+    item_template="annotation/item_twist_c.html",
     reasons=REASONS,
     queue_rules=queue_rules,
     suggest=suggest,
     agreement_figures="gold_verdict",
+    agreement_summary=agreement_summary,
+    forest_rows=forest_rows,
+    agreement_template="adjudication/_agreement_twist_c.html",
+    agreement_main="q1",
+    adjudication_template="adjudication/_item_twist_c.html",
+    # A frozen key's entry: the relation, the family, the chain (its step turns, in chain order) and the
+    # gold answer (the entry's quote); the release's candidates add the step values and the superseded values.
+    key_fields=(
+        ("id", "external_id"),
+        ("relation", "gold"),
+        ("family", "family"),
+        ("chain", "evidence"),
+        ("gold", "quote"),
+        ("provenance", "provenance"),
+    ),
+    quoted_gold=RELATIONS,
+    quote_field="answer",
+    candidate_fields=(
+        ("id", "external_id"),
+        ("conversation_version", "conversation__external_id"),
+        ("conversation", "conversation__version_of__external_id"),
+        ("family", "family"),
+        ("relation", "gold_label"),
+        ("question", "question"),
+        ("gold", "answer"),
+        ("chain", "evidence"),
+        ("step_values", "step_values"),
+        ("superseded", "superseded"),
+    ),
     wording=Wording(forest_caption=" overall and per family", confusion_caption=" (q1, all items)"),
     council_prompt=CouncilPrompt(name="twist-c-v1", system=COUNCIL_SYSTEM, phase1=COUNCIL_PHASE1),
-    generation_gates=True,
+    # Track B's generation gates (recipient, quote, evidence ids) do not apply: a chain's deterministic gates
+    # run at import, and its verification-as-seen gate is `chains.gates.chain_verification_run`.
+    generation_gates=False,
+    decoy_set="chains.decoys.chain_calibration_set",
 )

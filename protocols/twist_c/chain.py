@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from protocols.base import ItemContent
+
 # --- families and query kinds (SCENARIOS.md, exact names) ------------------------------------------------
 C1, C2, C3, C4, HN_C1 = "C1", "C2", "C3", "C4", "HN-C1"
 FAMILIES = {
@@ -91,12 +93,55 @@ def validate_line(text: str) -> tuple[ChainItem | None, list[str]]:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
         return None, [f"line: not valid JSON ({str(error)[:80]})"]
+    return validate_record(data)
+
+
+def validate_record(data: object) -> tuple[ChainItem | None, list[str]]:
+    """`validate_line` of a line already read as JSON (the importer reads lines with the hostile-input
+    limits every import has)."""
     if not isinstance(data, dict):
         return None, [f"line: must be a JSON object, got {type(data).__name__}"]
     try:
         return ChainItem.model_validate(data), []
     except ValidationError as error:
         return None, [f"{_field_name(e['loc'])}: {e['msg']}" for e in error.errors()]
+
+
+# --- the stored item ---------------------------------------------------------------------------------------
+# Where a line goes once imported: `id` → the item's external id, `conversation_version` → its conversation
+# (a version of `conversation`), `family` → its family, the chain's relation → its gold label; each step →
+# a citation of its turn in the role "step" at its chain position; the rest → the content below.
+STEP_ROLE = "step"
+
+
+class ChainContent(ItemContent):
+    """A Track C item's content (docs/twist_c.md): the query, the proposed gold answer and the chain's values.
+    The step values and the superseded values are hidden: an annotator judges the turns, not a labelled
+    answer key."""
+
+    question: str = Field("", description="The query asked over the chain.")
+    answer: str = Field("", description="The proposed gold answer, shown to annotators as the answer to validate.")
+    step_values: list[str] = Field(default_factory=list, description="The belief value each chain step states, in chain order (hidden).")
+    superseded: list[str] = Field(default_factory=list, description="The superseded values, in order; none for coexisting facts (hidden).")
+
+
+def content_of_line(item: ChainItem) -> dict:
+    return {"question": item.question, "answer": item.gold, "step_values": [s.value for s in item.steps],
+            "superseded": list(item.superseded)}
+
+
+def chain_item(*, external_id: str, family: str, conversation: str, conversation_version: str, content: Mapping,
+               cited: Sequence[Mapping]) -> ChainItem:
+    """The chain item of a stored item: its columns, its content and its step citations in chain order
+    (each {"turn_id", "date", "speaker", "text"}), as the import line gave them."""
+    values = list(content.get("step_values") or [])
+    steps = [Step.model_construct(turn_id=c["turn_id"], date=c["date"], speaker=c["speaker"], text=c["text"],
+                                  value=values[n] if n < len(values) else "") for n, c in enumerate(cited)]
+    return ChainItem.model_construct(
+        id=external_id, conversation=conversation, conversation_version=conversation_version, family=family,
+        question=content.get("question", ""), gold=content.get("answer", ""), steps=steps,
+        superseded=list(content.get("superseded") or []),
+    )
 
 
 # --- conversation versions ------------------------------------------------------------------------------

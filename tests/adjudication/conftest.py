@@ -14,7 +14,7 @@ from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.services import council_votes_import
 from goldkey import roles
-from items.models import Item, ItemKind
+from items.models import Item
 from items.services import item_set_get_or_create
 from keys import triggers as key_triggers
 from tests.conftest import _user, close_campaign
@@ -159,16 +159,16 @@ def make_twist_campaign(annotators, answers: dict, *, slug="small", seed=7, gold
     """A TWIST campaign over synthetic items. `answers` maps an item id to the two annotators' values
     ({} = not answered); `gold` maps an item id to its gold type (default contradicting)."""
     from annotation.models import Answer, Assignment
-    from items.models import Item, ItemKind
+    from items.models import Item
     from items.parsing import batch_of
     from items.services import item_set_get_or_create
 
-    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name=f"synthetic {slug}", kind="twist")
     gold = gold or {}
     Item.objects.bulk_create(
         Item(
             item_set=item_set,
-            kind=ItemKind.TWIST,
+            kind="twist",
             external_id=item_id,
             recipient="Caroline",
             draft=f"Draft {item_id}",
@@ -225,9 +225,9 @@ SKILL = {"A": 0.9, "B": 0.75, "C": 0.55, "D": 0.8}  # how often each annotator g
 def rated_campaign(annotators, *, per_item: int, n: int = 36, slug: str = "three", close: bool = True):
     """A TWIST campaign whose answers follow each annotator's SKILL (seeded per annotator and item), its
     queue decided: every queued item kept, except the first, dropped."""
-    item_set = item_set_get_or_create(name=f"raters {slug}", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name=f"raters {slug}", kind="twist")
     Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-7:v1b{i:02d}", gold_label=TYPES[i % 3],
+        Item(item_set=item_set, kind="twist", external_id=f"conv-7:v1b{i:02d}", gold_label=TYPES[i % 3],
              recipient="Ana", draft=f"Draft {i}", history_turns=500, family="F")
         for i in range(n)
     )

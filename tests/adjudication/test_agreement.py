@@ -19,7 +19,7 @@ from adjudication.models import Decision
 from annotation.models import Answer, Assignment
 from annotation.services import campaign_create
 from goldkey import roles
-from items.models import Item, ItemKind
+from items.models import Item
 from items.services import item_set_get_or_create
 from tests.adjudication.conftest import AGREE, DISAGREE, SKILL, VERDICT, make_twist_campaign, rated_campaign
 from tests.conftest import _user, close_campaign
@@ -164,9 +164,10 @@ def test_an_author_annotating_a_three_annotator_campaign_is_refused_its_figures_
 ):
     campaign = rated_campaign([author, annotator_a, annotator_b], per_item=2, close=False)
     client.force_login(author)
-    assert client.get(f"/api/adjudication/{campaign.slug}/agreement/").status_code == 403
-    assert client.get(reverse("adjudication:agreement-csv", args=[campaign.slug])).status_code == 403
-    assert client.get(reverse("adjudication:agreement", args=[campaign.slug])).status_code == 403
+    # Blind to items they still label: 404, as if the figures did not exist (a 403 would say they do).
+    assert client.get(f"/api/adjudication/{campaign.slug}/agreement/").status_code == 404
+    assert client.get(reverse("adjudication:agreement-csv", args=[campaign.slug])).status_code == 404
+    assert client.get(reverse("adjudication:agreement", args=[campaign.slug])).status_code == 404
 
 
 def test_pair_heat_table_and_gold_bars_escape_names():
@@ -189,9 +190,9 @@ def test_three_annotator_lapse_campaign_reports_fleiss_for_both_figures_and_each
     client, author, annotator_a, annotator_b, annotator_c
 ):
     labels = ["PROCEED", "HEDGE", "TEMPLATE", "PROCEED-WITH-CAVEAT"]
-    item_set = item_set_get_or_create(name="lapse raters", kind=ItemKind.LAPSE)
+    item_set = item_set_get_or_create(name="lapse raters", kind="lapse")
     items = Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.LAPSE, external_id=f"b{i:02d}") for i in range(30)
+        Item(item_set=item_set, kind="lapse", external_id=f"b{i:02d}") for i in range(30)
     )
     truth = {item.id: labels[i % 4 if i % 5 else 0] for i, item in enumerate(items)}
     campaign = campaign_create(slug="lapse3", item_set=item_set, annotators=[annotator_a, annotator_b, annotator_c],

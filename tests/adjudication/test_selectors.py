@@ -79,12 +79,11 @@ def test_agreement_pairs_each_items_own_two_annotators_when_three_rotate(annotat
     from adjudication.agreement import campaign_agreement
     from annotation.models import Answer, Assignment
     from annotation.services import campaign_create
-    from items.models import ItemKind
     from items.services import item_set_get_or_create
 
-    item_set = item_set_get_or_create(name="rotating", kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name="rotating", kind="twist")
     Item.objects.bulk_create(
-        Item(item_set=item_set, kind=ItemKind.TWIST, external_id=f"conv-5:v1b{i}", gold_label="aligned") for i in range(6)
+        Item(item_set=item_set, kind="twist", external_id=f"conv-5:v1b{i}", gold_label="aligned") for i in range(6)
     )
     campaign = campaign_create(slug="rot", item_set=item_set, annotators=[annotator_a, annotator_b, author], per_item=2, seed=3)
     Answer.objects.bulk_create(

@@ -4,16 +4,16 @@ that a blindness test can search response bodies for it."""
 import pytest
 
 from annotation.services import campaign_create
-from items.models import Conversation, Evidence, GoldType, Item, ItemKind, Session, Turn
+from items.models import Conversation, Evidence, Item, Session, Turn
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 
-TYPES = [GoldType.CONTRADICTING, GoldType.ALIGNED, GoldType.HARD_NEGATIVE]
+TYPES = ["contradicting", "aligned", "hard_negative"]
 
 
 def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str = "conv-x", crisis: int = 0):
     """n synthetic TWIST items in one conversation (types rotate), each citing one turn of Caroline."""
-    item_set = item_set_get_or_create(name=name, kind=ItemKind.TWIST)
+    item_set = item_set_get_or_create(name=name, kind="twist")
     conversation, _ = Conversation.objects.get_or_create(
         external_id=conversation_id, defaults={"speaker_a": "Caroline", "speaker_b": "Melanie"}
     )
@@ -35,14 +35,14 @@ def make_twist_items(n: int, name: str = "synthetic twist", conversation_id: str
     items = Item.objects.bulk_create(
         Item(
             item_set=item_set,
-            kind=ItemKind.TWIST,
+            kind="twist",
             external_id=f"{conversation_id}:s{i:05d}",
             conversation=conversation,
             recipient="Caroline",
             draft=f"Visible draft number {i}",
             gold_label=TYPES[i % 3],
             family=f"SECRET-FAMILY-{conversation_id}-{i}",
-            contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == GoldType.CONTRADICTING else "",
+            contradicted_quote=f"SECRET-QUOTE-{conversation_id}-{i}" if TYPES[i % 3] == "contradicting" else "",
             rationale=f"SECRET-RATIONALE-{conversation_id}-{i}",
             history_turns=400,
             batch="s",
@@ -102,6 +102,42 @@ def make_judged_items(n: int, name: str = "synthetic judged"):
     return item_set
 
 
+def make_chain_items(n: int, name: str = "synthetic chains", conversation_id: str = "conv-y"):
+    """n synthetic TWIST Track C items over a version of one conversation, each citing two turns as its
+    chain steps; their family, step values and superseded values carry the marker."""
+    item_set = item_set_get_or_create(name=name, kind="twist_c")
+    original, _ = Conversation.objects.get_or_create(
+        external_id=conversation_id, defaults={"speaker_a": "Noor", "speaker_b": "Elias"}
+    )
+    version, _ = Conversation.objects.get_or_create(
+        external_id=f"{conversation_id}.tc1", defaults={"speaker_a": "Noor", "speaker_b": "Elias", "version_of": original}
+    )
+    session, _ = Session.objects.get_or_create(
+        conversation=version, number=1, defaults={"date_time_raw": "9:05 am on 4 February, 2025"}
+    )
+    start = Turn.objects.filter(conversation=version).count()
+    turns = Turn.objects.bulk_create(
+        Turn(conversation=version, session=session, dia_id=f"D1:{start + i + 1}", speaker="Noor",
+             text=f"visible chain turn {start + i}", order=start + i)
+        for i in range(2 * n)
+    )
+    items = Item.objects.bulk_create(
+        Item(
+            item_set=item_set, kind="twist_c", external_id=f"{conversation_id}:c{i:05d}", conversation=version,
+            gold_label="coexistence" if i % 4 == 3 else "supersession", family=f"SECRET-FAMILY-C{i}",
+            question=f"Visible chain question {i}?", answer=f"Visible proposed answer {i}",
+            step_values=[f"SECRET-VALUE-{i}-0", f"SECRET-VALUE-{i}-1"],
+            superseded=[] if i % 4 == 3 else [f"SECRET-SUPERSEDED-{i}"],
+        )
+        for i in range(n)
+    )
+    Evidence.objects.bulk_create(
+        Evidence(item=item, turn=turns[2 * i + step], role="step", position=step)
+        for i, item in enumerate(items) for step in (0, 1)
+    )
+    return item_set
+
+
 @pytest.fixture
 def twist_set(db):
     return make_twist_items(6)
@@ -130,11 +166,13 @@ def answer_all_phase1(enrollment, q1="consistent", finish=True):
 
     spec = protocols.get(enrollment.campaign.protocol)
     key = spec.primary_key
-    value = q1 if key == "q1" else spec.primary_choices[0]  # Lapse: PROCEED
+    value = q1 if q1 in spec.primary_choices else spec.primary_choices[0]  # Lapse: PROCEED
+    # Every other Phase 1 choice question (Track C asks three) gets its first choice.
+    values = {q.key: q.choices[0] for q in spec.asked(1) if q.choices is not None} | {key: value}
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
         if assignment.crisis and enrollment.crisis_declined_at:
             continue
-        answer_save(assignment=assignment, values={key: value})
+        answer_save(assignment=assignment, values=values)
     if finish:
         phase1_finish(enrollment=enrollment)
 
@@ -143,7 +181,7 @@ def answer_all_phase2(enrollment):
     from annotation.services import answer_save
 
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
-        if assignment.item.gold_label == GoldType.CONTRADICTING:
+        if assignment.item.gold_label == "contradicting":
             values = {"q2": "yes", "q2quote": "yes"}
         else:
             values = {"q3": "clean"}

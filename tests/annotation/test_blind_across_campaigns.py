@@ -24,6 +24,7 @@ from tests.annotation.conftest import (
     answer_all_phase1,
     answer_all_phase2,
     enrollment_of,
+    make_chain_items,
     make_judged_items,
     make_lapse_items,
     make_twist_items,
@@ -32,7 +33,7 @@ from tests.annotation.test_blindness import _body, _pools, candidate_urls
 
 pytestmark = pytest.mark.django_db
 
-MAKERS = {"twist_b": make_twist_items, "lapse": make_lapse_items, "judged": make_judged_items}
+MAKERS = {"twist_b": make_twist_items, "lapse": make_lapse_items, "judged": make_judged_items, "twist_c": make_chain_items}
 # Only the first campaign's unblinded material carries these: the second campaign's own pages never do.
 FIRST = re.compile(r"SECRET-(?:FIRST|COUNCIL|DECISION|SCORER)[\w-]*")
 
@@ -41,7 +42,7 @@ def _first_campaign(protocol: str, item_set, annotators, author) -> str:
     """Annotated (notes marked), council-voted, closed, decided (notes marked), frozen and published."""
     spec = protocols.get(protocol)
     campaign = campaign_create(slug=f"first-{protocol}", item_set=item_set, annotators=annotators, per_item=2, seed=5)
-    note_key = "p2note" if protocol == "twist_b" else "notes"
+    note_key = spec.note_key(spec.phases[-1])  # the last phase's note: p2note, notes, q1note
     for user in annotators:
         enrollment = enrollment_of(campaign, user)
         answer_all_phase1(enrollment, q1="contradicts")
@@ -91,7 +92,7 @@ def _surfaces(slug: str, version: str, item_id: int) -> list[str]:
         f"/api/council/runs/?campaign={slug}",
         reverse("keys:detail", args=[version]), reverse("keys:jsonl", args=[version]),
         reverse("keys:download", args=[version]), reverse("keys:errata-feed", args=[version]),
-        reverse("keys:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/",
+        reverse("scoring:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/",
     ]
 
 

@@ -5,13 +5,15 @@ slugs of the fixture objects, GET each URL as an annotator — following nothing
 every write method (POST, PUT, PATCH, DELETE) to every pattern with a valid, an invalid and a stale
 body, so that refusals, validation errors and conflicts are searched too.
 
-Every hidden value in the fixtures carries the marker "SECRET-": each item's rationale and family,
+Every hidden value in the fixtures carries the marker "SECRET-": each item's rationale and family, a
+Track C chain's step values and superseded values,
 the contradicted quote, the other annotator's notes, Lapse condition metadata, a judged answer's judge
 model, run, question date and superseded value, council vote notes, adjudication notes and generation
 rejects. (A judged answer's question_id is searched for by the id walks, like every item id.)"""
 
 import itertools
 import re
+from collections.abc import Iterator
 from urllib.parse import quote, unquote
 
 import pytest
@@ -20,6 +22,7 @@ from django.urls import URLResolver, get_resolver, resolve
 from django.urls.exceptions import Resolver404
 from django.utils.regex_helper import normalize
 
+import protocols
 from annotation.models import Answer, Assignment, Campaign, Enrollment
 from annotation.services import answer_save, campaign_create, campaign_guidelines_set, enrollment_submit
 from items.models import GenerationReject, Item, ItemSet
@@ -27,6 +30,7 @@ from tests.annotation.conftest import (
     answer_all_phase1,
     answer_all_phase2,
     enrollment_of,
+    make_chain_items,
     make_judged_items,
     make_lapse_items,
     make_twist_items,
@@ -67,6 +71,22 @@ def _pool_for(name: str, pools: dict) -> list:
     return pools["slugs"] + pools["strings"] + pools["ints"]
 
 
+def _every_first_value_in_turn(pools: list) -> Iterator[tuple]:
+    """The product of the pools, taking each value of the first pool in turn (campaign A's position 1,
+    campaign B's position 1, …, then each one's position 2): a per-pattern cap then cuts every campaign's
+    tail, never a whole campaign — whose turn would otherwise depend on how many ids the database holds."""
+    first, rest = pools[0], pools[1:]
+    runs = [itertools.product([value], *rest) for value in first]
+    while runs:
+        alive = []
+        for run in runs:
+            combo = next(run, None)
+            if combo is not None:
+                yield combo
+                alive.append(run)
+        runs = alive
+
+
 def candidate_urls(pools: dict, limit=None):
     """Concrete URLs for every pattern; `limit(fmt)` caps how many per pattern (default: the walk's caps)."""
     seen = set()
@@ -75,7 +95,7 @@ def candidate_urls(pools: dict, limit=None):
         if not cap:
             continue
         combos = (
-            (dict(zip(params, values, strict=True)) for values in itertools.product(*(_pool_for(p, pools) for p in params)))
+            (dict(zip(params, values, strict=True)) for values in _every_first_value_in_turn([_pool_for(p, pools) for p in params]))
             if params
             else [{}]
         )
@@ -107,17 +127,21 @@ def world(db, annotator_a, annotator_b, author):
                             per_item=2, seed=3)
     judged = campaign_create(slug="jd", item_set=make_judged_items(6), annotators=[annotator_a, annotator_b, author],
                              per_item=2, seed=5)
-    for campaign in (twist, lapse, judged):
+    chains = campaign_create(slug="tc", item_set=make_chain_items(6), annotators=[annotator_a, annotator_b, author],
+                             per_item=2, seed=7)
+    for campaign in (twist, lapse, judged, chains):
         other = enrollment_of(campaign, annotator_b)
         answer_all_phase1(other)
         if campaign.protocol == "twist_b":
             answer_all_phase2(other)
         for assignment in other.assignments.select_related("item", "enrollment__campaign"):
-            note_key = "p2note" if campaign.protocol == "twist_b" else "notes"
+            spec = protocols.get(campaign.protocol)
+            note_key = spec.note_key(spec.phases[-1])  # the last phase's note: p2note, notes, q1note
             answer_save(assignment=assignment, values={note_key: f"SECRET-OTHER-NOTE-{assignment.pk}"})
         enrollment_submit(enrollment=other)
         mine = enrollment_of(campaign, annotator_a).assignments.select_related("item", "enrollment__campaign")
-        first = {"twist_b": {"q1": "cannot-tell"}, "lapse": {"label": "HEDGE"}, "judged": {"verdict": "incorrect"}}
+        first = {"twist_b": {"q1": "cannot-tell"}, "lapse": {"label": "HEDGE"}, "judged": {"verdict": "incorrect"},
+                 "twist_c": {"q1": "cannot-tell"}}
         answer_save(assignment=mine.first(), values=first[campaign.protocol])
     member = CouncilMember.objects.create(name="council-gpt")
     for item in Item.objects.filter(item_set=twist.item_set):
@@ -138,7 +162,7 @@ def world(db, annotator_a, annotator_b, author):
         record={"rationale": "SECRET-REJECT-RATIONALE"}, evidence_text=["SECRET-REJECT-EXCERPT"],
         verdict="SECRET-REJECT-VERDICT", dropped_by="verify",
     )
-    return {"twist": twist, "lapse": lapse, "judged": judged}
+    return {"twist": twist, "lapse": lapse, "judged": judged, "chains": chains}
 
 
 def _pools() -> dict:

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from council.leakage import leakage_audit, loco_predictions
+from council.leakage import _vectorizer, leakage_audit, loco_predictions, loco_predictions_counted
 from goldkey.errors import ApplicationError
 from items.models import Item
 
@@ -111,3 +111,42 @@ def test_the_audit_on_the_released_candidates_is_labelled_and_matches_the_hand_w
     assert result["scope"] == "candidates"
     assert result["items"] == 200 and result["folds"] == 10
     assert result["contradicting_recall"] == pytest.approx(recall, abs=1e-4)
+
+
+def _signal_rows(seed: int, n: int, conversations: int) -> list[tuple[str, bool, str]]:
+    """Random drafts whose contradicting ones lean on a few words, so that the folds predict both ways."""
+    rng = random.Random(seed)
+    common = [f"w{i}" for i in range(60)] + ["it's", "won't"]
+    leaning = ["sadly", "never", "didn't"]
+    rows = []
+    for _ in range(n):
+        positive = rng.random() < 0.35
+        words = [rng.choice(common) for _ in range(rng.randint(1, 15))]
+        if positive and rng.random() < 0.7:
+            words.append(rng.choice(leaning))
+        if rng.random() < 0.1:
+            words.append(f"rare{rng.randint(0, 10_000)}")  # a word only one fold holds
+        rows.append((" ".join(words), positive, f"c{rng.randint(0, conversations - 1)}"))
+    return rows
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_counted_folds_predict_exactly_what_refitting_each_fold_predicts(seed):
+    rows = _signal_rows(seed, 400, 9)
+    drafts = [d for d, _, _ in rows]
+    y = np.array([p for _, p, _ in rows], dtype=int)
+    groups = np.array([c for _, _, c in rows])
+    counted = loco_predictions_counted(_vectorizer().fit_transform(drafts), y, groups)
+    plain = loco_predictions(drafts, y, groups)
+    assert 0 < plain.sum() < len(plain)  # both ways, or the comparison shows nothing
+    assert counted.tolist() == plain.tolist()
+
+
+def test_the_counted_folds_equal_refitting_on_the_released_candidates(shared_data):
+    records = [json.loads(line) for line in shared_data("twist-v1", "track_b_items_v1_candidates.jsonl").open()]
+    drafts = [r["draft"] for r in records]
+    y = np.array([r["type"] == "contradicting" for r in records], dtype=int)
+    groups = np.array([r["conv"] for r in records])
+    counted = loco_predictions_counted(_vectorizer().fit_transform(drafts), y, groups)
+    assert counted.tolist() == loco_predictions(drafts, y, groups).tolist()
+    assert counted.sum() > 0

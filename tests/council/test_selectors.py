@@ -11,27 +11,27 @@ from tests.council.conftest import COUNCIL_FILES
 
 
 def test_every_member_matching_gold_is_unanimous_match():
-    assert band_for("contradicts", ["contradicts"] * 3) == "unanimous_match"
+    assert band_for("contradicts", ["contradicts"] * 3, protocol="twist_b") == "unanimous_match"
 
 
 def test_abstentions_are_not_votes_against_gold():
-    assert band_for("contradicts", ["contradicts", "cannot-tell", "cannot-tell"]) == "abstain_heavy"
+    assert band_for("contradicts", ["contradicts", "cannot-tell", "cannot-tell"], protocol="twist_b") == "abstain_heavy"
 
 
 def test_two_of_three_opposite_votes_are_majority_against():
-    assert band_for("consistent", ["contradicts", "contradicts", "consistent"]) == "majority_against"
+    assert band_for("consistent", ["contradicts", "contradicts", "consistent"], protocol="twist_b") == "majority_against"
 
 
 def test_two_of_three_matching_votes_are_majority_match():
-    assert band_for("consistent", ["consistent", "cannot-tell", "consistent"]) == "majority_match"
+    assert band_for("consistent", ["consistent", "cannot-tell", "consistent"], protocol="twist_b") == "majority_match"
 
 
 def test_a_missing_vote_prevents_unanimous_match():
-    assert band_for("consistent", ["consistent", "consistent", None]) == "majority_match"
+    assert band_for("consistent", ["consistent", "consistent", None], protocol="twist_b") == "majority_match"
 
 
 def test_q2_no_and_q3_conflict_are_flagged_per_member():
-    flags = flags_for({"m1": {"q2": "no"}, "m2": {"q3": "conflict", "q3turn": "D3:4"}, "m3": {"q2": "yes"}})
+    flags = flags_for({"m1": {"q2": "no"}, "m2": {"q3": "conflict", "q3turn": "D3:4"}, "m3": {"q2": "yes"}}, protocol="twist_b")
     assert flags == [
         {"member": "m1", "flag": "q2_no", "turn": ""},
         {"member": "m2", "flag": "q3_conflict", "turn": "D3:4"},

@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Assignment, Campaign, Enrollment
-from demo.management.commands.load_demo import ACCOUNTS, LAPSE_SET, TWIST_SET, demo_dir
-from items.models import Conversation, Evidence, GenerationReject, Item, ItemKind, Turn
+from demo.management.commands.load_demo import ACCOUNTS, CHAINS_SET, LAPSE_SET, TWIST_SET, demo_dir
+from items.models import Conversation, Evidence, GenerationReject, Item, Turn
 
 FAMILIES = {
     "B1 invented-activity",
@@ -52,6 +52,7 @@ def test_loading_the_demo_twice_changes_no_count():
     assert counts() == first
     assert second_report["twist_items"]["created"] == 0
     assert second_report["lapse_items"]["created"] == 0
+    assert second_report["chain_items"]["created"] == 0
     assert second_report["users_created"] == []
     assert second_report["campaigns_created"] == []
 
@@ -59,16 +60,28 @@ def test_loading_the_demo_twice_changes_no_count():
 @pytest.mark.django_db
 def test_demo_loads_every_line_of_its_files():
     load_demo()
-    assert Conversation.objects.count() == len(list((demo_dir() / "locomo").glob("*.json")))
+    # The LoCoMo folder's conversations, and Track C's invented conversation with its version.
+    assert Conversation.objects.count() == len(list((demo_dir() / "locomo").glob("*.json"))) + 2
     assert Item.objects.filter(item_set__name=TWIST_SET).count() == len(jsonl_lines("twist_items.jsonl"))
     assert GenerationReject.objects.count() == len(jsonl_lines("twist_rejects.jsonl"))
     assert Item.objects.filter(item_set__name=LAPSE_SET).count() == len(jsonl_lines("lapse_items.jsonl"))
+    assert Item.objects.filter(item_set__name=CHAINS_SET).count() == len(jsonl_lines("twist_c/items.jsonl"))
+
+
+@pytest.mark.django_db
+def test_demo_track_c_set_is_its_own_campaign_over_a_conversation_version_with_every_family():
+    load_demo()
+    campaign = Campaign.objects.get(slug="demo-twist-c")
+    assert campaign.protocol == "twist_c" and campaign.item_set.name == CHAINS_SET
+    items = Item.objects.filter(item_set__name=CHAINS_SET).select_related("conversation__version_of")
+    assert {i.family for i in items} == {"C1", "C2", "C3", "C4", "HN-C1"}
+    assert {(i.conversation.external_id, i.conversation.version_of.external_id) for i in items} == {("conv-c.tc1", "conv-c")}
 
 
 @pytest.mark.django_db
 def test_demo_twist_items_cover_the_three_types_and_every_family():
     load_demo()
-    twist = Item.objects.filter(kind=ItemKind.TWIST)
+    twist = Item.objects.filter(kind="twist")
     assert set(twist.values_list("gold_label", flat=True)) == {"contradicting", "aligned", "hard_negative"}
     assert set(twist.values_list("family", flat=True)) == FAMILIES
 
@@ -76,7 +89,7 @@ def test_demo_twist_items_cover_the_three_types_and_every_family():
 @pytest.mark.django_db
 def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
     load_demo()
-    items = Item.objects.filter(kind=ItemKind.TWIST).prefetch_related("evidence__turn")
+    items = Item.objects.filter(kind="twist").prefetch_related("evidence__turn")
     for item in items:
         turns = [ev.turn for ev in item.evidence.all()]
         assert turns, item.external_id
@@ -91,14 +104,14 @@ def test_demo_evidence_is_spoken_by_the_recipient_and_quotes_are_verbatim():
 @pytest.mark.django_db
 def test_demo_history_length_is_the_conversation_length():
     load_demo()
-    for item in Item.objects.filter(kind=ItemKind.TWIST).select_related("conversation"):
+    for item in Item.objects.filter(kind="twist").select_related("conversation"):
         assert item.history_turns == Turn.objects.filter(conversation=item.conversation).count(), item.external_id
 
 
 @pytest.mark.django_db
 def test_demo_lapse_items_cover_the_five_behaviour_labels_and_keep_metadata_hidden():
     load_demo()
-    lapse = list(Item.objects.filter(kind=ItemKind.LAPSE))
+    lapse = list(Item.objects.filter(kind="lapse"))
     assert {item.hidden["cascade"] for item in lapse} == BEHAVIOUR_LABELS
     for item in lapse:
         assert item.key_fact and item.request and item.response

@@ -35,7 +35,7 @@ def test_goldkey_status_json_reports_the_released_data_in_the_issue_shape(shared
         for k, v in json.loads(f.read_text()).items()
         if k.startswith("session_") and isinstance(v, list)
     )
-    assert status["items"] == {"twist": 200 + 153, "lapse": 388, "judged": 0}
+    assert status["items"] == {"twist": 200 + 153, "lapse": 388, "judged": 0, "twist_c": 0}
     v0_types = [json.loads(line)["type"] for line in shared_data("twist-v1", V0).read_text().splitlines() if line.strip()]
     assert status["items_by_type"] == {
         "aligned": 62 + v0_types.count("aligned"),
@@ -51,7 +51,7 @@ def test_goldkey_status_json_reports_the_released_data_in_the_issue_shape(shared
 
 def test_goldkey_status_on_an_empty_database_reports_zeros():
     status = json.loads(run("goldkey_status", "--json"))
-    assert status == {"conversations": 0, "turns": 0, "items": {"twist": 0, "lapse": 0, "judged": 0}, "items_by_type": {}, "item_sets": {}}
+    assert status == {"conversations": 0, "turns": 0, "items": {"twist": 0, "lapse": 0, "judged": 0, "twist_c": 0}, "items_by_type": {}, "item_sets": {}}
 
 
 def test_goldkey_status_prints_a_human_summary(small_corpus, twist_file):

@@ -100,7 +100,7 @@ def test_keys_of_every_protocol_verify_and_export_the_same_bytes_across_the_move
     assert (question, answer) == ("What is my current personal best for the 5k?", "24 minutes") and hypothesis
 
     migrate_to_latest()
-    # Every field, stored (a judged answer's question and gold answer in its shared context: items 0009).
+    # Every field, stored (a judged answer's question and gold answer in its shared context: items 0010).
     assert {item.external_id: _content_fields(item) for item in Item.objects.all()} == {
         external_id: {k: v for k, v in content.items() if k in protocols.of_item(Item.objects.get(external_id=external_id)).content_fields}
         for external_id, content in contents.items()
@@ -111,9 +111,9 @@ def test_keys_of_every_protocol_verify_and_export_the_same_bytes_across_the_move
         assert _export(key.version, tmp_path / "after" / key.version) == before[key.version], key.version
 
 
-# --- items 0009: a judged answer's question moves into a shared context ------------------------------
+# --- items 0010: a judged answer's question moves into a shared context ------------------------------
 
-BEFORE_CONTEXTS = [("items", "0008_item_columns_dropped")]
+BEFORE_CONTEXTS = [("items", "0009_citation_roles_and_conversation_versions")]
 
 
 def _triggers() -> set[tuple[str, str]]:

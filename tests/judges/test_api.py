@@ -2,8 +2,10 @@
 rubric the judge gets, the question's date; never the judge's label, model, run or the question_id."""
 
 import json
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -36,3 +38,13 @@ def test_the_api_item_carries_the_rubric_of_its_type_and_nothing_hidden(judged_s
         assert "judge" not in body  # no label, no model, not even the word
         if hidden.get("judge"):
             assert hidden["judge"]["judge_model"] not in body
+
+
+def test_the_agreement_api_serves_a_judged_campaign_as_the_command_prints_it(client, labelled, author):
+    out = StringIO()
+    call_command("agreement", labelled.slug, "--json", stdout=out)
+    client.force_login(author)
+    response = client.get(f"/api/adjudication/{labelled.slug}/agreement/")
+    assert response.status_code == 200
+    assert response.json() == json.loads(out.getvalue())
+    assert response.json()["protocol"] == judged.SPEC.name

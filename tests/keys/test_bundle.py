@@ -24,6 +24,7 @@ EXPECTED_FILES = {
     "annotation/council/openai-gpt-4o.json", "errata.jsonl", "CHANGELOG.md", "stats.json", "datasheet.md",
     "hf/README.md", "hf/test.jsonl", "MANIFEST.sha256", "croissant.json", "CITATION.cff",
     "annotation/tables/answers.jsonl", "annotation/tables/council_votes.jsonl", "annotation/tables/decisions.jsonl",
+    "leakage.json",
 }
 
 
@@ -132,3 +133,9 @@ def test_an_accepted_erratum_gives_v1_1_which_differs_exactly_as_its_changelog_s
     assert f"`{target.external_id}` (relabel, erratum {erratum.pk})" in files["CHANGELOG.md"].decode()
     assert json.loads(files["stats.json"])["changelog"] == child.changelog
     assert jsonl(files["errata.jsonl"])[0]["applied_in"] == "TWIST-v1.1"
+    # The per-item diff from v1.0: the one relabelled item, with its erratum.
+    (row,) = jsonl(files["changes_from_parent.jsonl"])
+    assert row["item"] == target.external_id and row["changes"] == ["relabelled"]
+    assert row["fields"]["type"] == ["hard_negative", "aligned"]
+    assert [e["id"] for e in row["errata"]] == [erratum.pk] and row["errata"][0]["decision_note"] == "agreed in review"
+    assert "changes_from_parent.jsonl" not in export("TWIST-v1.0", tmp_path / "parent")

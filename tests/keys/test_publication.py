@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def _urls(version: str) -> list[str]:
     return [reverse("keys:detail", args=[version]), reverse("keys:jsonl", args=[version]),
             reverse("keys:download", args=[version]), reverse("keys:errata-feed", args=[version]),
-            reverse("keys:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/"]
+            reverse("scoring:scores", args=[version]), f"/api/keys/{version}/", f"/api/keys/{version}/errata/"]
 
 
 def test_an_embargoed_key_is_404_to_anonymous_and_signed_in_readers_and_open_to_authors(client, embargoed_key, outsider, author):

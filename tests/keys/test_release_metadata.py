@@ -6,18 +6,21 @@ import json
 import subprocess
 import sys
 
+import pydantic
 import pytest
 import yaml
 
+import protocols
 import protocols.base
 from council.models import CouncilMember, CouncilVote
 from items.models import Benchmark, Conversation, Item
-from keys import bundle, metadata
+from keys import bundle, metadata, selectors
 from keys.canonical import value_types
 from keys.releases import release_drift, release_files
 from keys.selectors import bundle_data
 from keys.services import key_freeze
 from tests.adjudication.conftest import decide
+from tests.test_api_schema import _schema_now
 
 pytestmark = pytest.mark.django_db
 
@@ -116,7 +119,7 @@ def test_a_benchmark_name_with_quotes_and_colons_round_trips_through_the_card(ke
     Benchmark.objects.filter(slug="twist").update(name=name)
     decide(key_campaign, "s-0001", "drop", author)
     decide(key_campaign, "s-0004", "keep", author)
-    version = 'TWIST: "test" v1.0'
+    version = "TWIST-test_v1.0+rc.1"  # a key version is plain (keys.models.VERSION_PATTERN): the name carries the quotes
     key = key_freeze(campaign=key_campaign, version=version, user=author)
     files = release_files(key)
     title = f"{name} gold key {version}"
@@ -300,6 +303,7 @@ def test_a_lapse_release_declares_lapse_and_validates(author, annotator_b, tmp_p
     close_campaign(campaign)
     key = key_freeze(campaign=campaign, version="LAPSE-v1.0", user=author)
     files = release_files(key)
+    assert "leakage" not in key.manifest and "leakage.json" not in files  # Lapse declares no leakage audit
     header = card_header(files)
     assert (header["pretty_name"], header["license"], header["source_datasets"]) == ("Lapse gold key LAPSE-v1.0", "cc-by-4.0", ["original"])
     cff = yaml.safe_load(files["CITATION.cff"])
@@ -434,3 +438,32 @@ def test_the_hf_split_records_are_each_entry_joined_with_its_candidate_then_its_
     assert metadata.hf_split_records(data) == expected
     assert expected[0]["type"] == "aligned" and "draft" not in expected[1]  # the gold wins; no candidate, no fields
     assert metadata.hf_split_records({"entries": entries}) is entries  # a key without a campaign: its entries
+
+
+def test_a_content_field_added_to_a_protocols_schema_is_documented_once_in_the_openapi_schema_and_the_croissant(
+    frozen_key, monkeypatch, request
+):
+    spec = protocols.for_kind(frozen_key.kind)
+    said = "The weather the speakers mention."
+    extended = pydantic.create_model(spec.content.__name__, __base__=spec.content, weather=(str, pydantic.Field("", description=said)))
+    # The spec is frozen: its fields are replaced as a protocol module's new schema and field lists would.
+    monkeypatch.setitem(spec.__dict__, "content", extended)
+    monkeypatch.setitem(spec.__dict__, "blind_fields", (*spec.blind_fields, "weather"))
+    monkeypatch.setitem(spec.__dict__, "candidate_fields", (*spec.candidate_fields, ("weather", "weather")))
+    selectors._candidate_builder.cache_clear()  # built once per protocol from its candidate fields
+    request.addfinalizer(selectors._candidate_builder.cache_clear)
+
+    croissant = json.loads(bundle.render(bundle_data(frozen_key))[metadata.CROISSANT_FILE])
+    for set_id in ("candidates", "hf_test"):
+        fields = {f["name"]: f for f in next(rs for rs in croissant["recordSet"] if rs["@id"] == set_id)["field"]}
+        assert fields["weather"]["description"] == said
+        assert fields["draft"]["description"] == spec.content.model_fields["draft"].description
+    openapi = _schema_now()["components"]["schemas"][f"Blind{spec.class_prefix}Item"]["properties"]
+    assert openapi["weather"]["description"] == said
+
+
+def test_only_the_fields_that_carry_content_are_described_and_a_gold_field_is_not_the_candidates(frozen_key):
+    croissant = json.loads(release_files(frozen_key)[metadata.CROISSANT_FILE])
+    sets = {rs["@id"]: {f["name"]: f for f in rs["field"]} for rs in croissant["recordSet"]}
+    assert {name for name, f in sets["candidates"].items() if "description" in f} == set(metadata.content_descriptions(bundle_data(frozen_key)))
+    assert "description" not in sets["key"]["id"] and "description" not in sets["hf_test"]["type"]

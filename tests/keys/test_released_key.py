@@ -55,6 +55,20 @@ BUNDLE_SHA256 = {
     # _REPRODUCIBLE): their last bits had followed the BLAS kernel of the CPU that froze the key.
     "stats.json": "8a78535aeae5425506b8e0c59f1044864b93198dd6d08aea23b27ef866454385",
 }
+# Those are the files of release format 2, which a key frozen before format 3 holds (no leakage audit in its
+# manifest). Format 3 adds leakage.json, the audit in stats.json's manifest, the datasheet and the card, and
+# croissant.json's descriptions of the content fields from the TWIST content schema; MANIFEST.sha256 lists
+# the new hashes. No other file moved.
+BUNDLE_SHA256_FORMAT_2 = BUNDLE_SHA256
+BUNDLE_SHA256 = {
+    **BUNDLE_SHA256_FORMAT_2,
+    "MANIFEST.sha256": "4fcc112cfe0eab86b8296fcdb446d08b230c30192341961c5e396f2f4c030202",
+    "croissant.json": "bfbe6fc19ea16beeb5de3e8ff75f5ec9040adcaa7bc4dd812d45c0b1d07d13b5",
+    "datasheet.md": "008afa9474ccfe6ba7bdadf4ad030306a8225bb7bb5fbab0fdbbb97a408c0fd8",
+    "hf/README.md": "f5a614b96310b8344e764a22c4ad4fb2432b55830dfc24504500a68107abfd8f",
+    "leakage.json": "f75386810663272554906b9781be08ac3f95e5eccad60c34c2f176b4224d92c0",
+    "stats.json": "99c48f401f0fc4a9e81aa133c1168ca54d31bf803588f72bea909886b3f725db",
+}
 
 
 @pytest.fixture
@@ -81,3 +95,9 @@ def test_the_released_bundle_is_byte_for_byte_what_it_was(pinned_clock, twist_de
     # The release the freeze sealed from its own data (entry records, key bytes, evidence turns) is the
     # same bytes as the one rendered from the rows.
     assert release_files(key) == files
+    # The same key as it was frozen before the audit shipped (none in its manifest), in format 2: the
+    # files it was sealed with then, byte for byte.
+    data = bundle_data(key)
+    data["key"] = {**data["key"], "manifest": {k: v for k, v in key.manifest.items() if k != "leakage"}}
+    before = bundle.render(data, fmt=2)
+    assert {path: hashlib.sha256(content).hexdigest() for path, content in before.items()} == BUNDLE_SHA256_FORMAT_2

@@ -204,9 +204,25 @@ def test_a_release_stored_as_zlib_streams_stays_readable_verifiable_and_exportab
 
 
 def test_a_new_release_records_the_current_format(frozen_key):
-    assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 2
-    with pytest.raises(ValueError, match="unknown release format 3"):
-        bundle.render(bundle_data(frozen_key), fmt=3)
+    assert Release.objects.get(key=frozen_key).format == bundle.FORMAT == 3
+    with pytest.raises(ValueError, match="unknown release format 4"):
+        bundle.render(bundle_data(frozen_key), fmt=4)
+
+
+def test_a_release_sealed_in_the_second_format_still_verifies_without_the_content_descriptions(frozen_key):
+    second, third = bundle.render(bundle_data(frozen_key), fmt=2), bundle.render(bundle_data(frozen_key), fmt=3)
+    assert b'"description": "The generated message' not in second["croissant.json"]
+    assert b'"description": "The generated message' in third["croissant.json"]
+    # Beside croissant.json (and the manifest that lists its hash), format 3 adds the leakage audit's file
+    # and its datasheet section; nothing else differs between the two formats.
+    assert {path for path in third if second.get(path) != third[path]} == {
+        "croissant.json", "MANIFEST.sha256", "leakage.json", "datasheet.md"}
+    reseal_behind_goldkeys_back(frozen_key, second, 2)  # as a key frozen before the descriptions was sealed
+    code, message = verify(frozen_key.version)
+    assert code == 0, message
+    reseal_behind_goldkeys_back(frozen_key, second, 3)  # checked against the current format, it would drift
+    code, message = verify(frozen_key.version)
+    assert code == 1 and "live: croissant.json" in message
 
 
 def _plain(key) -> dict[str, bytes]:

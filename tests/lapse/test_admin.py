@@ -4,7 +4,6 @@ import pytest
 from django.urls import reverse
 
 from annotation.services import campaign_create
-from items.models import ItemKind
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 from lapse.models import Scorer, ScorerLabel
@@ -19,7 +18,7 @@ def labelled(db):
     sets = []
     for name, gid in (("set a", "a-1"), ("set b", "b-1")):
         lapse_items_create(item_set_name=name, source="test", items=[ParsedLapseItem(1, gid, "req", "resp", "fact", {"arm": "behavioral"})])
-        item_set = item_set_get_or_create(name=name, kind=ItemKind.LAPSE)
+        item_set = item_set_get_or_create(name=name, kind="lapse")
         ScorerLabel.objects.create(item=item_set.items.get(), scorer=Scorer.CASCADE, label="TEMPLATE" if gid == "a-1" else "HEDGE")
         sets.append(item_set)
     return sets

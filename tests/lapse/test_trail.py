@@ -8,7 +8,6 @@ import pytest
 from annotation.services import campaign_create
 from council.models import CouncilMember, CouncilVote
 from goldkey.lib.jsonio import ImportFailed
-from items.models import ItemKind
 from items.parsing import ParsedLapseItem
 from items.services import item_set_get_or_create, lapse_items_create
 from lapse.trail import judge_import
@@ -18,7 +17,7 @@ from lapse.trail import judge_import
 def lapse_campaign(db, annotator_a, annotator_b):
     lapse_items_create(item_set_name="lapse tiny", source="test", text_released=False, items=[
         ParsedLapseItem(line=n, external_id=f"g00{n}", request="", response="", key_fact="", hidden={}) for n in (1, 2, 3)])
-    item_set = item_set_get_or_create(name="lapse tiny", kind=ItemKind.LAPSE)
+    item_set = item_set_get_or_create(name="lapse tiny", kind="lapse")
     return campaign_create(slug="lapse-tiny", item_set=item_set, annotators=[annotator_a, annotator_b], seed=1)
 
 

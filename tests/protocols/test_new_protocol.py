@@ -83,5 +83,5 @@ def test_a_registered_protocol_runs_through_campaign_queue_and_export(judged_reg
 def test_an_item_set_of_an_unregistered_kind_is_refused_with_the_known_kinds(db):
     from goldkey.lib.jsonio import ImportFailed
 
-    with pytest.raises(ImportFailed, match="no protocol annotates items of kind 'toy' \\(known: twist, lapse, judged\\)"):
+    with pytest.raises(ImportFailed, match="no protocol annotates items of kind 'toy' \\(known: twist, lapse, judged, twist_c\\)"):
         item_set_get_or_create(name="toy answers", kind="toy")

@@ -15,23 +15,25 @@ def test_every_registered_protocol_is_found_by_name_and_by_item_kind():
         assert isinstance(spec, ProtocolSpec)
         assert protocols.get(spec.name) is spec
         assert protocols.for_kind(spec.item_kind) is spec
-    assert [s.name for s in protocols.specs()] == ["twist_b", "lapse", "judged"]
+    assert [s.name for s in protocols.specs()] == ["twist_b", "lapse", "judged", "twist_c"]
 
 
 def test_an_unknown_protocol_is_refused_naming_the_known_ones():
-    with pytest.raises(protocols.UnknownProtocol, match="unknown protocol 'twist_z' \\(known: twist_b, lapse, judged\\)"):
+    with pytest.raises(protocols.UnknownProtocol, match="unknown protocol 'twist_z' \\(known: twist_b, lapse, judged, twist_c\\)"):
         protocols.get("twist_z")
 
 
 def test_an_unknown_item_kind_is_refused_naming_the_known_ones():
-    with pytest.raises(protocols.UnknownProtocol, match="kind 'store' \\(known: twist, lapse, judged\\)"):
+    with pytest.raises(protocols.UnknownProtocol, match="kind 'store' \\(known: twist, lapse, judged, twist_c\\)"):
         protocols.for_kind("store")
 
 
 def test_choices_come_from_the_registry():
     assert protocols.protocol_choices() == [("twist_b", "TWIST Track B two-phase"), ("lapse", "Lapse behaviour labels"),
-                                           ("judged", "Judged answers (judge audit)")]
-    assert protocols.kind_choices() == [("twist", "TWIST Track B draft"), ("lapse", "Lapse output"), ("judged", "Judged answer")]
+                                           ("judged", "Judged answers (judge audit)"),
+                                           ("twist_c", "TWIST Track C (belief supersession)")]
+    assert protocols.kind_choices() == [("twist", "TWIST Track B draft"), ("lapse", "Lapse output"), ("judged", "Judged answer"),
+                                       ("twist_c", "TWIST Track C chain query")]
 
 
 def test_twist_gold_verdicts_follow_protocol_section_1():

@@ -258,8 +258,12 @@ def test_the_conventions_count_an_acknowledged_revision_as_a_supersession():
     assert any("acknowledged revision" in c and "supersession" in c and "Track A" in c for c in tc.SPEC.conventions)
 
 
-def test_the_module_is_not_registered_yet():
-    assert "twist_c" not in {s.name for s in protocols.specs()}
+def test_the_registered_spec_never_shows_the_family_the_values_or_the_id():
+    spec = protocols.get("twist_c")
+    assert spec is tc.SPEC and protocols.for_kind("twist_c") is tc.SPEC
+    assert set(spec.blind_fields) == {"question", "answer"}
+    assert not set(spec.blind_fields) & {"family", "gold_label", "step_values", "superseded", "external_id"}
+    assert {"family", "step_values", "superseded", "external_id"} <= set(spec.hidden_fields)
 
 
 def test_two_agreeing_sound_answers_raise_no_queue_reason():

@@ -67,3 +67,5 @@ def released_keys(django_db_setup, django_db_blocker):
             key_publish(key=key, user=author)
         yield {"TWIST-v1.0": v10, "TWIST-v1.1": v11, "author": author}
         transaction.set_rollback(True)
+
+from tests.council.conftest import fake_llm  # noqa: E402,F401 (the local OpenAI-compatible server, for Track C runs)

@@ -13,16 +13,18 @@ from django.db import transaction
 
 from annotation.models import Campaign
 from annotation.services import campaign_create
+from chains.importer import items_import_twist_c
 from goldkey import roles
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
 from items.models import ItemSet
-from items.services import corpus_import_locomo, items_import_lapse, items_import_twist
+from items.services import corpus_import_locomo, corpus_import_version, items_import_lapse, items_import_twist
 from judges.services import judged_import
 
 TWIST_SET = "Demo TWIST Track B"
 LAPSE_SET = "Demo Lapse outputs"
 JUDGED_SET = "Demo judged answers"
+CHAINS_SET = "Demo TWIST Track C chains"
 # (username, password, groups, staff/superuser): the passwords are public, hence the production guard.
 ACCOUNTS = (
     ("author", "author-demo", (roles.AUTHOR, roles.ADMIN), True),
@@ -34,6 +36,7 @@ CAMPAIGNS = (
     ("demo-twist", TWIST_SET, "Demo TWIST Track B double annotation", 20240303),
     ("demo-lapse", LAPSE_SET, "Demo Lapse behaviour labels", 20230612),
     ("demo-judged", JUDGED_SET, "Demo judge audit (judged answers)", 20241010),
+    ("demo-twist-c", CHAINS_SET, "Demo TWIST Track C belief supersession", 20250204),
 )
 
 
@@ -69,6 +72,13 @@ def demo_load() -> dict:
         questions=folder / "judged" / "questions.json", hypotheses=folder / "judged" / "hypotheses.jsonl",
         labels=folder / "judged" / "judge_labels.jsonl", item_set_name=JUDGED_SET, run="demo-memory-system",
     )
+    # Track C: an invented conversation, its version with the chain turns injected, and chain queries over it.
+    chains_folder = folder / "twist_c"
+    chain_conversations = [
+        corpus_import_locomo(path=chains_folder / "conv-c.json", external_id="conv-c"),
+        corpus_import_version(path=chains_folder / "conv-c.tc1.json", version_of="conv-c"),
+    ]
+    chains = items_import_twist_c(path=chains_folder / "items.jsonl", item_set_name=CHAINS_SET)
     users, users_created = _accounts_ensure()
     campaigns_created = []
     for slug, set_name, name, seed in CAMPAIGNS:
@@ -85,10 +95,12 @@ def demo_load() -> dict:
         )
         campaigns_created.append(slug)
     return {
-        "conversations": locomo.as_dict(),
+        "conversations": {key: getattr(locomo, key) + sum(getattr(c, key) for c in chain_conversations)
+                          for key in ("created", "unchanged")},
         "twist_items": twist.as_dict(),
         "lapse_items": lapse.as_dict(),
         "judged_items": judged.as_dict(),
+        "chain_items": chains.as_dict(),
         "users_created": users_created,
         "campaigns": [slug for slug, *_ in CAMPAIGNS],
         "campaigns_created": campaigns_created,
@@ -98,8 +110,9 @@ def demo_load() -> dict:
 
 class Command(GoldkeyCommand):
     help = (
-        "Load the built-in demo data (demo/: two invented LoCoMo-format conversations, 21 TWIST items with "
-        "rejects, 20 Lapse items, 14 judged answers), the demo accounts author/ann1/ann2 and three campaigns. Idempotent."
+        "Load the built-in demo data (demo/: invented LoCoMo-format conversations, 21 TWIST items with "
+        "rejects, 20 Lapse items, 14 judged answers, 7 TWIST Track C chain queries over a conversation version), "
+        "the demo accounts author/ann1/ann2 and four campaigns. Idempotent."
     )
     dry_run_option = True
 
@@ -130,7 +143,8 @@ class Command(GoldkeyCommand):
             f"{prefix}: {conv['created']} new conversation(s) ({conv['unchanged']} already present); "
             f"{twist['created']} new TWIST item(s) ({twist['unchanged']} present) and "
             f"{twist['rejects_created']} new reject(s); {lapse['created']} new Lapse item(s) ({lapse['unchanged']} present); "
-            f"{r['judged_items']['created']} new judged answer(s) ({r['judged_items']['unchanged']} present).",
+            f"{r['judged_items']['created']} new judged answer(s) ({r['judged_items']['unchanged']} present); "
+            f"{r['chain_items']['created']} new Track C chain query(ies) ({r['chain_items']['unchanged']} present).",
             f"Campaigns: {', '.join(r['campaigns'])}"
             + (f" (created now: {', '.join(r['campaigns_created'])})" if r["campaigns_created"] else " (already there)"),
             "Demo logins (username / password):",

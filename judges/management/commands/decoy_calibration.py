@@ -5,14 +5,13 @@ from council.services import members_by_names
 from goldkey.errors import ApplicationError
 from goldkey.lib.commands import GoldkeyCommand
 from items.models import ItemSet
-from judges.services import decoy_set, judge_calibration_run
-from protocols import judged
+from judges.services import calibration_set_of, judge_calibration_run
 
 
 class Command(GoldkeyCommand):
     help = (
         "Decoy calibration of an LLM judge (TWIST Appendix C): one decoy per wrong-answer class built from each "
-        "judged-answer item, mixed with the gold answers in a seeded order, graded by --judge (a council member) "
+        "judged-answer item (or from each TWIST Track C chain), mixed with the gold answers in a seeded order, graded by --judge (a council member) "
         "blind to provenance. Prints per class n, rejected, rate and Wilson interval, and whether the judge is "
         "admissible (every class rejected at >= 95%). --export writes the decoy set as JSONL."
     )
@@ -30,9 +29,10 @@ class Command(GoldkeyCommand):
             raise ApplicationError(f"no item set '{o['item_set']}'")
         if not o["judge"] and o["export"] is None:
             raise ApplicationError("give --judge MEMBER to calibrate, or --export PATH to write the decoy set")
-        records, missing = decoy_set(item_set=item_set, seed=o["seed"])
-        result = {"item_set": item_set.name, "template_version": judged.DECOY_VERSION, "seed": o["seed"],
-                  "records": len(records), "not_built": missing}
+        calibration = calibration_set_of(item_set=item_set, seed=o["seed"])
+        records = calibration.records
+        result = {"item_set": item_set.name, "template_version": calibration.version, "seed": o["seed"],
+                  "records": len(records), "not_built": calibration.not_built}
         if o["export"] is not None:
             try:
                 o["export"].write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records), encoding="utf-8")
@@ -56,6 +56,9 @@ class Command(GoldkeyCommand):
                          + ("ADMISSIBLE" if r["admissible"] else "NOT admissible")
                          + f" (every class >= {r['bar']:.0%} rejected)")
             for name, c in r["classes"].items():
+                if c.get("not_applicable"):
+                    lines.append(f"  {name:<22} not applicable to this set")
+                    continue
                 rate = "n/a" if c["rate"] is None else f"{c['rate']:.1%}"
                 lines.append(f"  {name:<22} {c['rejected']}/{c['n']} rejected, {rate} "
                              f"[{c['wilson'][0]:.3f}, {c['wilson'][1]:.3f}]" + ("" if c["clears"] else "  below the bar"))

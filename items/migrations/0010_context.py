@@ -57,7 +57,7 @@ def items_from_contexts(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("items", "0008_item_columns_dropped"),
+        ("items", "0009_citation_roles_and_conversation_versions"),
     ]
 
     operations = [

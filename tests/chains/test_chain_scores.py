@@ -1,0 +1,118 @@
+"""A TWIST Track C run scored against a frozen key: free-text answers graded by an admissible judge (through the
+local OpenAI-compatible server), every metric with an interval, the judge's calibration beside them, and a judge
+that is not admissible refused naming the failing class."""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from adjudication.selectors import campaign_snapshot
+from adjudication.services import decision_save
+from annotation.services import answer_save, campaign_close, campaign_create, enrollment_submit
+from chains.scores import chain_run_report
+from council.services import council_member_add
+from goldkey.errors import ApplicationError
+from goldkey.lib import statistics as st
+from items.models import Item
+from judges.services import judge_calibration_run
+from keys.models import KeyEntry
+from keys.services import key_freeze
+from protocols import judged
+
+pytestmark = pytest.mark.django_db
+GOLD_FRAME = judged.TEMPLATES[judged.GOLD]
+
+
+@pytest.fixture
+def chain_key(demo_chains, annotator_a, annotator_b, author):
+    item_set = demo_chains
+    campaign = campaign_create(slug="chains", item_set=item_set, annotators=[annotator_a, annotator_b], seed=2)
+    for enrollment in campaign.enrollments.all():
+        for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
+            answer_save(assignment=assignment, values={"q1": assignment.item.gold_label, "q2": "yes", "q3": "yes"})
+        enrollment_submit(enrollment=enrollment)
+    campaign_close(campaign=campaign, user=author)
+    for entry in campaign_snapshot(campaign).undecided:
+        decision_save(campaign=campaign, item=Item.objects.get(pk=entry.item.id), action="keep", user=author)
+    return key_freeze(campaign=campaign, version="tc-v1", user=author)
+
+
+@pytest.fixture
+def strict_judge(chain_key, fake_llm, author):
+    member, _ = council_member_add(name="strict", base_url=fake_llm.base_url, model="fake-judge-strict", timeout_seconds=5)
+    judge_calibration_run(item_set=chain_key.campaign.item_set, member=member, seed=1, user=author)
+    return member
+
+
+def _run(tmp_path, answers: dict[str, str]) -> Path:
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps({"item_id": i, "answer": a}) + "\n" for i, a in answers.items()))
+    return path
+
+
+def test_a_frozen_track_c_key_entry_carries_the_chain_the_relation_and_the_gold_answer(chain_key):
+    entry = KeyEntry.objects.get(key=chain_key, external_id="tc-c2-career")
+    item = Item.objects.get(pk=entry.item_id)
+    assert entry.gold == "supersession" and entry.family == "C2" and entry.quote == item.answer
+    assert entry.evidence == list(item.evidence.filter(role="step").order_by("position").values_list("turn__dia_id", flat=True))
+
+
+def test_a_run_giving_every_gold_answer_scores_full_retention_with_intervals_and_shows_its_judge(chain_key, strict_judge, tmp_path):
+    items = {i.external_id: i for i in Item.objects.filter(item_set=chain_key.campaign.item_set)}
+    path = _run(tmp_path, {i: GOLD_FRAME.format(answer=item.answer.rstrip(".")) for i, item in items.items()})
+    report = chain_run_report(version=chain_key.version, path=path, member=strict_judge)
+    m = report["metrics"]
+    assert (m["current_answer_rate"]["k"], m["current_answer_rate"]["n"]) == (3, 3)
+    assert m["stale_answer_rate"]["k"] == 0 and m["history_retention"]["k"] == m["history_retention"]["n"] == 2
+    assert m["coexistence_retention"]["k"] == m["coexistence_retention"]["n"] == 1
+    assert m["current_answer_rate"]["wilson"] == list(st.wilson_interval(3, 3))
+    assert m["resolution_responsiveness"]["rate"] == 0.0 and m["resolution_responsiveness"]["newcombe"] is not None
+    judge = report["judge"]
+    assert (judge["model"], judge["judge_prompt_version"]) == ("fake-judge-strict", "twist-c-judge/1")
+    assert judge["calibration"]["decoys"] == "judged-decoys/2" and all(
+        c["rejected"] == c["n"] for c in judge["calibration"]["classes"].values())
+
+
+def test_a_run_asserting_the_replaced_belief_counts_as_stale(chain_key, strict_judge, tmp_path):
+    stale = {i.external_id: GOLD_FRAME.format(answer=i.superseded[-1]) for i in Item.objects.filter(family="C1")}
+    report = chain_run_report(version=chain_key.version, path=_run(tmp_path, stale), member=strict_judge)
+    assert report["metrics"]["stale_answer_rate"]["k"] == 2 and report["metrics"]["current_answer_rate"]["k"] == 0
+    assert report["verdicts"]["tc-c2-career"] == "other"  # not answered
+
+
+def test_a_judge_that_is_not_admissible_is_refused_naming_the_failing_class(chain_key, fake_llm, author, tmp_path):
+    member, _ = council_member_add(name="lenient", base_url=fake_llm.base_url, model="fake-judge-lenient-stale", timeout_seconds=5)
+    judge_calibration_run(item_set=chain_key.campaign.item_set, member=member, seed=1, user=author)
+    with pytest.raises(ApplicationError, match="not admissible for Track C scoring: stale_as_current"):
+        chain_run_report(version=chain_key.version, path=_run(tmp_path, {"tc-c1-lease": "x"}), member=member)
+
+
+def test_a_judge_without_a_track_c_calibration_is_refused(chain_key, fake_llm, tmp_path):
+    member, _ = council_member_add(name="uncal", base_url=fake_llm.base_url, model="fake-judge-strict", timeout_seconds=5)
+    with pytest.raises(ApplicationError, match="no Track C decoy calibration"):
+        chain_run_report(version=chain_key.version, path=_run(tmp_path, {"tc-c1-lease": "x"}), member=member)
+
+
+def test_an_answer_to_an_item_outside_the_key_is_refused_naming_file_line_and_field(chain_key, strict_judge, tmp_path):
+    from goldkey.lib.jsonio import ImportFailed
+
+    with pytest.raises(ImportFailed, match="run.jsonl:2: field 'item_id': 'nope' is not an item of this key"):
+        chain_run_report(version=chain_key.version, path=_run(tmp_path, {"tc-c1-lease": "x", "nope": "y"}), member=strict_judge)
+
+
+def test_the_chain_score_command_prints_each_metric_beside_the_judge(chain_key, strict_judge, tmp_path):
+    out = StringIO()
+    call_command("chain_score", chain_key.version, str(_run(tmp_path, {"tc-c1-lease": "x"})), "--judge", "strict", stdout=out)
+    text = out.getvalue()
+    assert "fake-judge-strict" in text and "twist-c-judge/1" in text and "stale-answer rate" in text
+
+
+def test_newcombe_interval_matches_statsmodels():
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    for k1, n1, k2, n2 in ((7, 10, 2, 10), (0, 5, 3, 9), (12, 40, 12, 40)):
+        low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
+        assert st.newcombe_difference_interval(k1, n1, k2, n2) == pytest.approx((low, high), abs=1e-6)  # z rounded alike to 1e-8
