@@ -116,6 +116,28 @@ class Turn(models.Model):
         return f"{self.conversation.external_id}:{self.dia_id}"
 
 
+class Context(models.Model):
+    """What several items share, stored once and cited by each: a LongMemEval question (its text, date, gold
+    answer and dated evidence sessions) answered by many runs, each answer an item; a question asked of several
+    store versions or a scenario arc would be one too. Its `content` is shaped by the protocol's context schema
+    (`ProtocolSpec.context`) and reads as the citing items' own (`ProtocolSpec.content_of`). Named within its
+    item set by `external_id` (the benchmark's question id), hidden from annotators as item ids are."""
+
+    item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="contexts")
+    external_id = models.CharField(max_length=120)
+    content = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_set", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item_set", "external_id"], name="context_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
 class Item(models.Model):
     # No index of its own: every index of the table leads with it (the unique pair, the two by gold label and
     # family), and one more B-tree to fill was a tenth of the database's work in an import.
@@ -132,6 +154,8 @@ class Item(models.Model):
     # The stratum agreement and scores break figures down by (TWIST's family, a judged question's type).
     family = models.CharField(max_length=100, blank=True)
     batch = models.CharField(max_length=20, blank=True)  # "v1b", "v1c", … derived from the id
+    # The shared context the item cites (a question answered by several runs), when its protocol has one.
+    context = models.ForeignKey(Context, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
     # Everything else, shaped by the protocol's content schema (protocols/<name>.py): written only
     # through it, so a value that does not fit is refused naming the field, never stored.
     content = models.JSONField(default=dict, blank=True)
@@ -166,6 +190,10 @@ def _content_attribute(name: str, default):
 
     def read(item):
         value = item.content.get(name, _MISSING)
+        # A value the item shares with others lives in its context; only a loaded context id is looked at,
+        # so that reading an item of a protocol without contexts never costs a query.
+        if value is _MISSING and item.__dict__.get("context_id"):
+            value = item.context.content.get(name, _MISSING)
         return copy.deepcopy(default) if value is _MISSING else value
 
     def write(item, value):

@@ -128,7 +128,7 @@ def _now():
 
 # An item row with every column the bulk insert writes (the database knows no Django defaults): the
 # columns a kind does not use are blank, as the model's defaults would make them.
-_ITEM_BLANK = {"conversation_id": None, "gold_label": "", "family": "", "batch": "", "content": {}, "gate_rejected": False}
+_ITEM_BLANK = {"conversation_id": None, "context_id": None, "gold_label": "", "family": "", "batch": "", "content": {}, "gate_rejected": False}
 
 
 def _item_row(**values) -> dict:

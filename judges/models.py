@@ -1,8 +1,10 @@
-"""A judge's decoy calibration (TWIST §5.2, Appendix C): the mixed set it graded and what it said."""
+"""A judge's decoy calibration (TWIST §5.2, Appendix C): the mixed set it graded and what it said; the designed
+sample of judged answers a campaign was drawn as."""
 
 from django.conf import settings
 from django.db import models
 
+from annotation.models import Campaign
 from council.models import CouncilMember
 from items.models import ItemSet
 
@@ -35,3 +37,26 @@ class JudgeCalibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} on {self.item_set_id} ({self.template_version})"
+
+
+class JudgedSample(models.Model):
+    """The designed sample a campaign over judged answers was drawn as (judges.sampling): which answers
+    people read, out of which population, and with what weights. Written once with its campaign; the key's
+    datasheet carries the design and the audit weights its figures back to the population with it."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="judged_sample")
+    seed = models.BigIntegerField()
+    half_width = models.FloatField()
+    oversample = models.FloatField()
+    # JSON-ready (judges.sampling.Sample.design): method, seed, half-width, sizes, strata with their weights.
+    design = models.JSONField(default=dict)
+    # The population as it was when drawn: [run, question id, question type, abstention, disputed, item id],
+    # so that an import into the item set afterwards cannot change what the figures are weighted back to.
+    population = models.JSONField(default=list)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"sample of {self.campaign_id} (seed {self.seed})"

@@ -1,13 +1,17 @@
 """Reads of the judges wing: the judge audit on the agreement page (human–human and human(gold)–judge,
 overall, per question type and for abstention items) and each judge's latest decoy calibration."""
 
+import re
 from collections import Counter
+from dataclasses import dataclass
 
 from adjudication.selectors import campaign_data, snapshot_from_data
 from annotation.models import Campaign
 from goldkey.lib import statistics as st
-from items.models import Item
-from judges.models import JudgeCalibration
+from items.models import Item, ItemSet
+from judges import audit
+from judges.models import JudgeCalibration, JudgedSample
+from judges.sampling import Unit
 from protocols import judged
 
 KEYS = ("n", "left_out", "agree", "observed", "kappa", "ci95", "ci95_bootstrap")
@@ -93,6 +97,7 @@ def judge_audit(campaign: Campaign) -> dict:
     judges = sorted(judge_labels)
     calibrations = latest_calibrations([m.removesuffix(COUNCIL_SUFFIX) for m in judges])
     return st.json_safe({
+        "sample": judged_sample_audit(campaign),
         "sealed": sealed,
         "undecided": undecided,
         "gold_n": len(gold),
@@ -104,3 +109,86 @@ def judge_audit(campaign: Campaign) -> dict:
         ],
         "rows": rows,
     })
+
+
+@dataclass(frozen=True)
+class JudgedRow:
+    """One judged answer of an item set as the sample and the audit read it."""
+
+    item_id: int
+    run: str
+    question_id: str
+    question_type: str
+    hypothesis: str
+    label: bool | None  # the judge's (True: correct); None: the answer came without one
+
+
+def judged_rows(item_set: ItemSet) -> list[JudgedRow]:
+    """Every judged answer of the set with its run, question and judge label (one query). An answer that
+    cites no shared question is its own question (the one-answer-per-question shapes)."""
+    rows = []
+    for item_id, external_id, family, content, question_id in (
+        Item.objects.filter(item_set=item_set).order_by("id")
+        .values_list("id", "external_id", "family", "content", "context__external_id")
+    ):
+        hidden = content.get("hidden") or {}
+        label = (hidden.get("judge") or {}).get("label")
+        rows.append(JudgedRow(
+            item_id, hidden.get("run", ""), question_id or external_id, judged.split_family(family)[0],
+            content.get("hypothesis", ""), None if label is None else judged.JUDGE_LABELS.get(label) == "correct",
+        ))
+    return rows
+
+
+# LongMemEval's note-budget runs name their budget ("con500_1k", "con5500_6k"): runs that differ in that
+# setting alone form a ladder, read in the order of the budget.
+BUDGET = re.compile(r"_con(\d+)_\d+k_")
+
+
+def run_ladders(runs) -> dict[str, list[str]]:
+    budgets = sorted((int(m.group(1)), run) for run in runs if (m := BUDGET.search(run)))
+    return {"note budget": [run for _, run in budgets]} if len(budgets) > 1 else {}
+
+
+def sample_design(campaign: Campaign) -> dict | None:
+    """The designed sample a campaign was drawn as (for its key's datasheet); None: not a sample."""
+    sample = JudgedSample.objects.filter(campaign=campaign).only("design").first()
+    return None if sample is None else sample.design
+
+
+def judged_sample_audit(campaign: Campaign) -> dict | None:
+    """The judge audited against the human key over a designed sample (judges.audit): human–human kappa;
+    once every disagreement is decided, the adjudicated label against the judge overall, per type and for
+    abstention, with lenient and strict errors beside the published figure; the judge's self-consistency on
+    identical answer texts; each run's accuracy under the judge and under the human key, weighted back to
+    the population, and whether the order of the runs changes. None: the campaign is not a sample."""
+    sample = JudgedSample.objects.filter(campaign=campaign).first()
+    if sample is None:
+        return None
+    snapshot = snapshot_from_data(campaign_data(campaign))
+    data = snapshot.data
+    undecided = sum(1 for e in snapshot.queue if e.needs_decision)
+    sealed = data.spec.detectors_sealed(undecided)
+    units = [Unit(run, question_id, question_type, abstention, disputed)
+             for run, question_id, question_type, abstention, disputed, _ in sample.population]
+    key_of = {item_id: (run, question_id) for run, question_id, *_, item_id in sample.population}
+    key = data.spec.primary_key
+    pairs = [([*(v.get(key) for v in data.answer_list(i.id)), None, None])[:2] for i in data.items]
+    verdict = {"correct": True, "incorrect": False}
+    result = {
+        "design": sample.design, "sealed": sealed, "undecided": undecided,
+        "human_human": audit.human_human([verdict.get(a) for a, _ in pairs], [verdict.get(b) for _, b in pairs],
+                                         seed=data.campaign.seed),
+    }
+    if sealed:
+        return st.json_safe(result)
+    rows = [r for r in judged_rows(campaign.item_set) if r.item_id in key_of and r.label is not None]
+    judge = {key_of[r.item_id]: r.label for r in rows}
+    human = {key_of[item.id]: label == "correct" for item, label, _ in snapshot.retained if item.id in key_of}
+    result.update({
+        "published_agreement": audit.PUBLISHED_AGREEMENT,
+        "agreement": audit.judge_agreement(units=units, judge=judge, human=human),
+        "self_consistency": audit.self_consistency((*key_of[r.item_id], r.hypothesis, r.label) for r in rows),
+        "runs": audit.run_accuracy(units=units, judge=judge, human=human, ladders=run_ladders({u.run for u in units})),
+    })
+    return st.json_safe(result)

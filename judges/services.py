@@ -4,6 +4,7 @@ The import is all-or-nothing: every problem of every file is collected as ``FILE
 import refused before anything is written; importing the same files again changes nothing.
 """
 
+import hashlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 import protocols
+from annotation.services import campaign_create
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError
@@ -26,9 +28,12 @@ from goldkey.lib.jsonio import (
     read_jsonl,
     require_str,
 )
-from items.models import Item, ItemSet
+from items.models import Context, Item, ItemSet
 from items.services import ImportReport, item_content, item_set_get_or_create, license_checked
-from judges.models import JudgeCalibration
+from judges import longmemeval as lme
+from judges import sampling
+from judges.models import JudgeCalibration, JudgedSample
+from judges.selectors import judged_rows
 from protocols import judged
 
 KIND = judged.SPEC.item_kind
@@ -49,7 +54,7 @@ class JudgedRecord:
     judge: dict = field(default_factory=dict)  # {"label": "yes"|"no", "judge_model"}
 
     def hidden(self, run: str) -> dict:
-        hidden = {"question_date": self.question_date, "run": run}
+        hidden = {"run": run}  # the question's date is the question's: its context holds it
         if self.previous_answer:
             hidden["previous_answer"] = self.previous_answer
         if self.judge:
@@ -188,8 +193,7 @@ def judged_import(
         if record.hypothesis is None and not log.full:
             log.add(record.where, f"field 'question_id': no hypothesis for '{record.question_id}' in {hypotheses.name}")
     log.raise_if_any()
-    return _write(list(by_id.values()), item_set_name=item_set_name, run=run, license=license, dry_run=dry_run,
-                  source=questions.name)
+    return _write(list(by_id.values()), item_set_name=item_set_name, run=run, license=license, dry_run=dry_run)
 
 
 def items_import_judged(*, path: Path, item_set_name: str, license: str = "", dry_run: bool = False,
@@ -211,52 +215,228 @@ def items_import_judged(*, path: Path, item_set_name: str, license: str = "", dr
     if not parsed and not log.errors:
         log.add(f"{path.name}:1", "no judged answers in file")
     log.raise_if_any()
-    return _write(list(by_id.values()), item_set_name=item_set_name, run=run, license=license, dry_run=dry_run,
-                  source=path.name)
+    return _write(list(by_id.values()), item_set_name=item_set_name, run=run, license=license, dry_run=dry_run)
 
 
-def _content(record: JudgedRecord, run: str) -> dict:
-    return {"question": record.question, "answer": record.answer, "hypothesis": record.hypothesis,
-            "hidden": record.hidden(run)}
+@dataclass(frozen=True)
+class QuestionRow:
+    """A question as a shared context: stored once, whatever the number of answers citing it."""
+
+    question_id: str
+    where: str
+    content: dict  # the context's values (protocols.judged.JudgedQuestion)
 
 
-def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license: str, dry_run: bool,
-           source: str) -> ImportReport:
+@dataclass(frozen=True)
+class AnswerRow:
+    """One judged answer: an item citing its question."""
+
+    external_id: str
+    question_id: str
+    where: str
+    family: str
+    content: dict  # the item's own values (hypothesis, hidden)
+
+
+def _question_row(record: JudgedRecord) -> QuestionRow:
+    return QuestionRow(record.question_id, record.where, {
+        "question_type": record.question_type, "question": record.question, "answer": record.answer,
+        "question_date": record.question_date,
+    })
+
+
+def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license: str, dry_run: bool) -> ImportReport:
+    # The one-answer-per-question shapes: the answer is named by its question id, as before contexts.
+    answers = [
+        AnswerRow(r.question_id, r.question_id, r.where, judged.family_of(r.question_type, r.question_id),
+                  {"hypothesis": r.hypothesis, "hidden": r.hidden(run)})
+        for r in records
+    ]
+    return judged_answers_write(questions=[_question_row(r) for r in records], answers=answers,
+                                item_set_name=item_set_name, license=license, dry_run=dry_run)
+
+
+
+def _no_progress(message: str) -> None:
+    pass
+
+
+def judged_answers_write(*, questions: list[QuestionRow], answers: list[AnswerRow], item_set_name: str,
+                         license: str = "", dry_run: bool = False,
+                         progress: Callable[[str], None] = _no_progress) -> ImportReport:
+    """The one writer of judged answers: each question once as a shared context of the item set, each answer
+    an item citing it. All or nothing: a value the schemas refuse, or a question or answer already in the set
+    with other values, refuses the whole import naming FILE:LINE; what is already there unchanged is left as
+    it is (idempotent)."""
     license = license_checked(license)
     if not item_set_name.strip():
         raise ImportFailed(["an item set name is required for judged answers"])
+    spec = judged.SPEC
+    log = ErrorLog()
+    context_values = {}
+    for question in questions:
+        problems = spec.context_problems(question.content)
+        for problem in problems:
+            log.add(question.where, problem)
+        if not problems:
+            context_values[question.question_id] = {**spec.context_defaults(), **question.content}
+    item_values = {}
+    shared = set(spec.context.model_fields)
+    for answer in answers:
+        content = item_content(spec=spec, values=answer.content, where=answer.where, log=log)
+        if content is not None:
+            # What the context holds is not repeated in the item (it would shadow the context's value).
+            item_values[answer.external_id] = {k: v for k, v in content.items() if k not in shared or k in answer.content}
+    log.raise_if_any()
     with transaction.atomic():
         item_set = item_set_get_or_create(name=item_set_name, kind=KIND, license=license)
         # Locked until the import commits: two imports into one set would both see an item as new.
         item_set = ItemSet.objects.select_for_update().get(pk=item_set.pk)
         report = ImportReport(item_set=item_set.name, dry_run=dry_run)
-        defaults = judged.SPEC.content_defaults()
-        existing = {
-            external_id: (family, defaults | content)
-            for external_id, family, content in Item.objects.filter(item_set=item_set).values_list(
-                "external_id", "family", "content")
+        contexts = {
+            external_id: (pk, content)
+            for pk, external_id, content in Context.objects.filter(item_set=item_set).values_list("pk", "external_id", "content")
         }
         changed = ErrorLog()
-        new = []
-        for record in records:
-            family = judged.family_of(record.question_type, record.question_id)
-            content = item_content(spec=judged.SPEC, values=_content(record, run), where=record.where, log=changed)
-            old = existing.get(record.question_id)
+        new_contexts = []
+        for question in questions:
+            old = contexts.get(question.question_id)
+            values = context_values[question.question_id]
+            if old is None:
+                new_contexts.append(Context(item_set=item_set, external_id=question.question_id, content=values))
+            elif {**spec.context_defaults(), **old[1]} != values:
+                changed.add(question.where, f"field 'question_id': '{question.question_id}' is already in "
+                                            f"'{item_set.name}' with different content")
+        existing = {
+            external_id: (family, context, content)
+            for external_id, family, context, content in Item.objects.filter(item_set=item_set).values_list(
+                "external_id", "family", "context__external_id", "content")
+        }
+        new_items = []
+        for answer in answers:
+            old = existing.get(answer.external_id)
             if old is not None:
-                if old != (family, content):
-                    changed.add(record.where, f"field 'question_id': '{record.question_id}' is already in "
+                if old != (answer.family, answer.question_id, item_values[answer.external_id]):
+                    changed.add(answer.where, f"field 'question_id': '{answer.question_id}' is already in "
                                               f"'{item_set.name}' with different content")
                 report.unchanged += 1
                 continue
-            new.append(Item(item_set=item_set, kind=KIND, external_id=record.question_id, family=family,
-                            content=content))
+            new_items.append(answer)
         changed.raise_if_any()
-        if not dry_run:
-            Item.objects.bulk_create(new)
-        report.created = len(new)
+        progress(f"{len(new_contexts)} new question(s), {len(new_items)} new answer(s) to write")
+        Context.objects.bulk_create(new_contexts, batch_size=1000)
+        context_ids = dict(Context.objects.filter(item_set=item_set).values_list("external_id", "pk"))
+        Item.objects.bulk_create([
+            Item(item_set=item_set, kind=KIND, external_id=a.external_id, family=a.family,
+                 context_id=context_ids[a.question_id], content=item_values[a.external_id])
+            for a in new_items
+        ], batch_size=1000)
+        report.created = len(new_items)
+        progress(f"written: {report.created} answer(s) citing {len(context_ids)} question(s)")
         if dry_run:
             transaction.set_rollback(True)
     return report
+
+
+# ---------------------------------------------------------------------------------------------------
+# LongMemEval's released files: a question file and several judged runs
+
+
+def answer_external_id(question_id: str, run: str) -> str:
+    """A run's answer to a question, named within its item set: the question id and a digest of the run's
+    name (a run's name is its file name, longer than an item id may be); the run itself is in the item."""
+    return f"{question_id}:{hashlib.sha256(run.encode()).hexdigest()[:12]}"
+
+
+def _release_question(question: lme.Question) -> QuestionRow:
+    content: dict = {
+        "question_type": question.question_type, "question": question.question, "answer": question.answer,
+        "question_date": question.question_date,
+    }
+    if question.sessions is not None:
+        content["evidence_sessions"] = [
+            {"date": s.date, "turns": [{"role": t.role, "content": t.content, "has_answer": t.has_answer} for t in s.turns]}
+            for s in question.sessions
+            # The oracle file holds the evidence sessions only; without evidence ids, every session is shown.
+            if s.evidence or question.answer_session_ids is None
+        ]
+        content["haystack_session_ids"] = [s.session_id for s in question.sessions]
+        content["haystack_dates"] = [s.date for s in question.sessions]
+    if question.answer_session_ids is not None:
+        content["answer_session_ids"] = list(question.answer_session_ids)
+    return QuestionRow(question.question_id, question.where, content)
+
+
+def _release_answer(answer: lme.JudgedAnswer, question: lme.Question) -> AnswerRow:
+    return AnswerRow(
+        answer_external_id(answer.question_id, answer.run), answer.question_id, answer.where,
+        judged.family_of(question.question_type, question.question_id),
+        {"hypothesis": answer.hypothesis, "hidden": {
+            "run": answer.run,
+            "judge": {"label": "yes" if answer.label else "no", "judge_model": answer.judge_model},
+        }},
+    )
+
+
+def judged_release_import(*, questions: Path, runs: list[Path], item_set_name: str, license: str = "",
+                          dry_run: bool = False, progress: Callable[[str], None] = _no_progress) -> ImportReport:
+    """LongMemEval's released files as they are (judges/longmemeval.py): a question file (official shape or
+    the question-only subset) and one or more ``*.eval-results-*`` runs, read together, all or nothing. Each
+    question is stored once (with its dated evidence sessions when the file has them) and each run's answer
+    is an item citing it, with the run and the judge's label and model (hidden)."""
+    progress(f"reading {Path(questions).name} and {len(runs)} run file(s)")
+    release = lme.read_release(questions=Path(questions), runs=[Path(r) for r in runs])
+    progress(f"read {len(release.questions)} question(s) and {len(release.answers)} answer(s) "
+             f"from {len(release.runs)} run(s)")
+    answered = {a.question_id for a in release.answers}
+    return judged_answers_write(
+        questions=[_release_question(q) for q in release.questions.values() if q.question_id in answered],
+        answers=[_release_answer(a, release.questions[a.question_id]) for a in release.answers],
+        item_set_name=item_set_name, license=license, dry_run=dry_run, progress=progress,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The designed sample: which answers people read
+
+
+def judged_sample_draw(*, item_set: ItemSet, half_width: float, seed: int, oversample: float = 2.0,
+                       minimum: int = 2) -> tuple[sampling.Sample, dict[tuple[str, str], int]]:
+    """The seeded stratified sample of the set's judged answers (judges.sampling.sample_draw) and each
+    unit's item id. Only answers with a judge label form the population (disputed means their labels differ
+    across runs)."""
+    if item_set.kind != KIND:
+        raise ApplicationError(f"item set '{item_set.name}' holds {item_set.get_kind_display()} items, not judged answers")
+    if not 0 < half_width < 0.5:
+        raise ApplicationError(f"field 'half_width': {half_width} is not between 0 and 0.5")
+    if oversample < 1:
+        raise ApplicationError(f"field 'oversample': {oversample} is below 1 (1: no oversampling)")
+    rows = [r for r in judged_rows(item_set) if r.label is not None]
+    if not rows:
+        raise ApplicationError(f"item set '{item_set.name}' has no judged answer with a judge label to sample")
+    ids = {(r.run, r.question_id): r.item_id for r in rows}
+    if len(ids) < len(rows):
+        raise ApplicationError(f"item set '{item_set.name}' holds two answers of one run to one question")
+    units = sampling.population([(r.run, r.question_id, r.label) for r in rows],
+                                {r.question_id: r.question_type for r in rows})
+    return sampling.sample_draw(units=units, half_width=half_width, seed=seed, oversample=oversample,
+                                minimum=minimum), ids
+
+
+def judged_sample_create(*, item_set: ItemSet, slug: str, annotators: list, half_width: float, seed: int,
+                         oversample: float = 2.0, minimum: int = 2, user=None) -> JudgedSample:
+    """A campaign over the designed sample of the set's judged answers, and the design it was drawn by
+    (for the key's datasheet and for weighting figures back to the population)."""
+    sample, ids = judged_sample_draw(item_set=item_set, half_width=half_width, seed=seed, oversample=oversample,
+                                     minimum=minimum)
+    with transaction.atomic():
+        campaign = campaign_create(slug=slug, item_set=item_set, annotators=annotators, seed=seed, created_by=user,
+                                   item_ids={ids[u.key] for u in sample.chosen})
+        return JudgedSample.objects.create(
+            campaign=campaign, seed=seed, half_width=half_width, oversample=oversample, design=sample.design,
+            population=[[u.run, u.question_id, u.question_type, u.abstention, u.disputed, ids[u.key]] for u in sample.units],
+            created_by=user,
+        )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -264,11 +444,12 @@ def _write(records: list[JudgedRecord], *, item_set_name: str, run: str, license
 
 
 def decoy_sources(item_set: ItemSet) -> list[judged.DecoySource]:
-    rows = Item.objects.filter(item_set=item_set).order_by("external_id").values_list("external_id", "family", "content")
+    rows = Item.objects.filter(item_set=item_set).order_by("external_id").values_list(
+        "external_id", "family", "content", "context__content")
     sources = []
-    defaults = judged.SPEC.content_defaults()
-    for external_id, family, stored in rows:
-        content = defaults | stored
+    defaults = judged.SPEC.content_defaults() | judged.SPEC.context_defaults()
+    for external_id, family, stored, shared in rows:
+        content = defaults | (shared or {}) | stored
         question_type, abstention = judged.split_family(family)
         sources.append(judged.DecoySource(
             question_id=external_id, question_type=question_type, abstention=abstention, question=content["question"],

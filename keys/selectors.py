@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, TextField
 from django.db.models.functions import Cast
+from django.utils.module_loading import import_string
 
 import protocols
 from adjudication.agreement import campaign_agreement, kept_set_kappa
@@ -373,6 +374,10 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         # The queue as it stood at freezing (decisions are final from then on), council flags included;
         # only human reasons held the key back (QueueEntry.needs_decision, PROTOCOL.md §4).
         "queue": queue_records(snapshot),
+        # The protocol's own sections (a designed sample, a judge audit), resolved by name: keys never
+        # imports a protocol's app.
+        **{name: section for name, path in snapshot.spec.manifest_sections
+           if (section := import_string(path)(campaign)) is not None},
     }
 
 
@@ -399,16 +404,25 @@ EVIDENCE = "evidence"  # a candidate field that is the item's evidence turn ids,
 
 
 CONTENT = "content"
+CONTEXT = "context__content"  # the shared context's values, read where the item's content leaves them out
+
+
+def _shared_fields(spec) -> frozenset[str]:
+    return frozenset(spec.context.model_fields) if spec.context is not None else frozenset()
 
 
 def _candidate_paths(spec) -> list[str]:
     """The Item field paths a candidate record reads (after the id), in the spec's field order; the
-    item's content once, where the first content field is (content fields are read out of it)."""
+    item's content once, where the first content field is (content fields are read out of it), and its
+    shared context's right after it when a content field may live there."""
     paths = []
+    shared = _shared_fields(spec)
     for _, source in spec.candidate_fields:
         path = CONTENT if source in spec.content_fields else source
         if path != EVIDENCE and path not in paths:
             paths.append(path)
+        if path == CONTENT and source in shared and CONTEXT not in paths:
+            paths.append(CONTEXT)
     return paths
 
 
@@ -439,9 +453,13 @@ def _candidate_builder(protocol: str) -> Callable[[tuple, dict], dict]:
             value = "evidence[row[0]]"
         elif source in spec.content_fields:
             # The schema's default where the stored content leaves the field out (copied: a record's
-            # values are its own).
+            # values are its own); the shared context's value before it, where the item cites one.
             content = f"row[{position[CONTENT]}]"
-            value = f"({content}[{source!r}] if {source!r} in {content} else defaults()[{source!r}])"
+            fallback = f"defaults()[{source!r}]"
+            if CONTEXT in position and source in _shared_fields(spec):
+                shared = f"row[{position[CONTEXT]}]"
+                fallback = f"({shared}[{source!r}] if {shared} and {source!r} in {shared} else {fallback})"
+            value = f"({content}[{source!r}] if {source!r} in {content} else {fallback})"
         else:
             value = f"row[{position[source]}]"
             if "__" in source:

@@ -303,6 +303,9 @@ class ProtocolSpec:
     version: cited in key manifests ("twist-b-two-phase/1").
     content: the typed schema (an `ItemContent` subclass, declared in the protocol's module) of the item's
       `content`: every value of its items beyond the columns all items share.
+    context: the typed schema of the shared context an item may cite (`Item.context`: a question answered by
+      several runs, stored once); its values read as the item's own where the item's content leaves them
+      out (None: the protocol's items cite no context).
     blind_fields: the only item fields (content fields or shared columns) an annotator may ever see; hidden_fields: those holding gold,
       generator output or hidden conditions (audits and blindness tests).
     derived_view: (blind view) -> extra entries of the view computed from the blind fields alone (e.g. a
@@ -360,6 +363,7 @@ class ProtocolSpec:
     gold_values: tuple[str, ...]
     answer_file: AnswerFile
     content: type[ItemContent] = ItemContent
+    context: type[ItemContent] | None = None
     importer: str = ""
     derived_view: Callable[[dict], dict] | None = None
     accepts_rejects: bool = False
@@ -381,6 +385,9 @@ class ProtocolSpec:
     queue_rules: Callable | None = None
     suggest: Callable | None = None
     agreement_panels: tuple[Panel, ...] = ()
+    # (name, dotted path of a function(campaign) -> JSON-ready figures or None): sections a key's manifest
+    # (its datasheet and release) records about the campaign beyond the core ones; None leaves it out.
+    manifest_sections: tuple[tuple[str, str], ...] = ()
     agreement_summary: Callable[[dict], list[str]] | None = None
     forest_rows: Callable[[dict], list[tuple[str, dict]]] | None = None
     agreement_template: str = ""
@@ -568,9 +575,26 @@ class ProtocolSpec:
         """What is wrong with an item's content for this protocol ("field 'x': why"; empty: it fits)."""
         return content_problems(self.content, values)
 
+    def context_defaults(self) -> dict[str, Any]:
+        """Each context field's value where a context's content does not hold it (empty: no context)."""
+        if self.context is None:
+            return {}
+        return {name: f.get_default(call_default_factory=True) for name, f in self.context.model_fields.items()}
+
+    def context_problems(self, values: Any) -> list[str]:
+        """What is wrong with a shared context's content for this protocol (empty: it fits)."""
+        if self.context is None:
+            return ["this protocol's items cite no shared context"]
+        return content_problems(self.context, values)
+
     def content_of(self, item) -> dict[str, Any]:
-        """An item's content with every field present (defaults where the stored value leaves one out)."""
-        return {**self.content_defaults(), **(item.content or {})}
+        """An item's content with every field present (defaults where the stored value leaves one out), over
+        the shared context it cites: the item's own value wins where both hold one. Reading the context costs
+        a query unless the caller loaded it (`select_related("context")`)."""
+        if self.context is None:
+            return {**self.content_defaults(), **(item.content or {})}
+        shared = item.context.content if getattr(item, "context_id", None) else {}
+        return {**self.content_defaults(), **self.context_defaults(), **(shared or {}), **(item.content or {})}
 
     def content_json_schema(self) -> dict:
         """The content's JSON Schema (the OpenAPI component and the Croissant field descriptions)."""

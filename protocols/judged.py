@@ -128,8 +128,43 @@ class JudgedHidden(BaseModel):
     judge: JudgeLabel | None = Field(None, description="The benchmark judge's label, if the file carried one.")
 
 
+class SessionTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: str = Field(description="Who spoke: user or assistant.")
+    content: str = Field(description="What was said.")
+    has_answer: bool = Field(False, description="The benchmark marks this turn as holding the answer.")
+
+
+class EvidenceSession(BaseModel):
+    """One dated history session the question's answer rests on (never its session id: LongMemEval's ids
+    name the question)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    date: str = Field(description="The session's date, as the benchmark gives it.")
+    turns: list[SessionTurn] = Field(default_factory=list, description="The session's turns in order.")
+
+
+class JudgedQuestion(ItemContent):
+    """A benchmark question as several judged answers share it (the items' context, stored once): its text,
+    type, date, gold answer and, when the question file has the history, the dated evidence sessions and
+    the ids of every session."""
+
+    question_type: str = Field("", description="The benchmark's question type.")
+    question: str = Field("", description="The benchmark question.")
+    answer: str | int = Field("", description="The gold answer exactly as released (an integer stays one).")
+    question_date: str = Field("", description="The question's date, as the benchmark gives it.")
+    evidence_sessions: list[EvidenceSession] | None = Field(
+        None, description="The dated sessions holding the answer (None: the question file has no history).")
+    answer_session_ids: list[str] | None = Field(None, description="The evidence sessions' ids (hidden).")
+    haystack_session_ids: list[str] | None = Field(None, description="Every history session's id (hidden).")
+    haystack_dates: list[str] | None = Field(None, description="Every history session's date (hidden).")
+
+
 class JudgedContent(ItemContent):
-    """A judged answer (PROTOCOL §12): the question, its gold answer and one system's answer."""
+    """A judged answer (PROTOCOL §12): the question, its gold answer and one system's answer. An answer that
+    cites a shared question (`JudgedQuestion`) holds only its own values: the hypothesis and what is hidden."""
 
     question: str = Field("", description="The benchmark question.")
     answer: str = Field("", description="The gold answer (a rubric for preference questions, an explanation for abstention).")
@@ -173,13 +208,29 @@ def judge_verdict(reply: str) -> str:
     return JUDGE_LABELS[word.group(1)] if word else ""
 
 
+# The per-type rule in a sentence (PROTOCOL §13), shown above the judge's own instruction.
+RULES = {
+    "temporal-reasoning": "Off-by-one days, weeks or months are not penalised.",
+    "knowledge-update": "An answer that also mentions the old value is correct when it gives the updated one.",
+    "single-session-preference": "Correct when it recalls and uses the user's information; it need not cover "
+                                 "every point of the rubric.",
+}
+DEFAULT_RULE = "Correct when it contains the gold answer (or every step to it); a part of it is not enough."
+ABSTENTION_RULE = "Correct only when it says the question cannot be answered from the history."
+
+
+def rule_for(question_type: str, abstention: bool) -> str:
+    return ABSTENTION_RULE if abstention else RULES.get(question_type, DEFAULT_RULE)
+
+
 def derived_view(view: dict) -> dict:
     """What the annotator's page adds to the blind fields, computed from them alone: the type, whether the
-    item is an abstention item, and the rubric exactly as the judge gets it."""
+    item is an abstention item, the per-type rule and the rubric exactly as the judge gets it."""
     question_type, abstention = split_family(view.get("family", ""))
     return {
         "question_type": question_type,
         "abstention": abstention,
+        "rule": rule_for(question_type, abstention),
         "rubric": rubric_for(question_type, abstention),
         "gold_name": gold_name_for(question_type, abstention),
     }
@@ -394,8 +445,9 @@ SPEC = ProtocolSpec(
     upload_label="Judged answers (JSONL: question_id, question_type, question, answer, hypothesis[, label, judge_model])",
     version="judged-answers/1",
     content=JudgedContent,
-    blind_fields=("question", "answer", "hypothesis", "family"),
-    hidden_fields=("external_id", "hidden"),
+    context=JudgedQuestion,
+    blind_fields=("question", "answer", "question_date", "hypothesis", "evidence_sessions", "family"),
+    hidden_fields=("external_id", "hidden", "answer_session_ids", "haystack_session_ids"),
     derived_view=derived_view,
     questions=(
         Question("verdict", 1, VERDICTS, label="Is the system's answer correct?"),
@@ -434,6 +486,8 @@ SPEC = ProtocolSpec(
     queue_rules=queue_rules,
     suggest=suggest,
     agreement_panels=(Panel("judges.selectors.judge_audit", "judges/_judge_audit.html"),),
+    manifest_sections=(("sample_design", "judges.selectors.sample_design"),
+                       ("judge_audit", "judges.selectors.judged_sample_audit")),
     agreement_summary=agreement_summary,
     forest_rows=forest_rows,
     agreement_template="adjudication/_agreement_judged.html",

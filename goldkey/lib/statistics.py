@@ -601,8 +601,9 @@ def many_rater_summary(
 
 
 def json_safe(value):
-    """JSON has no NaN: an undefined figure (kappa with no variation, an empty set) becomes None."""
-    if isinstance(value, float) and math.isnan(value):
+    """JSON has no NaN nor infinity: an undefined figure (kappa with no variation, an empty set, the
+    effective size of a stratum read whole) becomes None."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: json_safe(v) for k, v in value.items()}

@@ -401,6 +401,9 @@
       if (note) { note.focus(); e.preventDefault(); }
       return;
     }
+    // A section the item page folds away (a judged answer's evidence sessions) opens and closes by its key.
+    const folded = root.querySelector('details[data-toggle-key="' + e.key + '"]');
+    if (folded) { folded.open = !folded.open; e.preventDefault(); return; }
     const button = root.querySelector('button.choice[data-shortcut="' + e.key + '"]');
     if (button) { choose(button); e.preventDefault(); }
   });

@@ -1,5 +1,5 @@
 """The annotator API serves a judged answer as the page does: question, gold answer, hypothesis, type and the
-rubric the judge gets; never the judge's label, model, run or the question_id."""
+rubric the judge gets, the question's date; never the judge's label, model, run or the question_id."""
 
 import json
 from io import StringIO
@@ -32,7 +32,9 @@ def test_the_api_item_carries_the_rubric_of_its_type_and_nothing_hidden(judged_s
         body = json.dumps(response.json())
         hidden = Item.objects.get(pk=assignment.item_id).hidden
         assert assignment.item.external_id not in body
-        assert hidden["run"] not in body and hidden["question_date"] not in body
+        assert hidden["run"] not in body
+        # The question's date is the question's own, shown (a temporal question is answered from it).
+        assert shown["question_date"] == assignment.item.context.content["question_date"] != ""
         assert "judge" not in body  # no label, no model, not even the word
         if hidden.get("judge"):
             assert hidden["judge"]["judge_model"] not in body

@@ -36,7 +36,7 @@ def mentions(source: str, value: str) -> bool:
 
 def assert_blind(page, item) -> None:
     source = page.content()
-    for hidden in (item.external_id, item.hidden["judge"]["judge_model"], item.hidden["run"], item.hidden["question_date"]):
+    for hidden in (item.external_id, item.hidden["judge"]["judge_model"], item.hidden["run"]):
         assert hidden and hidden not in source, f"{hidden!r} reached the annotator"
     for word in ("judge", "judge_model", "question_id", "question_date"):
         assert not mentions(source, word), f"{word!r} is on the annotator's page"
@@ -48,6 +48,7 @@ def assert_blind(page, item) -> None:
     assert page.locator("[data-testid=question]").inner_text() == item.question
     assert page.locator("[data-testid=gold-answer]").inner_text() == item.answer
     assert page.locator("[data-testid=hypothesis]").inner_text() == item.hypothesis
+    assert page.locator("[data-testid=question-date]").inner_text() == item.context.content["question_date"]
     assert page.locator("button.choice.selected").count() == 0  # nothing of the other annotator's
 
 

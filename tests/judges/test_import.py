@@ -25,8 +25,9 @@ def test_the_three_files_make_one_item_per_question_with_the_judge_hidden(judged
         "judged", "knowledge-update", "What is my current personal best for the 5k?", "24 minutes",
         "Your personal best is 27 minutes.",
     )
-    assert ku.hidden == {"question_date": "2024/07/03 (Wed) 19:20", "run": "SECRET-RUN-demo",
-                         "previous_answer": "27 minutes", "judge": {"label": "yes", "judge_model": "demo-judge-gpt"}}
+    assert ku.hidden == {"run": "SECRET-RUN-demo", "previous_answer": "27 minutes",
+                         "judge": {"label": "yes", "judge_model": "demo-judge-gpt"}}
+    assert ku.context.content["question_date"] == "2024/07/03 (Wed) 19:20"
     assert items["demo-ku-04_abs"].family == "knowledge-update_abs"
     assert judged_set.track.benchmark.name == "LongMemEval" and judged_set.license == "mit"
 
@@ -107,7 +108,8 @@ def test_numeric_answers_and_a_benchmarks_own_types_are_accepted(db, tmp_path):
     hypotheses = _lines(tmp_path / "h.jsonl", [{"question_id": "n1", "hypothesis": "three"}])
     report = judged_import(questions=questions, hypotheses=hypotheses, item_set_name="own types")
     item = Item.objects.get(external_id="n1")
-    assert report.created == 1 and (item.family, item.answer, item.hidden) == ("counting", "3", {"question_date": "x", "run": ""})
+    assert report.created == 1 and (item.family, item.answer, item.hidden) == ("counting", "3", {"run": ""})
+    assert item.context.content["question_date"] == "x"
 
 
 def test_a_dry_run_validates_and_writes_nothing(db):

@@ -235,6 +235,11 @@ def test_json_safe_turns_undefined_figures_into_null_at_any_depth():
     }
 
 
+def test_json_safe_turns_an_infinite_figure_into_null_too():
+    # A stratum read whole has an infinite effective size: JSON (and a key's manifest) cannot hold it.
+    assert st.json_safe({"effective_n": float("inf"), "low": [float("-inf"), 2.0]}) == {"effective_n": None, "low": [None, 2.0]}
+
+
 def test_fleiss_kappa_table_is_bit_for_bit_the_statsmodels_value():
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 

@@ -20,10 +20,18 @@ def item(family="knowledge-update", **fields):
 
 def test_the_annotator_sees_question_gold_hypothesis_type_and_rubric_only():
     view = protocols.blind_view(item())
-    assert set(view) == {"question", "answer", "hypothesis", "family", "question_type", "abstention", "rubric", "gold_name"}
+    assert set(view) == {"question", "answer", "question_date", "hypothesis", "evidence_sessions", "family", "question_type",
+                         "abstention", "rule", "rubric", "gold_name"}
     assert "q-7_abs" not in str(view) and "gpt-4o" not in str(view) and "sys-1" not in str(view)
     assert (view["question_type"], view["abstention"]) == ("knowledge-update", False)
     assert "previous information along with an updated answer" in view["rubric"]
+    assert view["rule"] == judged.RULES["knowledge-update"]
+
+
+def test_the_per_type_rule_is_protocols_sentence_and_abstention_its_own():
+    assert "off-by-one" in judged.rule_for("temporal-reasoning", False).lower()
+    assert judged.rule_for("temporal-reasoning", True) == judged.ABSTENTION_RULE
+    assert judged.rule_for("multi-session", False) == judged.DEFAULT_RULE
 
 
 def test_each_type_gets_longmemevals_rubric_and_abstention_items_the_unanswerable_one():

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('items', '0009_citation_roles_and_conversation_versions'),
+        ('items', '0010_context'),
     ]
 
     operations = [
