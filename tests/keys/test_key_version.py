@@ -32,7 +32,7 @@ def test_the_database_refuses_a_key_row_with_a_version_that_is_not_plain(decided
     from django.db import connection
 
     if connection.vendor == "postgresql" and "\x00" in version:
-        pytest.skip("PostgreSQL stores no NUL in any text: psycopg refuses it before the table's check")
+        pytest.skip("SQLite only: PostgreSQL stores no NUL in any text (psycopg refuses it before the table's check)")
     with pytest.raises(IntegrityError), transaction.atomic():
         GoldKey.objects.create(benchmark=decided.item_set.track.benchmark, kind="twist", version=version)
 
