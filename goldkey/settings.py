@@ -53,10 +53,12 @@ INSTALLED_APPS = [
     "council",
     "adjudication",
     "keys",
-    "lapse",
-    "judges",
+    # The protocols' wing apps (Lapse, judged answers, TWIST Track C) are named by their app configs: an app
+    # may share its protocol's name, and the settings name apps, not protocols.
+    "lapse.apps.LapseConfig",
+    "judges.apps.JudgesConfig",
     "scoring",
-    "chains",
+    "chains.apps.ChainsConfig",
     "demo",
 ]
 
