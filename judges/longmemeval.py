@@ -160,13 +160,19 @@ def _history(record: dict, where: str, log: ErrorLog) -> tuple[tuple[Session, ..
     return tuple(sessions), evidence
 
 
-def _question(record: dict, where: str, log: ErrorLog) -> Question | None:
-    before = len(log.errors)
-    question_id = require_str(record, "question_id", where, log)
+def question_type_of(record: dict, where: str, log: ErrorLog) -> str | None:
+    """A record's `question_type`: required, and a type name (LongMemEval's or one of its shape)."""
     question_type = require_str(record, "question_type", where, log)
     if question_type is not None and not judged.TYPE_PATTERN.match(question_type):
         log.add(where, f"field 'question_type': '{question_type[:60]}' is not a type name "
-                            f"(lower-case letters, digits and '-'; LongMemEval's: {', '.join(judged.TYPES)})")
+                       f"(lower-case letters, digits and '-'; LongMemEval's: {', '.join(judged.TYPES)})")
+    return question_type
+
+
+def _question(record: dict, where: str, log: ErrorLog) -> Question | None:
+    before = len(log.errors)
+    question_id = require_str(record, "question_id", where, log)
+    question_type = question_type_of(record, where, log)
     question = require_str(record, "question", where, log)
     answer = _answer(record, where, log)
     question_date = require_str(record, "question_date", where, log)

@@ -99,10 +99,7 @@ def _answer_text(record: dict, key: str, where: str, log: ErrorLog) -> str | Non
 def _question(record: dict, where: str, log: ErrorLog) -> JudgedRecord | None:
     before = len(log.errors)
     question_id = require_str(record, "question_id", where, log)
-    question_type = require_str(record, "question_type", where, log)
-    if question_type is not None and not judged.TYPE_PATTERN.match(question_type):
-        log.add(where, f"field 'question_type': '{question_type[:60]}' is not a type name "
-                       f"(lower-case letters, digits and '-'; LongMemEval's: {', '.join(judged.TYPES)})")
+    question_type = lme.question_type_of(record, where, log)
     question = require_str(record, "question", where, log)
     answer = _answer_text(record, "answer", where, log)
     question_date = optional_str(record, "question_date", where, log)
