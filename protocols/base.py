@@ -348,6 +348,8 @@ class ProtocolSpec:
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
       detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
     leakage_audit: the shortcut-leakage audit its keys carry in their manifest and release (None: none).
+    score_page: the url name of the protocol's own score page of a frozen key (called with the key's version),
+      which the key's score pages link for authors; '' : its runs are scored by the core's pages only.
     """
 
     name: str
@@ -402,6 +404,7 @@ class ProtocolSpec:
     detector_bars: DetectorBars | None = None
     decoy_set: str = ""
     leakage_audit: LeakageAudit | None = None
+    score_page: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's

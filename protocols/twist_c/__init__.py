@@ -264,4 +264,5 @@ SPEC = ProtocolSpec(
     # run at import, and its verification-as-seen gate is `chains.gates.chain_verification_run`.
     generation_gates=False,
     decoy_set="chains.decoys.chain_calibration_set",
+    score_page="chains:scores",
 )
