@@ -56,7 +56,10 @@ def chain_verification_run(*, item_set_id: int, llm_member_id: int) -> dict:
         counts["checked"] += 1
         counts["rejected"] += bool(reasons)
     verdicts_store(item_set=item_set, verdicts=verdicts, gates=(GATE,))
+    rejected = sum(not v.passed for v in verdicts)
     return {
         "item_set": item_set.name, "llm": member.name, "prompt_version": tc.VERIFY_PROMPT_VERSION,
-        "checked": len(verdicts), "rejected": sum(not v.passed for v in verdicts), "by_family": by_family,
+        "checked": len(verdicts), "rejected": rejected, "by_family": by_family,
+        # the summary every gate run gives (council.gates.gates_run), for the gates page and `gates_run`
+        "passed": len(verdicts) - rejected, "rejected_by_gate": {GATE: rejected}, "warnings": {},
     }

@@ -348,6 +348,10 @@ class ProtocolSpec:
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
       detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
     leakage_audit: the shortcut-leakage audit its keys carry in their manifest and release (None: none).
+    set_gates: dotted path of the protocol wing's gate run over one of its item sets ((item_set_id=,
+      llm_member_id=) -> the summary `gates_run` gives: "item_set", "checked", "passed", "rejected_by_gate",
+      "warnings", "llm"), through a council member, which the council's gates page and `gates_run` run instead of
+      PROTOCOL §5's generation gates; '' : none (or those, when `generation_gates`).
     score_page: the url name of the protocol's own score page of a frozen key (called with the key's version),
       which the key's score pages link for authors; '' : its runs are scored by the core's pages only.
     """
@@ -404,6 +408,7 @@ class ProtocolSpec:
     detector_bars: DetectorBars | None = None
     decoy_set: str = ""
     leakage_audit: LeakageAudit | None = None
+    set_gates: str = ""
     score_page: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
