@@ -110,3 +110,13 @@ def test_the_page_and_the_api_cost_the_same_queries_for_one_run_and_for_three(cl
         for url in urls:
             assert client.get(url).status_code == 200
     assert len(three) == len(one), [q["sql"] for q in three.captured_queries]
+
+
+def test_an_author_with_open_work_on_the_keys_items_is_refused_as_the_key_pages_refuse_them(client, author, annotator_b,
+                                                                                           chain_key, scored):
+    from annotation.services import campaign_create
+
+    campaign_create(slug="again", item_set=chain_key.campaign.item_set, annotators=[author, annotator_b], seed=3)
+    client.force_login(author)
+    assert client.get(reverse("chains:scores", args=[chain_key.version])).status_code == 404
+    assert client.get(reverse("api-chain-scores", args=[chain_key.version])).status_code == 404
