@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from chains.gates import chain_items
+from chains.gates import chain_items_query, chain_of
 from chains.models import ChainRun
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
@@ -98,9 +98,13 @@ def _track_c_key(version: str) -> GoldKey:
 
 
 def key_chains(key: GoldKey) -> dict[str, tc.ChainItem]:
-    """The chains of a frozen key's kept items, by external id (four queries)."""
-    kept = set(key.entries.values_list("external_id", flat=True))
-    return {chain.id: chain for item, chain in chain_items(key.campaign.item_set) if chain.id in kept}
+    """The chains of a frozen key's kept items, by external id (four queries), with the gold answer, the step values
+    and the superseded values the key froze into its entries: a run is graded against the sealed key, whatever
+    became of its items since."""
+    frozen = {external_id: {SPEC.quote_field: quote, **(detail or {})}
+              for external_id, quote, detail in key.entries.values_list("external_id", "quote", "detail")}
+    return {item.external_id: chain_of(item, frozen=frozen[item.external_id])
+            for item in chain_items_query(key.campaign.item_set) if item.external_id in frozen}
 
 
 def run_grades(*, member: CouncilMember, chains: dict[str, tc.ChainItem], answers: dict[str, str]) -> dict[str, dict]:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from chains.models import ChainRun
-from chains.scores import chain_run_import, chain_run_report
+from chains.scores import chain_run_import, chain_run_report, key_chains
 from chains.selectors import chain_run_reports
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
@@ -163,3 +163,31 @@ def test_a_derived_track_c_key_keeps_its_parents_frozen_values(chain_key, author
     assert "tc-c1-lease" not in child_records
     for external_id, record in child_records.items():
         assert {**record, "key_version": None} == {**parent_records[external_id], "key_version": None}
+
+
+def test_the_sealed_releases_key_file_shows_each_chains_values_and_superseded_values_in_order(chain_key):
+    from keys.releases import release_files
+
+    files = release_files(chain_key)
+    key_file = next(data for name, data in files.items() if name.endswith(".jsonl") and "key" in name)
+    records = {r["id"]: r for r in map(json.loads, key_file.decode().splitlines())}
+    items = Item.objects.filter(item_set=chain_key.campaign.item_set)
+    assert set(records) == {i.external_id for i in items}
+    for item in items:
+        record = records[item.external_id]
+        assert record["superseded"] == item.superseded and record["chain_values"] == item.step_values
+        assert record["gold"] == item.answer and len(record["chain"]) == len(item.step_values)
+    assert key_file == key_canonical_bytes(chain_key)  # the release ships the bytes the key's hash is of
+
+
+def test_a_keys_chains_are_the_values_it_froze_and_no_run_is_scored_once_its_items_drifted(chain_key, strict_judge, tmp_path):
+    c1 = Item.objects.filter(item_set=chain_key.campaign.item_set, family="C1")
+    stale = {i.external_id: GOLD_FRAME.format(answer=i.superseded[-1]) for i in c1}
+    for item in c1:  # after the freeze: the items' gold and replaced belief edited in place
+        Item.objects.filter(pk=item.pk).update(content={**item.content, "answer": "edited", "superseded": ["edited"],
+                                                        "step_values": ["edited", "edited"]})
+    # What the score page reads a stored run's report with: the sealed values, not the edited ones.
+    chains = key_chains(chain_key)
+    assert all(chains[i.external_id].superseded == i.superseded and chains[i.external_id].gold == i.answer for i in c1)
+    with pytest.raises(ApplicationError, match="does not verify"):
+        chain_run_report(version=chain_key.version, path=_run(tmp_path, stale), member=strict_judge)
