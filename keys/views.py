@@ -72,6 +72,8 @@ def key_detail(request, version: str):
             "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
             "leakage": key.manifest.get("leakage"),
+            # A designed sample's strata and weights, as the manifest recorded them (a protocol's section).
+            "sample_design": key.manifest.get("sample_design"),
             "leakage_declared": protocols.for_kind(key.kind).leakage_audit is not None,
             "parent_diff": bundle.diff_shown(key_selectors.key_parent_diff(key)),
             "kinds": Erratum.Kind.choices,
