@@ -5,8 +5,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from django.urls import reverse
+
 from adjudication.selectors import campaign_data, snapshot_from_data
-from annotation.models import Campaign
+from annotation.models import Answer, Campaign
 from goldkey.lib import statistics as st
 from items.models import Item, ItemSet
 from judges import audit
@@ -192,3 +194,24 @@ def judged_sample_audit(campaign: Campaign) -> dict | None:
         "runs": audit.run_accuracy(units=units, judge=judge, human=human, ladders=run_ladders({u.run for u in units})),
     })
     return st.json_safe(result)
+
+
+def gold_flags(campaign: Campaign, item: Item) -> dict:
+    """The adjudicator's view of "the gold answer is wrong" on an item's page: every flag and its note on any
+    answer to the item's question in the campaign (one question, many answer items: the runs), each with a
+    link to its item, so the question is decided once whatever the item it was reached from. Two queries."""
+    question = Item.objects.filter(pk=item.pk).values_list("context__external_id", flat=True).first() or item.external_id
+    same_question = {"assignment__item__context_id": item.context_id} if item.context_id else {"assignment__item_id": item.pk}
+    rows = (
+        Answer.objects.filter(assignment__enrollment__campaign=campaign, **same_question)
+        .order_by("assignment__item__external_id", "assignment__enrollment__pseudonym")
+        .values_list("assignment__item_id", "assignment__item__external_id", "values")
+    )
+    link = reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+    flags, items = [], set()
+    for item_id, external_id, values in rows:
+        items.add(item_id)
+        if judged.gold_flagged(values):
+            flags.append({"item": external_id, "url": f"{link}{item_id}/", "this_item": item_id == item.pk,
+                          "note": values.get(judged.GOLD_WRONG_NOTE, "")})
+    return {"question": question, "answers": len(items), "flags": flags}
