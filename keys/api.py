@@ -29,15 +29,25 @@ class GoldKeySerializer(serializers.ModelSerializer):
         fields = ["version", "benchmark", "kind", "status", "parent", "sha256", "frozen_at", "published_at", "entries", "notes"]
 
 
+class RejudgedSerializer(serializers.Serializer):
+    gold = serializers.CharField(help_text="the label an author confirmed against the corrected reference")
+    suggested = serializers.CharField(help_text="the judge's verdict shown beside it ('' : none asked)")
+    judge = serializers.CharField(help_text="the council member that suggested it ('' : none)")
+
+
 class ErratumSerializer(serializers.ModelSerializer):
     key = serializers.CharField(source="key.version", read_only=True)
     item = serializers.CharField(source="item_external_id")
     applied_in = serializers.CharField(source="applied_in.version", default=None, read_only=True)
+    rejudged = serializers.DictField(
+        child=RejudgedSerializer(), read_only=True,
+        help_text="fix-reference: each re-judged entry (by item id) once an author accepted the erratum",
+    )
 
     class Meta:
         model = Erratum
         fields = ["id", "key", "item", "kind", "value", "description", "status", "filed_at", "decided_at",
-                  "decision_note", "applied_in"]
+                  "decision_note", "applied_in", "rejudged"]
         read_only_fields = ["id", "status", "filed_at", "decided_at", "decision_note"]
 
 

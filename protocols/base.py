@@ -411,6 +411,13 @@ class ProtocolSpec:
     # Sections of the adjudicator's item page: data(campaign, item) -> JSON-ready figures, rendered as `p`
     # (e.g. the flags raised on every answer to the item's question, across items).
     adjudication_panels: tuple[Panel, ...] = ()
+    # The content field of the shared context (`context`) that a fix-reference erratum corrects: the
+    # question's reference (gold) answer, against which every item citing it is re-judged ('' : none).
+    reference_field: str = ""
+    # Dotted path of (erratum=, member=) -> {key entry external id: verdict ('' : the reply said neither)}:
+    # a council member's verdict on each answer re-judged against a fix-reference erratum's corrected
+    # reference, shown to the author as a suggestion ('' : none can be asked).
+    rejudge_suggestions: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's

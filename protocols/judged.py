@@ -524,6 +524,9 @@ SPEC = ProtocolSpec(
     queue_rules=queue_rules,
     suggest=suggest,
     answer_rules=answer_rules,
+    # An accepted "the gold answer is wrong" flag: a fix-reference erratum corrects the question's answer.
+    reference_field="answer",
+    rejudge_suggestions="judges.services.rejudge_suggestions",
     adjudication_panels=(Panel("judges.selectors.gold_flags", "judges/_gold_flags.html"),),
     agreement_panels=(Panel("judges.selectors.judge_audit", "judges/_judge_audit.html"),),
     manifest_sections=(("sample_design", "judges.selectors.sample_design"),
