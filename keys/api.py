@@ -56,6 +56,15 @@ class ErratumDecisionSerializer(serializers.Serializer):
     note = serializers.CharField()
 
 
+class ErratumRejudgeSerializer(serializers.Serializer):
+    labels = serializers.DictField(child=serializers.CharField(allow_blank=True),
+                                   help_text="item id -> its gold against the corrected reference, for every answer")
+    note = serializers.CharField()
+    suggestions = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False,
+                                        help_text="item id -> the judge's verdict shown beside it")
+    judge = serializers.CharField(required=False, allow_blank=True, default="")
+
+
 class KeyListApi(APIView):
     permission_classes = [AllowAny]
 
@@ -117,5 +126,22 @@ class ErratumDecisionApi(APIView):
             accept=payload.validated_data["decision"] == "accept",
             note=payload.validated_data["note"],
             user=request.user,
+        )
+        return Response(ErratumSerializer(erratum).data)
+
+
+class ErratumRejudgeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ErratumRejudgeSerializer, responses={200: ErratumSerializer, **errors(400, 403, 404)},
+                   summary="Accept a fix-reference erratum: every answer to its question labelled against the "
+                           "corrected reference (authors)")
+    def post(self, request, pk: int):
+        payload = ErratumRejudgeSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        erratum = key_services.erratum_rejudge(
+            erratum=key_selectors.get_erratum_for_user(pk, request.user), user=request.user,
+            labels=payload.validated_data["labels"], note=payload.validated_data["note"],
+            suggestions=payload.validated_data.get("suggestions"), judge=payload.validated_data["judge"],
         )
         return Response(ErratumSerializer(erratum).data)

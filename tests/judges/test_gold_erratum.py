@@ -195,3 +195,17 @@ def test_the_derived_versions_judge_audit_compares_the_judge_with_the_re_judged_
 
     overall = derived.manifest["judge_audit"]["agreement"][0]
     assert overall["agreement"]["k"] == agreed(derived) != agreed(key) == key.manifest["judge_audit"]["agreement"][0]["agreement"]["k"]
+
+
+def test_the_api_re_judges_with_every_label_and_a_missing_one_is_a_json_400_naming_the_field(key, annotator_a, author):
+    erratum = file_fix(key, annotator_a)
+    api = APIClient()
+    api.force_authenticate(author)
+    url = f"/api/errata/{erratum.pk}/rejudge/"
+    refused = api.post(url, {"labels": {FIRST: "incorrect"}, "note": "holds"}, format="json")
+    assert refused.status_code == 400 and f"labels.{SECOND}" in json.dumps(refused.json())
+    accepted = api.post(url, {"labels": {FIRST: "incorrect", SECOND: "correct"}, "note": "holds"}, format="json")
+    assert accepted.status_code == 200 and accepted.json()["rejudged"][SECOND]["gold"] == "correct"
+    api.force_authenticate(annotator_a)
+    assert api.post(f"/api/errata/{file_fix(key, author, question='tiny0002').pk}/rejudge/",
+                    {"labels": {}, "note": "x"}, format="json").status_code == 403
