@@ -120,6 +120,7 @@ def _entries_from_campaign(
             item_set_id=campaign.item_set_id, gold_label__in=quoted_gold
         ).order_by().values_list("id", f"content__{spec.quote_field}") if quote
     } if quoted_gold else {}
+    details = _content_details(spec, campaign.item_set_id)
     valid = _valid_gold(key.kind)
     for item, gold, _ in retained:
         if gold not in valid:
@@ -129,7 +130,8 @@ def _entries_from_campaign(
     no_evidence = ()
     entries = [
         EntryRow(item.id, item.external_id, gold, evidence.get(item.id, no_evidence),
-                 quotes.get(item.id, "") if gold in quoted_gold else "", item.family, item.history_turns, HOW.get(how, how))
+                 quotes.get(item.id, "") if gold in quoted_gold else "", item.family, item.history_turns, HOW.get(how, how),
+                 details.get(item.id))
         for item, gold, how in retained
     ]
     if not entries:
@@ -137,6 +139,24 @@ def _entries_from_campaign(
     return entries
 
 
+
+
+def _content_details(spec, item_set_id: int, item_ids=None) -> dict[int, dict]:
+    """{item id: its entry's detail}: the content fields the protocol freezes into its key entries
+    (ProtocolSpec.key_content_fields), in one query; {} when it freezes none. A field the item leaves to the
+    shared context it cites (a LongMemEval question's gold answer) is the context's, as `content_of` reads it."""
+    fields = spec.key_content_fields()
+    if not fields:
+        return {}
+    rows = Item.objects.filter(item_set_id=item_set_id, **({"id__in": item_ids} if item_ids is not None else {}))
+    shared = set(spec.context.model_fields) if spec.context is not None else set()
+    columns = [f"content__{f}" for f in fields] + [f"context__content__{f}" for f in fields if f in shared]
+    details = {}
+    for item_id, *values in rows.order_by().values_list("id", *columns):
+        own, from_context = values[:len(fields)], iter(values[len(fields):])
+        context = {f: next(from_context) for f in fields if f in shared}
+        details[item_id] = {f: context.get(f) if value is None else value for f, value in zip(fields, own, strict=True)}
+    return details
 
 
 @contextmanager
@@ -147,7 +167,7 @@ def _entries_inserting(entries, *, key_id: int | None = None) -> Iterator[None]:
     entries that do not carry one (a derive copies its parent's rows as read). The block runs while
     the database finishes the insert, and may not query (bulk_inserting_columns)."""
     entries = list(entries)
-    names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance")
+    names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance", "detail")
     columns = {name: list(map(attrgetter(name), entries)) for name in names}
     columns["key_id"] = [key_id] * len(entries) if key_id is not None else list(map(attrgetter("key_id"), entries))
     columns["evidence"] = list(map(list, map(attrgetter("evidence"), entries)))
@@ -644,7 +664,7 @@ class _DerivePlan:
 def _entry_copy(key: GoldKey, e: KeyEntry) -> KeyEntry:
     return KeyEntry(
         key=key, item_id=e.item_id, external_id=e.external_id, gold=e.gold, evidence=list(e.evidence),
-        quote=e.quote, family=e.family, history_turns=e.history_turns, provenance=e.provenance,
+        quote=e.quote, family=e.family, history_turns=e.history_turns, provenance=e.provenance, detail=e.detail,
     )
 
 
@@ -852,9 +872,18 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry], name: s
     if erratum.kind == Erratum.Kind.FIX_REFERENCE:
         if current is None:
             raise ApplicationError(f"erratum {erratum.pk}: '{name}' is no longer in the key")
+        spec = protocols.for_kind(key.kind)
         current.gold = erratum.rejudged[name]["gold"]
-        if current.gold not in protocols.for_kind(key.kind).quoted_gold:
+        if current.gold not in spec.quoted_gold:
             current.quote = ""
+        if spec.reference_field in spec.key_content_fields():
+            # The entry carries the reference it was re-judged against (an entry frozen before its protocol
+            # froze it takes the rest of its detail from its item).
+            detail = current.detail
+            if detail is None:
+                item_set_id = Item.objects.filter(pk=current.item_id).values_list("item_set_id", flat=True).get()
+                detail = _content_details(spec, item_set_id, [current.item_id]).get(current.item_id, {})
+            current.detail = {**detail, spec.reference_field: erratum.value}
         current.provenance = Provenance.CHANGED_BY_ERRATUM
         return current
     if erratum.kind == Erratum.Kind.ADD:
@@ -864,7 +893,7 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry], name: s
         added = KeyEntry(
             key=key, item_id=source.item_id, external_id=source.external_id, gold=source.gold,
             evidence=list(source.evidence), quote=source.quote, family=source.family,
-            history_turns=source.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+            history_turns=source.history_turns, provenance=Provenance.ADDED_BY_ERRATUM, detail=source.detail,
         )
         entries[added.external_id] = added
         return added
@@ -883,6 +912,7 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry], name: s
             key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
             quote=getattr(item, spec.quote_field) if erratum.value in spec.quoted_gold else "",
             family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+            detail=_content_details(spec, item.item_set_id, [item.id]).get(item.id),
         )
         entries[item.external_id] = current
         return current

@@ -293,6 +293,10 @@ class DetectorBars:
         return "between"
 
 
+# The key-field source prefix naming an item content field frozen into a key entry (ProtocolSpec.key_fields).
+KEY_CONTENT_SOURCE = "content."
+
+
 @dataclass(frozen=True)
 class ProtocolSpec:
     """Everything Goldkey needs to know about one protocol. Fields:
@@ -424,7 +428,9 @@ class ProtocolSpec:
     # gold, evidence questions, strata, retained set) or "labels" (labels, binary collapse, judges).
     agreement_figures: str = "labels"
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
-    # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
+    # evidence, quote, family, history_turns, provenance), "verdict" (verdict_of(gold)), or
+    # "content.<field>": the item's content field, frozen into the entry's detail at the freeze and
+    # covered by the key's hash like the rest.
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
     # Gold values whose key entry carries the item's quote (others carry ""), and the content field it is
     # read from: TWIST Track B's contradicted quote, Track C's proposed answer.
@@ -434,6 +440,11 @@ class ProtocolSpec:
     # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
     # turn ids); a missing related object (a path through "__") exports as "".
     candidate_fields: tuple[tuple[str, str], ...] = (("id", "external_id"),)
+
+    def key_content_fields(self) -> tuple[str, ...]:
+        """The content fields a freeze copies into each key entry's detail, in key-field order."""
+        return tuple(source.removeprefix(KEY_CONTENT_SOURCE) for _, source in self.key_fields
+                     if source.startswith(KEY_CONTENT_SOURCE))
 
     # --- questions -------------------------------------------------------------------------------------
     def question_map(self) -> dict[str, Question]:
@@ -626,6 +637,17 @@ class ProtocolSpec:
         documented once, in the protocol's schema class."""
         schema = self.content_json_schema()
         return {name: inline_refs(value, schema.get("$defs", {})) for name, value in schema["properties"].items()}
+
+    def stored_field_schemas(self) -> dict[str, dict]:
+        """Each field's JSON Schema as an item's values are read (`content_of`): the content's, and the shared
+        context's where the item leaves a field to it (a LongMemEval question's gold answer, an integer or a
+        string as released)."""
+        schemas = self.content_field_schemas()
+        if self.context is not None:
+            shared = self.context.model_json_schema()
+            schemas.update({name: inline_refs(value, shared.get("$defs", {}))
+                            for name, value in shared["properties"].items()})
+        return schemas
 
     def blind_view(self, item) -> dict:
         """What an annotator may see of an item: built from the whitelist only (content fields read

@@ -511,7 +511,9 @@ SPEC = ProtocolSpec(
     item_template="annotation/item_judged.html",
     agreement_figures="labels",
     # A key record's "id" is what the canonical key sorts and hashes by: here the benchmark's question_id.
-    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance")),
+    # "reference": the gold answer the verdict was given against, frozen into the entry (a fix-reference
+    # erratum's derived version carries the corrected one).
+    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance"), ("reference", "content.answer")),
     candidate_fields=(
         ("id", "external_id"),
         ("question_type", "family"),

@@ -146,6 +146,16 @@ def test_every_answer_to_the_question_is_re_judged_in_the_derived_version(derive
     assert entries[other].provenance == KeyEntry.objects.get(key=key, external_id=other).provenance
 
 
+def test_each_re_judged_entry_carries_the_corrected_reference_under_the_hash_and_the_parent_the_released_one(derived, key):
+    released = Item.objects.get(external_id=FIRST).context.content["answer"]
+    parent = {e.external_id: e.detail for e in KeyEntry.objects.filter(key=key)}
+    assert parent[FIRST] == parent[SECOND] == {"answer": released} != {"answer": NEW_GOLD}
+    (key_file,) = [c for p, c in release_files(derived).items() if p.split("/")[-1] == "key.jsonl"]
+    records = {r["id"]: r for r in map(json.loads, key_file.decode().splitlines())}
+    assert records[FIRST]["reference"] == records[SECOND]["reference"] == NEW_GOLD
+    assert records[answer_external_id("tiny0002", R1)]["reference"] != NEW_GOLD
+
+
 def test_the_parent_keys_sealed_bytes_are_unchanged(client, key, annotator_a, author):
     before, sha = release_files(key), key.sha256
     erratum = file_fix(key, annotator_a)
@@ -164,6 +174,7 @@ def test_the_derived_release_carries_the_re_judged_trail_in_changes_from_parent(
         "fix-reference", "tiny0001", NEW_GOLD, author.get_username())
     assert trail["rejudged"] == {"gold": "correct", "suggested": "correct", "judge": "strict"}
     assert rows[SECOND]["fields"]["verdict"] == ["incorrect", "correct"]
+    assert rows[FIRST]["fields"]["reference"][1] == NEW_GOLD  # its verdict stands, against the new reference
 
 
 def test_a_re_judge_that_leaves_an_answer_unlabelled_is_refused_naming_the_field(key, annotator_a, author):

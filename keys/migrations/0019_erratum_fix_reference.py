@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('keys', '0017_goldkey_kind_choices_from_registry'),
+        ('keys', '0018_keyentry_detail'),
     ]
 
     operations = [
