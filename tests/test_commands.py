@@ -1,13 +1,19 @@
 """The command base: --json failures as records a script can read, and no command hiding a Django flag."""
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command, get_commands, load_command_class
 
 from goldkey.lib.commands import GoldkeyCommand, RefuseVersion
 from goldkey.lib.error_records import error_record
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +120,20 @@ def test_a_command_error_raised_by_a_command_is_a_record_under_json_too():
     printed, message = failing("lapse_build", "--eval-date", "someday", "--json")
     assert printed == {"errors": [{"file": None, "line": None, "field": None, "message": message}]}
     assert "--eval-date must be YYYY-MM-DD" in message
+
+
+def test_a_management_command_does_not_load_the_admin_and_a_served_page_does(tmp_path):
+    """The admin's modules import every app's services and the council's leakage check (scikit-learn):
+    about a second of CPU that a command's process no longer pays (settings: SimpleAdminConfig); the
+    URLconf registers them, so the admin's pages keep every model."""
+    script = (
+        "import sys, django; django.setup(); "
+        "from django.contrib import admin; import items.management.commands.import_twist; "
+        "assert not admin.site._registry and 'keys.jobs' not in sys.modules and 'sklearn' not in sys.modules, "
+        "sorted(m for m in sys.modules if m.endswith('.admin')); "
+        "import goldkey.urls; assert len(admin.site._registry) >= 20; print('ok')"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "goldkey.settings", "GOLDKEY_VAR_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
