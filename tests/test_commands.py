@@ -1,19 +1,14 @@
 """The command base: --json failures as records a script can read, and no command hiding a Django flag."""
 
 import json
-import os
-import subprocess
-import sys
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command, get_commands, load_command_class
 
 from goldkey.lib.commands import GoldkeyCommand, RefuseVersion
 from goldkey.lib.error_records import error_record
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.processes import fresh_process_says_ok
 
 pytestmark = pytest.mark.django_db
 
@@ -133,7 +128,4 @@ def test_a_management_command_does_not_load_the_admin_and_a_served_page_does(tmp
         "sorted(m for m in sys.modules if m.endswith('.admin')); "
         "import goldkey.urls; assert len(admin.site._registry) >= 20; print('ok')"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "goldkey.settings", "GOLDKEY_VAR_DIR": str(tmp_path)}
-    env.pop("DATABASE_URL", None)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    fresh_process_says_ok(script, tmp_path)
