@@ -146,3 +146,49 @@ def annotators(names, password: str) -> list:
         user.groups.add(roles.Group.objects.get(name=roles.ANNOTATOR))
         users.append(user)
     return users
+
+
+def annotator_page_figures(scratch, *, slug: str, items: int, requests_per_figure: int, username: str,
+                           password: str) -> dict:
+    """An annotator's two waits on campaign `slug` (already created in the scratch database), Goldkey behind
+    gunicorn with 2 workers, each request on a new connection: Resume (GET /annotate/<slug>/ -> 302) with
+    the item page it names, and the item page at random positions. p50/p95/max per figure, with the load."""
+    import random
+
+    import requests
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM (ANALYZE)")  # what autovacuum does after the campaign's bulk write
+    connection.close()
+    server = gunicorn(scratch.env, scratch.folder)
+    try:
+        session = requests.Session()
+        goldkey_login(session, server.base, username, password)
+        base = f"{server.base}/annotate/{slug}/"
+
+        def resume() -> None:
+            answer = fresh_get(session, base, allow_redirects=False)
+            assert answer.status_code == 302, answer.status_code
+            page = fresh_get(session, server.base + answer.headers["Location"])
+            assert page.status_code == 200, page.status_code
+
+        def item_page(position: int) -> None:
+            page = fresh_get(session, f"{base}item/{position}/")
+            assert page.status_code == 200, page.status_code
+
+        for _ in range(5):  # warm up: both workers' connections, templates, code paths
+            resume()
+        rng = random.Random(7)
+        figures = {}
+        for name, run in (("resume_and_item_page", resume), ("item_page", lambda: item_page(rng.randint(1, items)))):
+            walls = []
+            for _ in range(requests_per_figure):
+                start = time.perf_counter()
+                run()
+                walls.append(time.perf_counter() - start)
+            figures[name] = latency(walls)
+        return figures
+    finally:
+        server.stop()

@@ -29,12 +29,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import (  # noqa: E402
+    annotator_page_figures,
     annotators,
     bytecode_compiled,
-    fresh_get,
-    goldkey_login,
-    gunicorn,
-    latency,
     latency_line,
     load,
 )
@@ -78,13 +75,10 @@ def main() -> None:
     args = parser.parse_args()
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else print
 
-    import requests
     from scratch import scratch_database
 
     bytecode_compiled()
     with scratch_database() as scratch:
-        from django.db import connection
-
         from annotation.services import campaign_create
         from items.models import ItemSet
         from judges.services import items_import_judged
@@ -95,41 +89,9 @@ def main() -> None:
         items_import_judged(path=path, item_set_name="bench judged")
         users = annotators(("bench-a", "bench-b"), PASSWORD)
         campaign_create(slug="bench-judged", item_set=ItemSet.objects.get(name="bench judged"), annotators=users, seed=1)
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("VACUUM (ANALYZE)")  # what autovacuum does after the bulk write
-        connection.close()
         say(f"{scratch.vendor}: {args.items:,} judged items ({source}); gunicorn, 2 workers; load {load()}")
-        server = gunicorn(scratch.env, scratch.folder)
-        try:
-            session = requests.Session()
-            goldkey_login(session, server.base, "bench-a", PASSWORD)
-            base = f"{server.base}/annotate/bench-judged/"
-
-            def resume() -> None:
-                answer = fresh_get(session, base, allow_redirects=False)
-                assert answer.status_code == 302, answer.status_code
-                page = fresh_get(session, server.base + answer.headers["Location"])
-                assert page.status_code == 200, page.status_code
-
-            def item_page(position: int) -> None:
-                page = fresh_get(session, f"{base}item/{position}/")
-                assert page.status_code == 200, page.status_code
-
-            for _ in range(5):  # warm up: both workers' connections, templates, code paths
-                resume()
-            rng = random.Random(7)
-            figures = {}
-            for name, run in (("resume_and_item_page", lambda: resume()),
-                              ("item_page", lambda: item_page(rng.randint(1, args.items)))):
-                walls = []
-                for _ in range(args.requests):
-                    start = time.perf_counter()
-                    run()
-                    walls.append(time.perf_counter() - start)
-                figures[name] = latency(walls)
-        finally:
-            server.stop()
+        figures = annotator_page_figures(scratch, slug="bench-judged", items=args.items, requests_per_figure=args.requests,
+                                         username="bench-a", password=PASSWORD)
     result = {"items": args.items, "answers": source, "database": scratch.vendor, "server": "gunicorn, 2 workers",
               "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M %Z")} | figures
     if args.json:

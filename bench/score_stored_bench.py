@@ -77,7 +77,7 @@ def run(args, scratch) -> None:
     key = GoldKey.objects.create(benchmark=item_set.track.benchmark, kind="twist", version="BENCH-v1.0")
     bulk_insert(KeyEntry, ({"key_id": key.pk, "item_id": item_ids[e.item_id], "external_id": e.item_id, "gold": e.gold,
                             "evidence": list(e.evidence), "quote": "", "family": "", "history_turns": e.history_turns,
-                            "provenance": "kept_unanimous"} for e in entries))
+                            "provenance": "kept_unanimous", "detail": None} for e in entries))
     GoldKey.objects.filter(pk=key.pk).update(status=GoldKey.Status.FROZEN, sha256=sha256_hex(key_canonical_bytes(key)),
                                              frozen_at=timezone.now())
     release_seal(key=GoldKey.objects.get(pk=key.pk))  # score_import verifies the key, sealed release included

@@ -25,7 +25,7 @@ class KeyEntryInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = False
-    fields = ["external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance"]
+    fields = ["external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance", "detail"]
     readonly_fields = fields
     max_num = 0
 

@@ -22,6 +22,7 @@ import orjson
 import protocols
 
 # The canonical JSON options: `json.dumps(value, **CANONICAL_OPTIONS)` is a canonical text.
+CONTENT_SOURCE = protocols.base.KEY_CONTENT_SOURCE
 CANONICAL_OPTIONS = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
 # One encoder with those options: JSONEncoder.encode is what json.dumps calls, without building a
 # new encoder per call (which costs as much as encoding a small record). Same options, same text.
@@ -198,7 +199,14 @@ def _record_builder(kind: str) -> Callable[..., dict]:
     # verdict_of gives it.
     verdict_of = {gold: spec.verdict_of(gold) for gold in (*spec.gold_values, *spec.gold_verdict)}.get
     members = []
+    frozen = []  # (record field, content field) of the fields frozen into the entry's detail
     for name, source in spec.key_fields:
+        if source.startswith(CONTENT_SOURCE):
+            field = source.removeprefix(CONTENT_SOURCE)
+            if not field.isidentifier():
+                raise ValueError(f"protocol {spec.name}: key field source {source!r} does not name a content field")
+            frozen.append(f"{name!r}: detail.get({field!r})")
+            continue
         attribute = "gold" if source == "verdict" else source
         if not attribute.isidentifier():
             raise ValueError(f"protocol {spec.name}: key field source {source!r} is not an attribute name")
@@ -211,6 +219,14 @@ def _record_builder(kind: str) -> Callable[..., dict]:
     source_code = (
         "def build(entry, extra=None):\n"
         f"    record = {{{', '.join(members)}}}\n"
+        + (
+            # An entry frozen before its protocol froze content fields has no detail: its record stays
+            # what its key's hash was computed from.
+            "    detail = entry.detail\n"
+            "    if detail is not None:\n"
+            f"        record.update({{{', '.join(frozen)}}})\n"
+            if frozen else ""
+        ) +
         "    if extra:\n"
         "        record.update(extra)\n"
         "    return record\n"

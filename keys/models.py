@@ -104,6 +104,11 @@ class KeyEntry(models.Model):
     family = models.CharField(max_length=100, blank=True)
     history_turns = models.PositiveIntegerField(null=True, blank=True)
     provenance = models.CharField(max_length=30, choices=Provenance.choices)
+    # The item's content fields the protocol freezes into its entries (its key fields sourced
+    # "content.<field>"), as {field: value}. NULL where the protocol freezes none, and for entries frozen
+    # before it did: their records are built as they were, so their keys still verify. Nullable with no
+    # default so that adding it is an ALTER TABLE on SQLite too, which keeps the table's triggers.
+    detail = models.JSONField(null=True, blank=True)
 
     class Meta:
         db_table = "adjudication_keyentry"  # created by the adjudication app; kept so databases migrate in place

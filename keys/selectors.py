@@ -142,7 +142,7 @@ def key_get(version: str) -> GoldKey:
     return key
 
 
-ENTRY_FIELDS = ("item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance")
+ENTRY_FIELDS = ("item_id", "external_id", "gold", "evidence", "quote", "family", "history_turns", "provenance", "detail")
 
 
 EntryRow = namedtuple("EntryRow", ENTRY_FIELDS)
@@ -154,16 +154,21 @@ def key_entries(key: GoldKey) -> list[EntryRow]:
     decoding itself."""
     rows = (
         KeyEntry.objects.filter(key=key)
-        .annotate(evidence_raw=Cast("evidence", TextField()))
-        .values_list(*(f if f != "evidence" else "evidence_raw" for f in ENTRY_FIELDS))
+        .annotate(evidence_raw=Cast("evidence", TextField()), detail_raw=Cast("detail", TextField()))
+        .values_list(*(f"{f}_raw" if f in ("evidence", "detail") else f for f in ENTRY_FIELDS))
     )
     raw = list(_raw_rows(rows))
-    # Every entry's evidence decoded in one call: a JSON array of the stored texts (each a JSON value,
-    # SQL NULL written as null) decodes to the list of their values, at C speed.
+    # Every entry's evidence (and detail) decoded in one call: a JSON array of the stored texts (each a
+    # JSON value, SQL NULL written as null) decodes to the list of their values, at C speed.
     evidence = json.loads("[" + ",".join("null" if row[3] is None else row[3] for row in raw) + "]")
+    if any(row[8] is not None for row in raw):
+        details = json.loads("[" + ",".join("null" if row[8] is None else row[8] for row in raw) + "]")
+    else:
+        details = [None] * len(raw)
     entries = [
-        EntryRow(item_id, external_id, gold, decoded, quote, family, history, how)
-        for (item_id, external_id, gold, _, quote, family, history, how), decoded in zip(raw, evidence, strict=True)
+        EntryRow(item_id, external_id, gold, decoded, quote, family, history, how, detail)
+        for (item_id, external_id, gold, _, quote, family, history, how, _), decoded, detail
+        in zip(raw, evidence, details, strict=True)
     ]
     entries.sort(key=attrgetter("external_id"))
     return entries

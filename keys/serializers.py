@@ -144,9 +144,20 @@ KEY_FIELD_SOURCES = {
 }
 
 
+def _key_field(spec, source: str, **kw) -> serializers.Field:
+    """The serializer field of one key-field source. A field frozen from the item's content is described
+    as the content schema describes it, and is never required: entries frozen before the protocol froze
+    it do not have it."""
+    if not source.startswith(protocols.base.KEY_CONTENT_SOURCE):
+        return KEY_FIELD_SOURCES[source](**kw)
+    schema_field = spec.content.model_fields.get(source.removeprefix(protocols.base.KEY_CONTENT_SOURCE))
+    help_text = (schema_field.description or "") if schema_field is not None else ""
+    return serializers.JSONField(required=False, allow_null=True, help_text=help_text or "frozen from the item's content")
+
+
 def _record_serializer(spec) -> type[serializers.Serializer]:
     """One protocol's key record, field by field as its spec lists them, then the key version."""
-    fields = {name: KEY_FIELD_SOURCES[source]() for name, source in spec.key_fields}
+    fields = {name: _key_field(spec, source) for name, source in spec.key_fields}
     fields["key_version"] = serializers.CharField()
     return type(f"{spec.class_prefix}KeyRecordSerializer", (serializers.Serializer,), fields)
 
@@ -174,11 +185,12 @@ class KeyRecordField(serializers.Field):
 
 def _entry_content_fields() -> dict:
     """Every field of any protocol's record but the key version; required where every protocol's has it."""
-    records = [dict(spec.key_fields) for spec in protocols.specs()]
+    records = [(spec, dict(spec.key_fields)) for spec in protocols.specs()]
     fields: dict = {}
-    for record in records:
+    for spec, record in records:
         for name, source in record.items():
-            fields.setdefault(name, KEY_FIELD_SOURCES[source](required=all(name in r for r in records)))
+            if name not in fields:
+                fields[name] = _key_field(spec, source, required=all(name in r for _, r in records))
     return fields
 
 

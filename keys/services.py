@@ -118,6 +118,7 @@ def _entries_from_campaign(
             item_set_id=campaign.item_set_id, gold_label__in=quoted_gold
         ).order_by().values_list("id", f"content__{spec.quote_field}") if quote
     } if quoted_gold else {}
+    details = _content_details(spec, campaign.item_set_id)
     valid = _valid_gold(key.kind)
     for item, gold, _ in retained:
         if gold not in valid:
@@ -127,7 +128,8 @@ def _entries_from_campaign(
     no_evidence = ()
     entries = [
         EntryRow(item.id, item.external_id, gold, evidence.get(item.id, no_evidence),
-                 quotes.get(item.id, "") if gold in quoted_gold else "", item.family, item.history_turns, HOW.get(how, how))
+                 quotes.get(item.id, "") if gold in quoted_gold else "", item.family, item.history_turns, HOW.get(how, how),
+                 details.get(item.id))
         for item, gold, how in retained
     ]
     if not entries:
@@ -135,6 +137,19 @@ def _entries_from_campaign(
     return entries
 
 
+
+
+def _content_details(spec, item_set_id: int, item_ids=None) -> dict[int, dict]:
+    """{item id: its entry's detail}: the content fields the protocol freezes into its key entries
+    (ProtocolSpec.key_content_fields), in one query; {} when it freezes none."""
+    fields = spec.key_content_fields()
+    if not fields:
+        return {}
+    rows = Item.objects.filter(item_set_id=item_set_id, **({"id__in": item_ids} if item_ids is not None else {}))
+    return {
+        item_id: dict(zip(fields, values, strict=True))
+        for item_id, *values in rows.order_by().values_list("id", *(f"content__{f}" for f in fields))
+    }
 
 
 @contextmanager
@@ -145,7 +160,7 @@ def _entries_inserting(entries, *, key_id: int | None = None) -> Iterator[None]:
     entries that do not carry one (a derive copies its parent's rows as read). The block runs while
     the database finishes the insert, and may not query (bulk_inserting_columns)."""
     entries = list(entries)
-    names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance")
+    names = ("item_id", "external_id", "gold", "quote", "family", "history_turns", "provenance", "detail")
     columns = {name: list(map(attrgetter(name), entries)) for name in names}
     columns["key_id"] = [key_id] * len(entries) if key_id is not None else list(map(attrgetter("key_id"), entries))
     columns["evidence"] = list(map(list, map(attrgetter("evidence"), entries)))
@@ -589,7 +604,7 @@ class _DerivePlan:
 def _entry_copy(key: GoldKey, e: KeyEntry) -> KeyEntry:
     return KeyEntry(
         key=key, item_id=e.item_id, external_id=e.external_id, gold=e.gold, evidence=list(e.evidence),
-        quote=e.quote, family=e.family, history_turns=e.history_turns, provenance=e.provenance,
+        quote=e.quote, family=e.family, history_turns=e.history_turns, provenance=e.provenance, detail=e.detail,
     )
 
 
@@ -782,7 +797,7 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
         added = KeyEntry(
             key=key, item_id=source.item_id, external_id=source.external_id, gold=source.gold,
             evidence=list(source.evidence), quote=source.quote, family=source.family,
-            history_turns=source.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+            history_turns=source.history_turns, provenance=Provenance.ADDED_BY_ERRATUM, detail=source.detail,
         )
         entries[added.external_id] = added
         return added
@@ -801,6 +816,7 @@ def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyE
             key=key, item=item, external_id=item.external_id, gold=erratum.value, evidence=evidence,
             quote=getattr(item, spec.quote_field) if erratum.value in spec.quoted_gold else "",
             family=item.family, history_turns=item.history_turns, provenance=Provenance.ADDED_BY_ERRATUM,
+            detail=_content_details(spec, item.item_set_id, [item.id]).get(item.id),
         )
         entries[item.external_id] = current
         return current

@@ -290,6 +290,10 @@ class DetectorBars:
         return "between"
 
 
+# The key-field source prefix naming an item content field frozen into a key entry (ProtocolSpec.key_fields).
+KEY_CONTENT_SOURCE = "content."
+
+
 @dataclass(frozen=True)
 class ProtocolSpec:
     """Everything Goldkey needs to know about one protocol. Fields:
@@ -408,7 +412,9 @@ class ProtocolSpec:
     # gold, evidence questions, strata, retained set) or "labels" (labels, binary collapse, judges).
     agreement_figures: str = "labels"
     # A key record: (record field, source) in order. Sources are key-entry attributes (external_id, gold,
-    # evidence, quote, family, history_turns, provenance) or "verdict" (verdict_of(gold)).
+    # evidence, quote, family, history_turns, provenance), "verdict" (verdict_of(gold)), or
+    # "content.<field>": the item's content field, frozen into the entry's detail at the freeze and
+    # covered by the key's hash like the rest.
     key_fields: tuple[tuple[str, str], ...] = (("id", "external_id"), ("label", "gold"), ("provenance", "provenance"))
     # Gold values whose key entry carries the item's quote (others carry ""), and the content field it is
     # read from: TWIST Track B's contradicted quote, Track C's proposed answer.
@@ -418,6 +424,11 @@ class ProtocolSpec:
     # (its default when the item's content lacks it), an Item field path, or "evidence" (the item's evidence
     # turn ids); a missing related object (a path through "__") exports as "".
     candidate_fields: tuple[tuple[str, str], ...] = (("id", "external_id"),)
+
+    def key_content_fields(self) -> tuple[str, ...]:
+        """The content fields a freeze copies into each key entry's detail, in key-field order."""
+        return tuple(source.removeprefix(KEY_CONTENT_SOURCE) for _, source in self.key_fields
+                     if source.startswith(KEY_CONTENT_SOURCE))
 
     # --- questions -------------------------------------------------------------------------------------
     def question_map(self) -> dict[str, Question]:

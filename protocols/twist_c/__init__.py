@@ -234,14 +234,17 @@ SPEC = ProtocolSpec(
     agreement_template="adjudication/_agreement_twist_c.html",
     agreement_main="q1",
     adjudication_template="adjudication/_item_twist_c.html",
-    # A frozen key's entry: the relation, the family, the chain (its step turns, in chain order) and the
-    # gold answer (the entry's quote); the release's candidates add the step values and the superseded values.
+    # A frozen key's entry: the relation, the family, the chain (its step turns, in chain order), the
+    # belief value each step states, the gold answer (the entry's quote) and the superseded values in order
+    # (both frozen from the item's content into the entry, under the key's hash).
     key_fields=(
         ("id", "external_id"),
         ("relation", "gold"),
         ("family", "family"),
         ("chain", "evidence"),
+        ("chain_values", "content.step_values"),
         ("gold", "quote"),
+        ("superseded", "content.superseded"),
         ("provenance", "provenance"),
     ),
     quoted_gold=RELATIONS,

@@ -19,7 +19,8 @@ from goldkey.lib import statistics as st
 from items.models import Item
 from judges.services import judge_calibration_run
 from keys.models import KeyEntry
-from keys.services import key_freeze
+from keys.selectors import key_canonical_bytes
+from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
 from protocols import judged
 
 pytestmark = pytest.mark.django_db
@@ -116,3 +117,37 @@ def test_newcombe_interval_matches_statsmodels():
     for k1, n1, k2, n2 in ((7, 10, 2, 10), (0, 5, 3, 9), (12, 40, 12, 40)):
         low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
         assert st.newcombe_difference_interval(k1, n1, k2, n2) == pytest.approx((low, high), abs=1e-6)  # z rounded alike to 1e-8
+
+
+def test_a_frozen_track_c_key_carries_the_step_values_and_the_superseded_values_under_its_hash(chain_key):
+    item = Item.objects.get(item_set=chain_key.campaign.item_set, external_id="tc-c2-career")
+    records = {r["id"]: r for r in map(json.loads, key_canonical_bytes(chain_key).decode().splitlines())}
+    record = records["tc-c2-career"]
+    assert record["superseded"] == item.superseded and len(record["superseded"]) == 2
+    assert record["chain_values"] == item.step_values and record["chain_values"][:-1] == record["superseded"]
+    assert [r["superseded"] for r in records.values() if r["family"] == "HN-C1"] == [[]]
+    assert key_verify(version=chain_key.version)["ok"]
+
+
+def test_editing_an_item_after_the_freeze_leaves_its_sealed_key_entry_as_frozen(chain_key):
+    item = Item.objects.get(item_set=chain_key.campaign.item_set, external_id="tc-c2-career")
+    frozen = key_canonical_bytes(chain_key)
+    superseded = list(item.superseded)
+    Item.objects.filter(pk=item.pk).update(content={**item.content, "superseded": ["edited"]})
+    assert key_canonical_bytes(chain_key) == frozen
+    assert json.loads(next(line for line in frozen.decode().splitlines() if "tc-c2-career" in line))["superseded"] == superseded
+    # The key's hash still holds; the edit shows as drift of the live rows against the sealed candidates.
+    verified = key_verify(version=chain_key.version)
+    assert verified["computed"] == verified["recorded"] and not verified["ok"]
+    assert verified["drift"] and not any(d.startswith("entries") for d in verified["drift"])
+
+
+def test_a_derived_track_c_key_keeps_its_parents_frozen_values(chain_key, author):
+    parent_records = {r["id"]: r for r in map(json.loads, key_canonical_bytes(chain_key).decode().splitlines())}
+    erratum = erratum_file(key=chain_key, item_external_id="tc-c1-lease", kind="drop", description="a test drop", user=author)
+    erratum_decide(erratum=erratum, accept=True, note="ok", user=author)
+    child = key_derive(parent=chain_key, version="tc-v1.1", user=author)
+    child_records = {r["id"]: r for r in map(json.loads, key_canonical_bytes(child).decode().splitlines())}
+    assert "tc-c1-lease" not in child_records
+    for external_id, record in child_records.items():
+        assert {**record, "key_version": None} == {**parent_records[external_id], "key_version": None}

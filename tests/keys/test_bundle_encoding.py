@@ -283,3 +283,22 @@ def test_records_encoded_with_their_types_handed_on_are_the_records_encoded_alon
     for records in cases:
         types = value_types(records)
         assert jsonl_bytes(records, types) == jsonl_bytes(records) == _reference_jsonl(records), records
+
+
+def test_a_key_field_frozen_from_content_comes_from_the_entry_detail_and_an_entry_without_one_keeps_its_old_record():
+    from types import SimpleNamespace
+
+    from keys.canonical import entry_content
+
+    base = dict(external_id="tc-1", gold="supersession", evidence=["D1:2", "D2:5"], quote="Leeds",
+                family="C1", history_turns=None, provenance="kept_unanimous")
+    frozen = entry_content("twist_c", SimpleNamespace(**base, detail={"step_values": ["York", "Leeds"], "superseded": ["York"]}))
+    assert frozen["superseded"] == ["York"] and frozen["chain_values"] == ["York", "Leeds"]
+    assert frozen["chain"] == ["D1:2", "D2:5"] and frozen["gold"] == "Leeds"
+    # An entry frozen before the protocol froze content fields (detail NULL): the record its hash was taken of.
+    before = entry_content("twist_c", SimpleNamespace(**base, detail=None))
+    assert set(frozen) - set(before) == {"superseded", "chain_values"}
+    assert before == {k: v for k, v in frozen.items() if k in before}
+    # A protocol that freezes no content field never reads the detail.
+    twist = entry_content("twist", SimpleNamespace(**{**base, "gold": "contradicting"}))
+    assert "superseded" not in twist and "detail" not in twist

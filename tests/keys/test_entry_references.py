@@ -103,7 +103,7 @@ def test_a_bulk_insert_with_one_bad_row_among_many_is_refused_whole(draft):
         n = len(items)
         return {"key_id": [draft.pk] * n, "item_id": items, "external_id": [f"e-{i:05d}" for i in range(n)],
                 "gold": ["aligned"] * n, "evidence": [[]] * n, "quote": [""] * n, "family": [""] * n,
-                "history_turns": [None] * n, "provenance": ["kept_unanimous"] * n}
+                "history_turns": [None] * n, "provenance": ["kept_unanimous"] * n, "detail": [None] * n}
 
     before = KeyEntry.objects.count()
     for rows in (ids[:100], ids):  # the lookup form, then the hashed form

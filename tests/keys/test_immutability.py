@@ -166,7 +166,7 @@ def test_a_bulk_insert_with_one_row_for_a_frozen_key_writes_nothing(frozen_key, 
         return {
             "key_id": keys, "item_id": [template.item_id] * n, "external_id": [f"bulk-{i}" for i in range(n)],
             "gold": ["aligned"] * n, "evidence": [[]] * n, "quote": [""] * n, "family": [""] * n,
-            "history_turns": [None] * n, "provenance": ["kept_unanimous"] * n,
+            "history_turns": [None] * n, "provenance": ["kept_unanimous"] * n, "detail": [None] * n,
         }
 
     keys = [draft.pk] * n
@@ -262,7 +262,7 @@ def test_the_services_bulk_writer_cannot_add_entries_to_a_frozen_key(frozen_key)
     template = frozen_key.entries.first()
     extra = SimpleNamespace(
         key_id=frozen_key.pk, item_id=template.item_id, external_id="extra", gold="aligned", evidence=[], quote="",
-        family="", history_turns=None, provenance="kept_unanimous",
+        family="", history_turns=None, provenance="kept_unanimous", detail=None,
     )
     def insert():
         with _entries_inserting([extra]):

@@ -65,7 +65,7 @@ def store_key(entries: list[KeyItem], version: str = "RANDOM-v1.0") -> GoldKey:
     key = GoldKey.objects.create(benchmark=item_set.track.benchmark, kind="twist", version=version)
     bulk_insert(KeyEntry, ({"key_id": key.pk, "item_id": item_ids[e.item_id], "external_id": e.item_id, "gold": e.gold,
                             "evidence": list(e.evidence), "quote": "", "family": "", "history_turns": e.history_turns,
-                            "provenance": "kept_unanimous"} for e in entries))
+                            "provenance": "kept_unanimous", "detail": None} for e in entries))
     GoldKey.objects.filter(pk=key.pk).update(status=GoldKey.Status.FROZEN, sha256="ab" * 32, frozen_at=timezone.now())
     return GoldKey.objects.get(pk=key.pk)
 
