@@ -58,7 +58,7 @@ def test_goldkey_status_prints_a_human_summary(small_corpus, twist_file):
     run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "demo")
     text = run("goldkey_status")
     assert "2 conversations, 16 turns" in text
-    assert "items: 1 TWIST, 0 Lapse" in text
+    assert "items by kind: TWIST Track B draft 1, Lapse output 0" in text and "TWIST Track C chain query 0" in text
     assert "item set 'demo': 1" in text
 
 

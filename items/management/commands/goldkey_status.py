@@ -12,7 +12,7 @@ class Command(GoldkeyCommand):
     def summary(self, r):
         lines = [
             f"{r['conversations']} conversations, {r['turns']} turns",
-            "items: " + ", ".join(f"{r['items'][s.item_kind]} {s.benchmark.name}" for s in protocols.specs()),
+            "items by kind: " + ", ".join(f"{s.item_kind_label} {r['items'][s.item_kind]}" for s in protocols.specs()),
         ]
         lines += [f"  {k}: {v}" for k, v in r["items_by_type"].items()]
         lines += [f"item set '{k}': {v}" for k, v in r["item_sets"].items()]
