@@ -237,6 +237,8 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
         "gold_verdict": spec.verdict_of(item.gold_label),
         "reason_help": q.REASON_HELP,
         "note_max": NOTE_MAX_CHARS,
+        # The protocol's own sections of the page (a judged answer's flags on its question's gold answer).
+        "panels": [{"template": p.template, "data": import_string(p.data)(campaign, item)} for p in spec.adjudication_panels],
     }
 
 

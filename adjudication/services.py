@@ -30,6 +30,9 @@ from protocols.base import MAX_NOTE_CHARS
 class DecisionResult:
     decision: Decision
     changed: bool
+    # The campaign's queue state as the decision's transaction left it, when that left nothing for a sync to
+    # apply (queue_decision_recorded): what the request's next queue_sync returns instead of reading it again.
+    queue: QueueState | None = None
 
 
 # A decision's note is held to the same limit as an annotator's (protocols.base.MAX_NOTE_CHARS): it is
@@ -105,8 +108,8 @@ def decision_save(
         )
         # A decision leaves the queue's reasons as they are; it makes the item decided and changes the
         # figures on the queue page.
-        queue_decision_recorded(campaign=campaign, decision=decision)
-    return DecisionResult(decision, True)
+        state = queue_decision_recorded(campaign=campaign, decision=decision)
+    return DecisionResult(decision, True, state)
 
 
 def _items_by_id(campaign: Campaign) -> dict[str, Item]:
@@ -344,14 +347,15 @@ def _pending(campaign: Campaign, state: QueueState, now: datetime) -> bool:
     return False
 
 
-def _state_with_newest(campaign: Campaign, *, lock: bool = False) -> QueueState | None:
+def _state_with_newest(campaign: Campaign, *, lock: bool = False, **also) -> QueueState | None:
     """The campaign's queue state with the newest id of each table its marks follow, in one query (the
-    newest id is the primary key index's last entry): when none is above its mark, nothing changed."""
+    newest id is the primary key index's last entry): when none is above its mark, nothing changed.
+    `also`: more annotations read with it."""
     rows = QueueState.objects.select_for_update() if lock else QueueState.objects
     newest = {name: Subquery(model.objects.order_by("-id").values("id")[:1])
               for name, model in (("newest_vote", CouncilVote), ("newest_revision", AnswerRevision),
                                   ("newest_decision", Decision))}
-    return rows.filter(campaign=campaign).annotate(**newest).first()
+    return rows.filter(campaign=campaign).annotate(**newest, **also).first()
 
 
 def _nothing_above(state: QueueState) -> bool:
@@ -360,6 +364,7 @@ def _nothing_above(state: QueueState) -> bool:
         and (state.newest_decision or 0) <= state.decisions_mark
         and (state.answers_final or (state.newest_revision or 0) <= state.answers_mark)
     )
+
 
 
 @transaction.atomic
@@ -422,7 +427,7 @@ def _queue_renumber(campaign: Campaign) -> None:
         )
 
 
-def queue_sync(*, campaign: Campaign) -> QueueState:
+def queue_sync(*, campaign: Campaign, recorded: QueueState | None = None) -> QueueState:
     """The campaign's stored queue, brought up to date: built on its first use, then refreshed for the
     items whose answers (while the campaign is annotating) or council votes changed since, and marked
     decided where a decision was written.
@@ -432,7 +437,13 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
     written by any path counts. One indexed query when nothing is above the marks, whatever the
     campaign size (on PostgreSQL, rows of the last seconds stay above them: see COMMIT_GRACE; their ids
     are then looked at again, a query per table that has any: _pending). A vote from a member the stored queue has not
-    counted yet changes the council band of every item, so the queue is then rebuilt whole."""
+    counted yet changes the council band of every item, so the queue is then rebuilt whole.
+
+    `recorded`: the state a decision of this request left with nothing to apply (DecisionResult.queue): it
+    is what this sync would find, as of the decision's commit, and is returned without reading it again or
+    looking at the rows the commit grace holds above the marks (a row committed since is the next sync's)."""
+    if recorded is not None and recorded.answers_final:  # a campaign that has just closed is synced in full
+        return recorded
     state = _state_with_newest(campaign)
     if state is None:
         return queue_build(campaign=campaign)
@@ -466,26 +477,33 @@ def queue_sync(*, campaign: Campaign) -> QueueState:
     return state
 
 
-def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
+def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> QueueState | None:
     """A decision was saved (in the caller's transaction): its item is decided, the cached decision
     counts move with it (when they were current), the queue page's figures are out of date, and a new
     decision row is taken as applied, as a sync would take it, so the next read of the queue has nothing
     to do. (A sync would find the new decision too; this keeps the stored queue exact at commit on the
-    service path, and marks a changed decision, which makes no new row.)"""
+    service path, and marks a changed decision, which makes no new row.) Returns the state it left when
+    that leaves a sync nothing to apply — no vote or answer above its mark, and every decision row above
+    the mark read here and found applied — for the sync the request makes next (queue_sync's `recorded`);
+    else None."""
     # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts. The
     # item's stored entry is read with it (in its unique index), as one subquery giving an object: a
     # subquery per field took longer to build than the query took to run.
+    # With the newest ids (_state_with_newest), so that the state it leaves tells a sync right after
+    # whether anything is left to apply.
     entry = QueueItem.objects.filter(campaign=campaign, item_id=decision.item_id).values(
         fields=JSONObject(pk="pk", queued="queued", blocking="blocking", decided="decided"))
-    state = QueueState.objects.select_for_update().filter(campaign=campaign).annotate(entry=Subquery(entry)).first()
+    state = _state_with_newest(campaign, lock=True, entry=Subquery(entry))
     if state is None:  # no stored queue yet: its build reads every decision
-        return
+        return None
     counts_current = state.counts_version == state.version
     if state.entry is not None and not state.entry["decided"]:
         QueueItem.objects.filter(pk=state.entry["pk"]).update(decided=True)
         if state.entry["queued"] and counts_current:
             state.n_decided += 1
             state.n_undecided -= int(state.entry["blocking"])
+    # Nothing above the mark (a changed decision, which makes no new row, with none written since).
+    decisions_applied = (state.newest_decision or 0) <= state.decisions_mark
     if decision.pk > state.decisions_mark and len(state.decisions_seen) < SEEN_LIMIT:  # a new row
         # The rows above the mark, read and passed as a sync would (few: the mark follows every sync),
         # unless one of this campaign's is not applied yet: the next sync applies it, and then this one.
@@ -502,10 +520,15 @@ def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> None:
         seen = {*state.decisions_seen, decision.pk}
         if not any(row[4] and row[0] not in seen for row in rows):
             state.decisions_mark, state.decisions_seen = _advance(rows, state.decisions_mark, timezone.now())
+            # Every row above the mark was read (or, alone, none is above the new one but its own).
+            decisions_applied = not alone or state.newest_decision == decision.pk
     state.version += 1
     if counts_current:
         state.counts_version = state.version
     state.save(update_fields=["n_decided", "n_undecided", "decisions_mark", "decisions_seen", "version", "counts_version"])
+    others_applied = (state.newest_vote or 0) <= state.votes_mark and (
+        state.answers_final or (state.newest_revision or 0) <= state.answers_mark)
+    return state if decisions_applied and others_applied else None
 
 
 def queue_page_cache_store(*, state: QueueState, counts: tuple[int, int] | None = None, figures: dict | None = None) -> None:

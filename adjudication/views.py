@@ -150,7 +150,7 @@ def item_page(request, campaign, item_id: int):
         if item is None:
             raise Http404("no such item in this campaign")
         try:
-            decision_save(
+            result = decision_save(
                 campaign=campaign,
                 item=item,
                 action=request.POST.get("action", ""),
@@ -164,7 +164,8 @@ def item_page(request, campaign, item_id: int):
             messages.success(request, f"{item.external_id}: {request.POST.get('action')} recorded.")
             # The next undecided item within the filter the adjudicator came from (the band only where
             # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
-            state = queue_sync(campaign=campaign)  # once for this request: the next item's page reads it too
+            # Once for this request (the next item's page reads it too), from the state the decision left.
+            state = queue_sync(campaign=campaign, recorded=result.queue)
             next_id = pages.next_undecided(campaign, after=item.id, where=where, state=state)
             inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
             if next_id is None:  # every item is decided: the queue page (the script goes there itself)

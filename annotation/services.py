@@ -334,6 +334,9 @@ def answer_save(
         # Which Phase 2 questions apply depends on the gold type: checked only after the phase lock,
         # so that a Phase 1 annotator probing with Phase 2 keys learns nothing from the refusal.
         problems = spec.validate_values(values, gold_type)
+        # Rules across questions read the answer as it would stand (autosave sends one field at a time).
+        if not problems and changed_keys:
+            problems = spec.answer_problems(merged)
         if problems:
             raise _refusal(assignment, enrollment, problems=problems)
         if changed and enrollment.submitted_at:

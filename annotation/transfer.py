@@ -150,7 +150,10 @@ def _load(enrollment: Enrollment, raw: dict, log: ErrorLog, source_name: str, *,
         if assignment is None:
             log.add(where, f"item '{item_id}' is not assigned to {enrollment.pseudonym} in campaign '{campaign.slug}'")
             continue
-        for problem in protocols.get(campaign.protocol).validate_values(values, assignment.item.gold_label):
+        spec = protocols.get(campaign.protocol)
+        # A record is the item's whole answer: the rules across its questions are checked here too, so that
+        # a file is refused before anything is written, naming the line.
+        for problem in spec.validate_values(values, assignment.item.gold_label) or spec.answer_problems(values):
             log.add(where, f"{item_id}: {problem}")
     log.raise_if_any()
     created = changed = 0

@@ -143,8 +143,9 @@ def items_emptied() -> None:
 def floor(jsonl: Path) -> dict | None:
     """Under the import, on PostgreSQL: the file read as JSON with no checks; a bare COPY of the rows the
     import stored (items, then evidence) into tables of the same columns without constraints or indexes,
-    sent from memory (the floor); the same COPY into the real tables (their indexes) and their foreign
-    keys checked (what the commit does). Each in a transaction rolled back: the stored rows stay."""
+    sent from memory (the floor); the same COPY into the real tables (their indexes and, on PostgreSQL
+    since items 0012, the statement triggers checking their references) and the deferred foreign keys
+    left checked (what the commit does). Each in a transaction rolled back: the stored rows stay."""
     from django.db import connection
 
     from items.models import Evidence, Item

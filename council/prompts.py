@@ -35,10 +35,12 @@ class Step:
 
 
 def questions_asked(protocol: str, phase: int, gold_type: str = "") -> list:
+    # An optional flag (the gold answer is wrong) is a person's own remark beside the answer, not a label
+    # the council is compared on.
     return [
         q
         for q in protocols.get(protocol).questions
-        if q.phase == phase and (q.applies_to is None or not gold_type or gold_type in q.applies_to)
+        if q.phase == phase and not q.optional and (q.applies_to is None or not gold_type or gold_type in q.applies_to)
     ]
 
 

@@ -14,6 +14,10 @@ redoc_view = csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blo
     SpectacularRedocView.as_view(url_name="schema")
 )
 
+# The admin's registrations, here rather than at start-up (settings: SimpleAdminConfig), so that only a
+# process that serves pages pays for importing every app's admin module.
+admin.autodiscover()
+
 urlpatterns = [
     path("", key_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -5,8 +5,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from django.urls import reverse
+
 from adjudication.selectors import campaign_data, snapshot_from_data
-from annotation.models import Campaign
+from annotation.models import Answer, Campaign
 from goldkey.lib import statistics as st
 from items.models import Item, ItemSet
 from judges import audit
@@ -150,18 +152,20 @@ def run_ladders(runs) -> dict[str, list[str]]:
     return {"note budget": [run for _, run in budgets]} if len(budgets) > 1 else {}
 
 
-def sample_design(campaign: Campaign) -> dict | None:
+def sample_design(campaign: Campaign, gold: dict[int, str] | None = None) -> dict | None:
     """The designed sample a campaign was drawn as (for its key's datasheet); None: not a sample."""
     sample = JudgedSample.objects.filter(campaign=campaign).only("design").first()
     return None if sample is None else sample.design
 
 
-def judged_sample_audit(campaign: Campaign) -> dict | None:
+def judged_sample_audit(campaign: Campaign, gold: dict[int, str] | None = None) -> dict | None:
     """The judge audited against the human key over a designed sample (judges.audit): human–human kappa;
     once every disagreement is decided, the adjudicated label against the judge overall, per type and for
     abstention, with lenient and strict errors beside the published figure; the judge's self-consistency on
     identical answer texts; each run's accuracy under the judge and under the human key, weighted back to
-    the population, and whether the order of the runs changes. None: the campaign is not a sample."""
+    the population, and whether the order of the runs changes. None: the campaign is not a sample. `gold`
+    (item id -> verdict): a derived key's labels (answers re-judged against a corrected reference) in place
+    of the campaign's adjudicated ones."""
     sample = JudgedSample.objects.filter(campaign=campaign).first()
     if sample is None:
         return None
@@ -184,7 +188,8 @@ def judged_sample_audit(campaign: Campaign) -> dict | None:
         return st.json_safe(result)
     rows = [r for r in judged_rows(campaign.item_set) if r.item_id in key_of and r.label is not None]
     judge = {key_of[r.item_id]: r.label for r in rows}
-    human = {key_of[item.id]: label == "correct" for item, label, _ in snapshot.retained if item.id in key_of}
+    labels = {item.id: label for item, label, _ in snapshot.retained} if gold is None else gold
+    human = {key_of[item_id]: label == "correct" for item_id, label in labels.items() if item_id in key_of}
     result.update({
         "published_agreement": audit.PUBLISHED_AGREEMENT,
         "agreement": audit.judge_agreement(units=units, judge=judge, human=human),
@@ -192,3 +197,24 @@ def judged_sample_audit(campaign: Campaign) -> dict | None:
         "runs": audit.run_accuracy(units=units, judge=judge, human=human, ladders=run_ladders({u.run for u in units})),
     })
     return st.json_safe(result)
+
+
+def gold_flags(campaign: Campaign, item: Item) -> dict:
+    """The adjudicator's view of "the gold answer is wrong" on an item's page: every flag and its note on any
+    answer to the item's question in the campaign (one question, many answer items: the runs), each with a
+    link to its item, so the question is decided once whatever the item it was reached from. Two queries."""
+    question = Item.objects.filter(pk=item.pk).values_list("context__external_id", flat=True).first() or item.external_id
+    same_question = {"assignment__item__context_id": item.context_id} if item.context_id else {"assignment__item_id": item.pk}
+    rows = (
+        Answer.objects.filter(assignment__enrollment__campaign=campaign, **same_question)
+        .order_by("assignment__item__external_id", "assignment__enrollment__pseudonym")
+        .values_list("assignment__item_id", "assignment__item__external_id", "values")
+    )
+    link = reverse("adjudication:item", args=[campaign.slug, 0]).removesuffix("0/")
+    flags, items = [], set()
+    for item_id, external_id, values in rows:
+        items.add(item_id)
+        if judged.gold_flagged(values):
+            flags.append({"item": external_id, "url": f"{link}{item_id}/", "this_item": item_id == item.pk,
+                          "note": values.get(judged.GOLD_WRONG_NOTE, "")})
+    return {"question": question, "answers": len(items), "flags": flags}

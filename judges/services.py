@@ -34,6 +34,7 @@ from judges import longmemeval as lme
 from judges import sampling
 from judges.models import JudgeCalibration, JudgedSample
 from judges.selectors import judged_rows
+from keys.selectors import question_entries
 from protocols import judged
 
 KIND = judged.SPEC.item_kind
@@ -522,6 +523,25 @@ def _grade(member: CouncilMember, prompt: str, record: dict) -> tuple[str, str]:
         return record["id"], chat(member, messages)
     except TransientCallError:
         return record["id"], chat(member, messages)
+
+
+def rejudge_suggestions(*, erratum, member: CouncilMember) -> dict[str, str]:
+    """The judge's verdict on every answer a fix-reference erratum re-judges: LongMemEval's prompt for the
+    answer's type, with the corrected reference in place of the released one. Shown to the author beside
+    each answer; the author's label, not this, is the gold."""
+    jobs = []
+    for entry in question_entries(erratum.key, erratum.item_external_id):
+        content = judged.SPEC.content_of(entry.item)
+        question_type, abstention = judged.split_family(entry.item.family)
+        prompt = judged.judge_prompt(question_type=question_type, abstention=abstention, question=content["question"],
+                                     answer=erratum.value, response=content["hypothesis"])
+        jobs.append(({"id": entry.external_id}, prompt))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, member.concurrency)) as pool:
+            replies = dict(pool.map(lambda job: _grade(member, job[1], job[0]), jobs))
+    except (TransientCallError, PermanentCallError) as exc:
+        raise ApplicationError(f"judge '{member.name}' could not re-judge the answers: {exc}") from exc
+    return {name: judged.judge_verdict(reply) for name, reply in replies.items()}
 
 
 def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int, user=None) -> JudgeCalibration:

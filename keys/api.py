@@ -29,21 +29,40 @@ class GoldKeySerializer(serializers.ModelSerializer):
         fields = ["version", "benchmark", "kind", "status", "parent", "sha256", "frozen_at", "published_at", "entries", "notes"]
 
 
+class RejudgedSerializer(serializers.Serializer):
+    gold = serializers.CharField(help_text="the label an author confirmed against the corrected reference")
+    suggested = serializers.CharField(help_text="the judge's verdict shown beside it ('' : none asked)")
+    judge = serializers.CharField(help_text="the council member that suggested it ('' : none)")
+
+
 class ErratumSerializer(serializers.ModelSerializer):
     key = serializers.CharField(source="key.version", read_only=True)
     item = serializers.CharField(source="item_external_id")
     applied_in = serializers.CharField(source="applied_in.version", default=None, read_only=True)
+    rejudged = serializers.DictField(
+        child=RejudgedSerializer(), read_only=True,
+        help_text="fix-reference: each re-judged entry (by item id) once an author accepted the erratum",
+    )
 
     class Meta:
         model = Erratum
         fields = ["id", "key", "item", "kind", "value", "description", "status", "filed_at", "decided_at",
-                  "decision_note", "applied_in"]
+                  "decision_note", "applied_in", "rejudged"]
         read_only_fields = ["id", "status", "filed_at", "decided_at", "decision_note"]
 
 
 class ErratumDecisionSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["accept", "reject"])
     note = serializers.CharField()
+
+
+class ErratumRejudgeSerializer(serializers.Serializer):
+    labels = serializers.DictField(child=serializers.CharField(allow_blank=True),
+                                   help_text="item id -> its gold against the corrected reference, for every answer")
+    note = serializers.CharField()
+    suggestions = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False,
+                                        help_text="item id -> the judge's verdict shown beside it")
+    judge = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class KeyListApi(APIView):
@@ -107,5 +126,22 @@ class ErratumDecisionApi(APIView):
             accept=payload.validated_data["decision"] == "accept",
             note=payload.validated_data["note"],
             user=request.user,
+        )
+        return Response(ErratumSerializer(erratum).data)
+
+
+class ErratumRejudgeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ErratumRejudgeSerializer, responses={200: ErratumSerializer, **errors(400, 403, 404)},
+                   summary="Accept a fix-reference erratum: every answer to its question labelled against the "
+                           "corrected reference (authors)")
+    def post(self, request, pk: int):
+        payload = ErratumRejudgeSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        erratum = key_services.erratum_rejudge(
+            erratum=key_selectors.get_erratum_for_user(pk, request.user), user=request.user,
+            labels=payload.validated_data["labels"], note=payload.validated_data["note"],
+            suggestions=payload.validated_data.get("suggestions"), judge=payload.validated_data["judge"],
         )
         return Response(ErratumSerializer(erratum).data)

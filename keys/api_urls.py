@@ -7,4 +7,5 @@ urlpatterns = [
     path("keys/<str:version>/", key_api.KeyDetailApi.as_view(), name="api-key-detail"),
     path("keys/<str:version>/errata/", key_api.KeyErrataApi.as_view(), name="api-key-errata"),
     path("errata/<int:pk>/decision/", key_api.ErratumDecisionApi.as_view(), name="api-erratum-decision"),
+    path("errata/<int:pk>/rejudge/", key_api.ErratumRejudgeApi.as_view(), name="api-erratum-rejudge"),
 ]

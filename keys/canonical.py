@@ -278,6 +278,7 @@ def sha256_hex(data: bytes) -> str:
 # follows its gold); any other field by its record name.
 CHANGE_NAMES = {"gold": "relabelled", "verdict": "relabelled", "quote": "re-quoted", "evidence": "re-evidenced"}
 DROPPED, ADDED = "dropped", "added"
+REJUDGE_TRAIL = ("question", "reference", "decided_by", "rejudged")
 
 
 def parent_diff(kind: str, changelog: Sequence[dict]) -> list[dict]:
@@ -286,14 +287,18 @@ def parent_diff(kind: str, changelog: Sequence[dict]) -> list[dict]:
     row per item the errata named, in id order: `changes` (dropped, added, relabelled, re-quoted,
     re-evidenced), `fields` {record field: [parent's value, this version's]} (provenance left out: every
     changed item's is), the parent's record and this version's (null: not in that version), and the
-    errata that made the change (id, kind, reason, decision note)."""
+    errata that made the change (id, kind, reason, decision note; a re-judged answer's trail besides)."""
     names = {name: CHANGE_NAMES.get(source, name) for name, source in protocols.for_kind(kind).key_fields}
     items: dict[str, dict] = {}
     for change in changelog:
         row = items.setdefault(change["item"], {"item": change["item"], "before": change["before"], "errata": []})
         row["after"] = change["after"]
         row["errata"].append({"id": change["erratum"], "kind": change["kind"], "reason": change["reason"],
-                              "decision_note": change["decision_note"]})
+                              "decision_note": change["decision_note"],
+                              # A re-judged answer's trail (fix-reference): its question, the corrected
+                              # reference, who confirmed the label and the judge's suggestion. Only where the
+                              # changelog has it, so that releases sealed before render as they were.
+                              **{k: change[k] for k in REJUDGE_TRAIL if k in change}})
     rows = []
     for item in sorted(items):
         row = items[item]

@@ -129,6 +129,9 @@ class Erratum(models.Model):
         FIX_QUOTE = "fix-quote", "fix the quote"
         # value: the frozen key version (of another campaign) whose kept item is added, with its trail
         ADD = "add", "add an item from another frozen key"
+        # item_external_id: a shared question (items.Context) that several items cite; value: its corrected
+        # reference (gold) answer. Every entry citing it is re-judged against it (`rejudged`).
+        FIX_REFERENCE = "fix-reference", "fix the reference answer of a question (its answers are re-judged)"
 
     class Status(models.TextChoices):
         FILED = "filed", "filed"
@@ -151,6 +154,10 @@ class Erratum(models.Model):
     applied_in = models.ForeignKey(
         GoldKey, null=True, blank=True, on_delete=models.PROTECT, related_name="applied_errata"
     )
+    # A fix-reference erratum's re-judged entries, set when an author accepts it: entry external id ->
+    # {"gold": the label the author confirmed against the corrected reference, "suggested": an LLM judge's
+    # verdict shown beside it ('' : none asked), "judge": the member that suggested it}.
+    rejudged = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "adjudication_erratum"  # created by the adjudication app; kept so databases migrate in place

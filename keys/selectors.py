@@ -236,6 +236,46 @@ def errata_for_key(key: GoldKey):
     return Erratum.objects.filter(key=key).select_related("applied_in", "key").order_by("id")
 
 
+def rejudge_page(erratum: Erratum, *, judge: str = "") -> dict:
+    """What an author reads to accept a fix-reference erratum: the question, its released and corrected
+    reference, and each answer citing it with its current gold and its own blind fields; with `judge` (a
+    council member's name), that judge's verdict on each answer against the corrected reference, asked
+    through the protocol's `rejudge_suggestions`."""
+    if erratum.kind != Erratum.Kind.FIX_REFERENCE:
+        raise ApplicationError(f"erratum {erratum.pk} is a {erratum.kind} erratum: only a fix-reference erratum is re-judged")
+    spec = protocols.for_kind(erratum.key.kind)
+    entries = question_entries(erratum.key, erratum.item_external_id)
+    suggestions, members = {}, []
+    if spec.rejudge_suggestions:
+        members = list(CouncilMember.objects.order_by("name").values_list("name", flat=True))
+        if judge:
+            member = CouncilMember.objects.filter(name=judge).first()
+            if member is None:
+                raise ApplicationError(f"field 'judge': no council member '{judge}'")
+            suggestions = import_string(spec.rejudge_suggestions)(erratum=erratum, member=member)
+    rows = []
+    for entry in entries:
+        view = protocols.blind_view(entry.item)
+        rows.append({
+            "id": entry.external_id, "gold": entry.gold, "suggested": suggestions.get(entry.external_id, ""),
+            "fields": [(name, view[name]) for name in spec.blind_fields
+                       if name != spec.reference_field and isinstance(view.get(name), str | int) and view.get(name) != ""],
+            "rejudged": (erratum.rejudged or {}).get(entry.external_id),
+        })
+    released = spec.content_of(entries[0].item).get(spec.reference_field, "") if entries else ""
+    return {"erratum": erratum, "key": erratum.key, "released": released, "rows": rows, "gold_values": spec.gold_values,
+            "members": members, "judge": judge if suggestions else "", "can_suggest": bool(spec.rejudge_suggestions)}
+
+
+def question_entries(key: GoldKey, question: str) -> list[KeyEntry]:
+    """The entries of a key whose items cite the shared question (an `items.Context` external id): what a
+    fix-reference erratum of that question re-judges, in id order."""
+    return list(
+        KeyEntry.objects.filter(key=key, item__context__external_id=question)
+        .select_related("item__context").order_by("external_id")
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Agreement figures (formatting only; every number comes from goldkey.lib.statistics)
 
@@ -381,9 +421,20 @@ def campaign_manifest(snapshot: CampaignSnapshot, kept_item_ids: set[int], count
         "queue": queue_records(snapshot),
         # The protocol's own sections (a designed sample, a judge audit), resolved by name: keys never
         # imports a protocol's app.
-        **{name: section for name, path in snapshot.spec.manifest_sections
-           if (section := import_string(path)(campaign)) is not None},
+        **manifest_sections(campaign, snapshot.spec),
     }
+
+
+def manifest_sections(campaign: Campaign, spec, *, gold: dict[int, str] | None = None) -> dict:
+    """The protocol's own sections of a key's manifest (a designed sample, a judge audit), resolved by name:
+    keys never imports a protocol's app. `gold` (item id -> gold): a derived version's labels, which its
+    figures are computed against instead of the campaign's adjudicated ones (None: the campaign's)."""
+    sections = {}
+    for name, path in spec.manifest_sections:
+        section = import_string(path)(campaign) if gold is None else import_string(path)(campaign, gold=gold)
+        if section is not None:
+            sections[name] = section
+    return sections
 
 
 def queue_records(snapshot: CampaignSnapshot) -> list[dict]:

@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 import protocols
 from adjudication.serializers import AgreementField
+from goldkey.api_schema import json_schema_field
 
 
 def _number(**kwargs):
@@ -150,9 +151,10 @@ def _key_field(spec, source: str, **kw) -> serializers.Field:
     it do not have it."""
     if not source.startswith(protocols.base.KEY_CONTENT_SOURCE):
         return KEY_FIELD_SOURCES[source](**kw)
-    schema_field = spec.content.model_fields.get(source.removeprefix(protocols.base.KEY_CONTENT_SOURCE))
-    help_text = (schema_field.description or "") if schema_field is not None else ""
-    return serializers.JSONField(required=False, allow_null=True, help_text=help_text or "frozen from the item's content")
+    schema = spec.stored_field_schemas().get(source.removeprefix(protocols.base.KEY_CONTENT_SOURCE))
+    if schema is not None:  # typed as the protocol's schema types it (the shared context's where it holds it)
+        return json_schema_field(schema, required=False, allow_null=True)
+    return serializers.JSONField(required=False, allow_null=True, help_text="frozen from the item's content")
 
 
 def _record_serializer(spec) -> type[serializers.Serializer]:

@@ -55,6 +55,8 @@ from keys.selectors import (
     key_entries,
     key_get,
     key_lineage,
+    manifest_sections,
+    question_entries,
 )
 
 # Other spellings of "how the label was reached" that callers pass, mapped to the recorded provenance.
@@ -141,15 +143,20 @@ def _entries_from_campaign(
 
 def _content_details(spec, item_set_id: int, item_ids=None) -> dict[int, dict]:
     """{item id: its entry's detail}: the content fields the protocol freezes into its key entries
-    (ProtocolSpec.key_content_fields), in one query; {} when it freezes none."""
+    (ProtocolSpec.key_content_fields), in one query; {} when it freezes none. A field the item leaves to the
+    shared context it cites (a LongMemEval question's gold answer) is the context's, as `content_of` reads it."""
     fields = spec.key_content_fields()
     if not fields:
         return {}
     rows = Item.objects.filter(item_set_id=item_set_id, **({"id__in": item_ids} if item_ids is not None else {}))
-    return {
-        item_id: dict(zip(fields, values, strict=True))
-        for item_id, *values in rows.order_by().values_list("id", *(f"content__{f}" for f in fields))
-    }
+    shared = set(spec.context.model_fields) if spec.context is not None else set()
+    columns = [f"content__{f}" for f in fields] + [f"context__content__{f}" for f in fields if f in shared]
+    details = {}
+    for item_id, *values in rows.order_by().values_list("id", *columns):
+        own, from_context = values[:len(fields)], iter(values[len(fields):])
+        context = {f: next(from_context) for f in fields if f in shared}
+        details[item_id] = {f: context.get(f) if value is None else value for f, value in zip(fields, own, strict=True)}
+    return details
 
 
 @contextmanager
@@ -504,6 +511,12 @@ def erratum_file(*, key: GoldKey, item_external_id: str, kind: str, description:
             raise ApplicationError(f"'{item_external_id}' is neither in {key.version} nor among its candidates")
         if in_key is not None and in_key.gold == value:
             raise ApplicationError(f"'{item_external_id}' is already '{value}' in {key.version}")
+    elif kind == Erratum.Kind.FIX_REFERENCE:
+        _reference_field(key)
+        if not value:
+            raise ApplicationError("a fix-reference erratum needs the corrected reference answer as its value")
+        if not question_entries(key, item_external_id):
+            raise ApplicationError(f"'{item_external_id}' is not a question that any item of {key.version} cites")
     else:
         if in_key is None:
             raise ApplicationError(f"'{item_external_id}' is not an item of {key.version}")
@@ -555,15 +568,62 @@ def erratum_get(erratum_id: int) -> Erratum:
     return erratum
 
 
+def _reference_field(key: GoldKey) -> str:
+    """The content field a fix-reference erratum corrects in the key's protocol (the shared question's
+    reference answer); refused for a protocol whose items share none."""
+    spec = protocols.for_kind(key.kind)
+    if not spec.reference_field or spec.context is None:
+        raise ApplicationError(f"{spec.label} items share no reference answer: a fix-reference erratum does not apply")
+    return spec.reference_field
+
+
 @transaction.atomic
 def erratum_decide(*, erratum: Erratum, accept: bool, note: str, user) -> Erratum:
-    """An author accepts or rejects a filed erratum, with a note. Decided once."""
+    """An author accepts or rejects a filed erratum, with a note. Decided once. A fix-reference erratum is
+    accepted by `erratum_rejudge`, which records each answer's label against the corrected reference."""
     _require_author(user)
     # Lock the row: two authors deciding at once must not both succeed.
     locked = Erratum.objects.select_for_update().get(pk=erratum.pk)
     if locked.status != Erratum.Status.FILED:
         raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
+    if accept and locked.kind == Erratum.Kind.FIX_REFERENCE:
+        raise ApplicationError(f"erratum {locked.pk} corrects a reference answer: accept it on its re-judge page, "
+                               "where each answer to the question is labelled against the corrected reference")
     locked.status = Erratum.Status.ACCEPTED if accept else Erratum.Status.REJECTED
+    locked.decision_note = (note or "").strip()
+    locked.decided_by = user
+    locked.decided_at = timezone.now()
+    locked.save()
+    return locked
+
+
+@transaction.atomic
+def erratum_rejudge(*, erratum: Erratum, labels: dict[str, str], note: str, user,
+                    suggestions: dict[str, str] | None = None, judge: str = "") -> Erratum:
+    """An author accepts a fix-reference erratum by confirming, for every entry whose item cites the
+    question, its gold label against the corrected reference; an LLM judge's verdicts (`suggestions`, by
+    `judge`), if one was asked, are recorded beside them. The derived version takes these labels. All or
+    nothing: every answer labelled, each with a gold value of the protocol."""
+    _require_author(user)
+    locked = Erratum.objects.select_for_update().select_related("key").get(pk=erratum.pk)
+    if locked.kind != Erratum.Kind.FIX_REFERENCE:
+        raise ApplicationError(f"erratum {locked.pk} is a {locked.kind} erratum: only a fix-reference erratum is re-judged")
+    if locked.status != Erratum.Status.FILED:
+        raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
+    entries = [e.external_id for e in question_entries(locked.key, locked.item_external_id)]
+    valid = _valid_gold(locked.key.kind)
+    problems = [f"field 'labels.{name}': '{labels.get(name, '')}' is not one of {', '.join(valid)}"
+                for name in entries if labels.get(name) not in valid]
+    problems += [f"field 'labels.{name}': not an answer to '{locked.item_external_id}' in {locked.key.version}"
+                 for name in sorted(set(labels) - set(entries))]
+    if problems:
+        raise ApplicationError("; ".join(problems), extra={"errors": problems})
+    suggestions = suggestions or {}
+    locked.rejudged = {
+        name: {"gold": labels[name], "suggested": suggestions.get(name, ""), "judge": judge if suggestions.get(name) else ""}
+        for name in entries
+    }
+    locked.status = Erratum.Status.ACCEPTED
     locked.decision_note = (note or "").strip()
     locked.decided_by = user
     locked.decided_at = timezone.now()
@@ -629,24 +689,31 @@ def _derive_plan(*, parent: GoldKey, version: str, user, notes: str = "", lock: 
         benchmark=parent.benchmark, kind=parent.kind, version=version, parent=parent,
         campaign=parent.campaign, created_by=user, notes=notes,
     )
-    names = sorted({e.item_external_id for e in errata})
+    names = sorted({name for e in errata for name in _named_by(e)})
     entries = {e.external_id: _entry_copy(key, e) for e in KeyEntry.objects.filter(key=parent, external_id__in=names)}
     named = {external_id: entry.gold for external_id, entry in entries.items()}
     changelog = []
     for erratum in errata:
-        before_entry = entries.get(erratum.item_external_id)
-        before = entry_content(key.kind, before_entry) if before_entry else None
-        after_entry = _apply(key, erratum, entries)
-        after = entry_content(key.kind, after_entry) if after_entry else None
-        changelog.append({
-            "item": erratum.item_external_id,
-            "erratum": erratum.pk,
-            "kind": erratum.kind,
-            "before": before,
-            "after": after,
-            "reason": erratum.description,
-            "decision_note": erratum.decision_note,
-        })
+        for name in _named_by(erratum):
+            before_entry = entries.get(name)
+            before = entry_content(key.kind, before_entry) if before_entry else None
+            after_entry = _apply(key, erratum, entries, name)
+            after = entry_content(key.kind, after_entry) if after_entry else None
+            change = {
+                "item": name,
+                "erratum": erratum.pk,
+                "kind": erratum.kind,
+                "before": before,
+                "after": after,
+                "reason": erratum.description,
+                "decision_note": erratum.decision_note,
+            }
+            if erratum.kind == Erratum.Kind.FIX_REFERENCE:
+                # The trail of a re-judged answer: the question, its corrected reference, who confirmed the
+                # label against it and what the judge suggested.
+                change.update({"question": erratum.item_external_id, "reference": erratum.value,
+                               "decided_by": erratum.decided_by.get_username(), "rejudged": erratum.rejudged[name]})
+            changelog.append(change)
     _check_derived_entries(key, errata, changelog, entries)
     return _DerivePlan(key=key, errata=errata, named=named, derived=entries, changelog=changelog)
 
@@ -694,6 +761,9 @@ def key_derive(
         key.manifest["agreement"] = agreement_figures(
             parent.campaign, kept_item_ids={e.item_id for e in entries.values()}
         )
+        # The protocol's figures against this version's gold (a judge audited against re-judged labels).
+        key.manifest.update(manifest_sections(parent.campaign, protocols.for_kind(key.kind),
+                                              gold={e.item_id: e.gold for e in entries.values()}))
     key.save()
     key = _freeze(key, user, sha256=key.sha256)
     Erratum.objects.filter(pk__in=[e.pk for e in errata]).update(applied_in=key)
@@ -720,9 +790,10 @@ def _check_derived_entries(key: GoldKey, errata: list[Erratum], changelog: list[
     evidence and quote the errata gave it. Refused whole, naming each erratum and gate."""
     if not protocols.for_kind(key.kind).generation_gates:
         return
-    by_item = {e.item_external_id: [] for e in errata}
+    by_item: dict[str, list[str]] = {}
     for erratum in errata:
-        by_item[erratum.item_external_id].append(f"erratum {erratum.pk} ({erratum.kind})")
+        for name in _named_by(erratum):
+            by_item.setdefault(name, []).append(f"erratum {erratum.pk} ({erratum.kind})")
     problems = []
     for external_id in dict.fromkeys(change["item"] for change in changelog if change["after"] is not None):
         entry = entries.get(external_id)
@@ -788,8 +859,33 @@ def _added_entry(key: GoldKey, external_id: str, source_version: str) -> KeyEntr
     return entry
 
 
-def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry]) -> KeyEntry | None:
-    current = entries.get(erratum.item_external_id)
+def _named_by(erratum: Erratum) -> list[str]:
+    """The entries an erratum changes: the item it names, or every re-judged answer to the question a
+    fix-reference erratum names."""
+    if erratum.kind == Erratum.Kind.FIX_REFERENCE:
+        return sorted(erratum.rejudged)
+    return [erratum.item_external_id]
+
+
+def _apply(key: GoldKey, erratum: Erratum, entries: dict[str, KeyEntry], name: str) -> KeyEntry | None:
+    current = entries.get(name)
+    if erratum.kind == Erratum.Kind.FIX_REFERENCE:
+        if current is None:
+            raise ApplicationError(f"erratum {erratum.pk}: '{name}' is no longer in the key")
+        spec = protocols.for_kind(key.kind)
+        current.gold = erratum.rejudged[name]["gold"]
+        if current.gold not in spec.quoted_gold:
+            current.quote = ""
+        if spec.reference_field in spec.key_content_fields():
+            # The entry carries the reference it was re-judged against (an entry frozen before its protocol
+            # froze it takes the rest of its detail from its item).
+            detail = current.detail
+            if detail is None:
+                item_set_id = Item.objects.filter(pk=current.item_id).values_list("item_set_id", flat=True).get()
+                detail = _content_details(spec, item_set_id, [current.item_id]).get(current.item_id, {})
+            current.detail = {**detail, spec.reference_field: erratum.value}
+        current.provenance = Provenance.CHANGED_BY_ERRATUM
+        return current
     if erratum.kind == Erratum.Kind.ADD:
         if current is not None:
             raise ApplicationError(f"erratum {erratum.pk}: '{erratum.item_external_id}' is already in the key")

@@ -6,6 +6,7 @@ app_name = "keys"
 urlpatterns = [
     path("", key_views.key_list, name="list"),
     path("errata/<int:pk>/decide/", key_views.erratum_decide, name="erratum-decide"),
+    path("errata/<int:pk>/rejudge/", key_views.erratum_rejudge, name="erratum-rejudge"),
     path("new/<slug:slug>/", key_views.key_build, name="build"),
     path("jobs/<int:pk>/", key_views.job_detail, name="job"),
     path("jobs/<int:pk>/progress/", key_views.job_progress, name="job-progress"),

@@ -72,6 +72,8 @@ def key_detail(request, version: str):
             "reliability": key_selectors.reliability_report(key) if key.is_frozen else [],
             "agreement": key.manifest.get("agreement", {}),
             "leakage": key.manifest.get("leakage"),
+            # A designed sample's strata and weights, as the manifest recorded them (a protocol's section).
+            "sample_design": key.manifest.get("sample_design"),
             "leakage_declared": protocols.for_kind(key.kind).leakage_audit is not None,
             "parent_diff": bundle.diff_shown(key_selectors.key_parent_diff(key)),
             "kinds": Erratum.Kind.choices,
@@ -272,3 +274,28 @@ def erratum_decide(request, pk: int):
         return redirect("keys:list")
     messages.success(request, f"Erratum {erratum.pk} {erratum.status}.")
     return redirect("keys:detail", version=erratum.key.version)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def erratum_rejudge(request, pk: int):
+    """Authors: accept a fix-reference erratum by labelling every answer to its question against the
+    corrected reference, shown beside each answer (blindness is for annotators; authors see it all), with an
+    LLM judge's verdicts as suggestions when the protocol can ask one and the author picks a judge."""
+    roles.require_author(request.user)
+    erratum = key_selectors.get_erratum_for_user(pk, request.user)
+    if request.method == "POST":
+        names = [e.external_id for e in key_selectors.question_entries(erratum.key, erratum.item_external_id)]
+        done = _attempt(request, lambda: key_services.erratum_rejudge(
+            erratum=erratum, user=request.user, note=request.POST.get("note", ""),
+            labels={name: request.POST.get(f"label-{name}", "") for name in names},
+            suggestions={name: request.POST.get(f"suggested-{name}", "") for name in names},
+            judge=request.POST.get("judge", "").strip(),
+        ))
+        if done is not None:
+            messages.success(request, f"Erratum {done.pk} accepted: {len(done.rejudged)} answer(s) re-judged.")
+            return redirect("keys:detail", version=erratum.key.version)
+    page = _attempt(request, lambda: key_selectors.rejudge_page(erratum, judge=request.GET.get("judge", "").strip()))
+    if page is None:
+        return redirect("keys:detail", version=erratum.key.version)
+    return render(request, "keys/rejudge.html", {**page, "posted": request.POST if request.method == "POST" else {}})

@@ -130,7 +130,9 @@ class Question:
     label: the question as the annotator's page asks it; column: its short name in adjudication's
     side-by-side answers ('' : the label); note: the phase's free-text note field (one per phase);
     shows: item facts the annotator's page shows with this question (names of readers in
-    annotation.selectors.PAGE_FACTS, e.g. "quote", "recipient_turns")."""
+    annotation.selectors.PAGE_FACTS, e.g. "quote", "recipient_turns"); optional: a flag beside the
+    answer that an annotator may raise (the judged protocol's "the gold answer is wrong"): the phase is
+    done without it, and the council is not asked it."""
 
     key: str
     phase: int
@@ -140,6 +142,7 @@ class Question:
     column: str = ""
     note: bool = False
     shows: tuple[str, ...] = ()
+    optional: bool = False
 
     @property
     def column_label(self) -> str:
@@ -412,6 +415,19 @@ class ProtocolSpec:
     detector_bars: DetectorBars | None = None
     decoy_set: str = ""
     leakage_audit: LeakageAudit | None = None
+    # (answer values) -> problems of the answer as a whole, each naming its field: rules across questions
+    # (a flag that needs its note), checked on the merged answer of every save. None: no such rule.
+    answer_rules: Callable[[dict], list[str]] | None = None
+    # Sections of the adjudicator's item page: data(campaign, item) -> JSON-ready figures, rendered as `p`
+    # (e.g. the flags raised on every answer to the item's question, across items).
+    adjudication_panels: tuple[Panel, ...] = ()
+    # The content field of the shared context (`context`) that a fix-reference erratum corrects: the
+    # question's reference (gold) answer, against which every item citing it is re-judged ('' : none).
+    reference_field: str = ""
+    # Dotted path of (erratum=, member=) -> {key entry external id: verdict ('' : the reply said neither)}:
+    # a council member's verdict on each answer re-judged against a fix-reference erratum's corrected
+    # reference, shown to the author as a suggestion ('' : none can be asked).
+    rejudge_suggestions: str = ""
     set_gates: str = ""
     score_page: str = ""
 
@@ -464,6 +480,10 @@ class ProtocolSpec:
                 problems.append(f"field '{key}': does not apply to this item")
         return problems
 
+    def answer_problems(self, values: dict) -> list[str]:
+        """Problems of a whole (merged) answer across its questions (`answer_rules`); names fields only."""
+        return self.answer_rules(values) if self.answer_rules is not None else []
+
     def phase_of(self, key: str) -> int:
         return self.question_map()[key].phase
 
@@ -476,8 +496,8 @@ class ProtocolSpec:
         return any(q.phase == 2 for q in self.questions)
 
     def phase1_done(self, values: dict) -> bool:
-        """Every Phase 1 choice question is answered (notes are optional)."""
-        return all(values.get(q.key) for q in self.questions if q.phase == 1 and q.choices is not None)
+        """Every Phase 1 choice question is answered (notes and optional flags are optional)."""
+        return all(values.get(q.key) for q in self.questions if q.phase == 1 and q.choices is not None and not q.optional)
 
     def asked(self, phase: int, gold: str = "") -> tuple[Question, ...]:
         """The questions of a phase asked of an item with this gold ('' : before the gold may be used,
@@ -499,7 +519,7 @@ class ProtocolSpec:
             return self.phase1_done(values)
         questions = self.question_map()
         for key in self.phase2_keys_for(gold):
-            if questions[key].choices is not None and not values.get(key):
+            if questions[key].choices is not None and not questions[key].optional and not values.get(key):
                 return False
         return self.phase2_complete is None or self.phase2_complete(values)
 
@@ -625,6 +645,17 @@ class ProtocolSpec:
         documented once, in the protocol's schema class."""
         schema = self.content_json_schema()
         return {name: inline_refs(value, schema.get("$defs", {})) for name, value in schema["properties"].items()}
+
+    def stored_field_schemas(self) -> dict[str, dict]:
+        """Each field's JSON Schema as an item's values are read (`content_of`): the content's, and the shared
+        context's where the item leaves a field to it (a LongMemEval question's gold answer, an integer or a
+        string as released)."""
+        schemas = self.content_field_schemas()
+        if self.context is not None:
+            shared = self.context.model_json_schema()
+            schemas.update({name: inline_refs(value, shared.get("$defs", {}))
+                            for name, value in shared["properties"].items()})
+        return schemas
 
     def blind_view(self, item) -> dict:
         """What an annotator may see of an item: built from the whitelist only (content fields read

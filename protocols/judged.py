@@ -395,18 +395,49 @@ def calibration_prompt(record: dict) -> str:
 # The queue and the agreement figures.
 
 VERDICT_DISAGREEMENT = "verdict_disagreement"
+GOLD_FLAGGED = "gold_flagged"
 REASONS = {
     VERDICT_DISAGREEMENT: "the two verdicts differ",
     MISSING_ANSWERS: "an annotator's verdict is missing",
+    GOLD_FLAGGED: "an annotator flagged the question's gold answer as wrong",
 }
+
+# "The gold answer is wrong": an annotator's own flag beside the verdict, with the note that says why. It is
+# part of their answer (saved, reloaded and guarded like the verdict, never shown to anyone else annotating)
+# and queues the item; an accepted flag becomes a fix-reference erratum of the frozen key.
+GOLD_WRONG, GOLD_WRONG_NOTE = "gold_wrong", "gold_wrong_note"
+FLAGGED = "yes"
+
+
+def gold_flagged(values: dict | None) -> bool:
+    return (values or {}).get(GOLD_WRONG) == FLAGGED
+
+
+def answer_rules(values: dict) -> list[str]:
+    """A flag needs its note: an adjudicator must be able to tell what the annotator found wrong."""
+    if gold_flagged(values) and not str(values.get(GOLD_WRONG_NOTE, "")).strip():
+        return [f"field '{GOLD_WRONG_NOTE}': say why the gold answer is wrong (a flag needs a note)"]
+    return []
 
 
 # Verdicts differ, or one is missing. The judge's label never queues an item: the humans validate it.
-queue_rules = one_label_queue_rules("verdict", VERDICT_DISAGREEMENT)
+_verdict_rules = one_label_queue_rules("verdict", VERDICT_DISAGREEMENT)
+
+
+def queue_rules(spec, gold: str, answers: Sequence[dict | None], council_votes: Sequence[dict] | None = None) -> list[str]:
+    """The verdict rules, and a flag on the gold answer: its own reason, so the adjudicator reads the flags
+    on every answer to the question before the key is finalized."""
+    reasons = _verdict_rules(spec, gold, answers, council_votes)
+    if any(gold_flagged(a) for a in answers):
+        reasons.append(GOLD_FLAGGED)
+    return reasons
 
 
 def suggest(spec: ProtocolSpec, gold: str, answers: list[dict], reasons: Sequence[str]) -> tuple[str, str]:
     # The gold is the agreed verdict, else the adjudicated one: a queued item always needs its verdict set.
+    if GOLD_FLAGGED in reasons:
+        return DISCUSS, ("set the verdict against the released gold; if the flags on this question hold, file a "
+                         "fix-reference erratum with the corrected gold once the key is frozen")
     return DISCUSS, "set the adjudicated verdict"
 
 
@@ -453,16 +484,21 @@ SPEC = ProtocolSpec(
     derived_view=derived_view,
     questions=(
         Question("verdict", 1, VERDICTS, label="Is the system's answer correct?"),
+        Question(GOLD_WRONG, 1, ("yes", "no"), label="Is the gold answer itself wrong?", column="gold answer wrong",
+                 optional=True),
+        Question(GOLD_WRONG_NOTE, 1, None, label="Why the gold answer is wrong", column="why the gold is wrong",
+                 optional=True),
         Question("notes", 1, None, label="Notes", note=True),
     ),
     primary_key="verdict",
-    agreement_keys=("verdict",),
+    agreement_keys=("verdict", GOLD_WRONG),  # the flag queues an item
     gold_values=VERDICTS,
     gold_from_answers=True,
     binary={v: v for v in VERDICTS},
     binary_label="correct vs incorrect",
     answer_file=AnswerFile(
-        layout="records", stem="verdicts", suffix=".jsonl", id_field="question_id", fields=("verdict", "notes"),
+        layout="records", stem="verdicts", suffix=".jsonl", id_field="question_id",
+        fields=("verdict", "notes", GOLD_WRONG, GOLD_WRONG_NOTE),
         required=("verdict",),
     ),
     conventions=(
@@ -471,11 +507,15 @@ SPEC = ProtocolSpec(
         "A hedge that commits to nothing is incorrect, except on an unanswerable question, where declining is what "
         "is asked.",
         "Grade the answer's content, not its tone or fluency.",
+        "If the gold answer itself is wrong, still grade against it, and flag it: answer \"Is the gold answer "
+        "itself wrong?\" with yes and say why in its note (g). The adjudicator reads every flag on the question.",
     ),
     item_template="annotation/item_judged.html",
     agreement_figures="labels",
     # A key record's "id" is what the canonical key sorts and hashes by: here the benchmark's question_id.
-    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance")),
+    # "reference": the gold answer the verdict was given against, frozen into the entry (a fix-reference
+    # erratum's derived version carries the corrected one).
+    key_fields=(("id", "external_id"), ("verdict", "gold"), ("provenance", "provenance"), ("reference", "content.answer")),
     candidate_fields=(
         ("id", "external_id"),
         ("question_type", "family"),
@@ -487,6 +527,11 @@ SPEC = ProtocolSpec(
     reasons=REASONS,
     queue_rules=queue_rules,
     suggest=suggest,
+    answer_rules=answer_rules,
+    # An accepted "the gold answer is wrong" flag: a fix-reference erratum corrects the question's answer.
+    reference_field="answer",
+    rejudge_suggestions="judges.services.rejudge_suggestions",
+    adjudication_panels=(Panel("judges.selectors.gold_flags", "judges/_gold_flags.html"),),
     agreement_panels=(Panel("judges.selectors.judge_audit", "judges/_judge_audit.html"),),
     manifest_sections=(("sample_design", "judges.selectors.sample_design"),
                        ("judge_audit", "judges.selectors.judged_sample_audit")),

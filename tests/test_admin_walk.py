@@ -7,6 +7,8 @@ from django.urls import NoReverseMatch, reverse
 
 pytestmark = pytest.mark.django_db
 
+admin.autodiscover()  # as the URLconf does (settings: SimpleAdminConfig), before the pages are listed
+
 
 def _admin_pages():
     for model in admin.site._registry:

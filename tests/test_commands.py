@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command, get_commands, loa
 
 from goldkey.lib.commands import GoldkeyCommand, RefuseVersion
 from goldkey.lib.error_records import error_record
+from tests.processes import fresh_process_says_ok
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +115,17 @@ def test_a_command_error_raised_by_a_command_is_a_record_under_json_too():
     printed, message = failing("lapse_build", "--eval-date", "someday", "--json")
     assert printed == {"errors": [{"file": None, "line": None, "field": None, "message": message}]}
     assert "--eval-date must be YYYY-MM-DD" in message
+
+
+def test_a_management_command_does_not_load_the_admin_and_a_served_page_does(tmp_path):
+    """The admin's modules import every app's services and the council's leakage check (scikit-learn):
+    about a second of CPU that a command's process no longer pays (settings: SimpleAdminConfig); the
+    URLconf registers them, so the admin's pages keep every model."""
+    script = (
+        "import sys, django; django.setup(); "
+        "from django.contrib import admin; import items.management.commands.import_twist; "
+        "assert not admin.site._registry and 'keys.jobs' not in sys.modules and 'sklearn' not in sys.modules, "
+        "sorted(m for m in sys.modules if m.endswith('.admin')); "
+        "import goldkey.urls; assert len(admin.site._registry) >= 20; print('ok')"
+    )
+    fresh_process_says_ok(script, tmp_path)

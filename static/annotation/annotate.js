@@ -397,10 +397,13 @@
     if (e.key === "s") { submit("skip-form"); e.preventDefault(); return; }
     if (e.key === "z") { submit("undo-form"); e.preventDefault(); return; }
     if (e.key === "n") {
-      const note = root.querySelector("textarea[data-key]");
+      const note = root.querySelector("label.note textarea[data-key]") || root.querySelector("textarea[data-key]");
       if (note) { note.focus(); e.preventDefault(); }
       return;
     }
+    // A field of the item page reached by its own key (a judged answer's note on a wrong gold answer: g).
+    const field = root.querySelector('[data-focus-key="' + e.key + '"]');
+    if (field && !field.disabled) { field.focus(); e.preventDefault(); return; }
     // A section the item page folds away (a judged answer's evidence sessions) opens and closes by its key.
     const folded = root.querySelector('details[data-toggle-key="' + e.key + '"]');
     if (folded) { folded.open = !folded.open; e.preventDefault(); return; }

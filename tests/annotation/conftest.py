@@ -167,8 +167,8 @@ def answer_all_phase1(enrollment, q1="consistent", finish=True):
     spec = protocols.get(enrollment.campaign.protocol)
     key = spec.primary_key
     value = q1 if q1 in spec.primary_choices else spec.primary_choices[0]  # Lapse: PROCEED
-    # Every other Phase 1 choice question (Track C asks three) gets its first choice.
-    values = {q.key: q.choices[0] for q in spec.asked(1) if q.choices is not None} | {key: value}
+    # Every other required Phase 1 choice question (Track C asks three) gets its first choice; optional flags none.
+    values = {q.key: q.choices[0] for q in spec.asked(1) if q.choices is not None and not q.optional} | {key: value}
     for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
         if assignment.crisis and enrollment.crisis_declined_at:
             continue

@@ -1,11 +1,6 @@
 """The SDK client module: the `openai` SDK is loaded only when a council member is called."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.processes import fresh_process_says_ok
 
 
 def test_loading_the_apps_and_the_key_services_does_not_import_the_sdk(tmp_path):
@@ -22,7 +17,4 @@ def test_loading_the_apps_and_the_key_services_does_not_import_the_sdk(tmp_path)
         "from council.client import _sdk; assert _sdk().types.chat.ChatCompletion and 'openai' in sys.modules; "
         "print('ok')"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "goldkey.settings", "GOLDKEY_VAR_DIR": str(tmp_path)}
-    env.pop("DATABASE_URL", None)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    fresh_process_says_ok(script, tmp_path)

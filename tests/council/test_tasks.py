@@ -235,7 +235,9 @@ def test_a_council_with_faults_on_ends_with_one_row_per_member_and_item_and_the_
         council_member_add(name="flaky-429", base_url=base, model="fake-429-once", concurrency=3, requests_per_minute=0)[0],
         council_member_add(name="flaky-500", base_url=base, model="fake-500-once", concurrency=3, requests_per_minute=0)[0],
         council_member_add(name="slow", base_url=base, model="fake-slow-once", concurrency=3, requests_per_minute=0,
-                           timeout_seconds=1.0)[0],  # the server sleeps 2 s on the first request
+                           # the server sleeps 5 s on each item's first request; 2.5 s leaves a loaded
+                           # machine room to answer the retries in time
+                           timeout_seconds=2.5)[0],
         council_member_add(name="garbled", base_url=base, model="fake-malformed-always", concurrency=3, requests_per_minute=0)[0],
         council_member_add(name="down", base_url=base, model="fake-500-always", concurrency=3, requests_per_minute=0)[0],
     ]

@@ -25,8 +25,10 @@ from judges.services import (
     judged_sample_create,
     judged_sample_draw,
 )
+from keys.releases import release_files
 from keys.services import key_freeze
 from tests.conftest import close_campaign
+from tests.judges.conftest import adjudicate
 from tests.judges.test_release_import import SET, released
 
 pytestmark = pytest.mark.django_db
@@ -172,3 +174,35 @@ def test_the_command_draws_a_sample_as_a_dry_run_and_for_real(tmp_path, annotato
     out = StringIO()
     call_command("judged_sample", *common, "--json", stdout=out)
     assert json.loads(out.getvalue())["design"] == dry["design"] == JudgedSample.objects.get().design
+
+
+def test_the_datasheet_and_the_key_page_render_the_sample_design_read_back_from_the_frozen_release(
+        sample, author, client):
+    campaign = sample.campaign
+    chosen = sorted(Assignment.objects.filter(enrollment__campaign=campaign).values_list("item__external_id", flat=True).distinct())
+    annotate(campaign, author, disagree_on=chosen[:1])
+    key = key_freeze(campaign=campaign, version="LME-TINY-v1", user=author)
+    files = release_files(key)
+    (datasheet,) = [content.decode() for path, content in files.items() if path.endswith("datasheet.md")]
+    design = json.loads(next(c for p, c in files.items() if p.endswith("stats.json")))["manifest"]["sample_design"]
+    assert "## Sample design" in datasheet and f"seed {design['seed']}" in datasheet
+    rows = [line for line in datasheet.splitlines() if line.startswith("| ") and "|---" not in line][1:]
+    shown = [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+    assert shown == [
+        [s["question_type"], "yes" if s["abstention"] else "no", "yes" if s["disputed"] else "no", str(s["population"]),
+         str(s["sampled"]), "—" if s["weight"] is None else f"{s['weight']:.3f}"]
+        for s in design["strata"]
+    ]
+    client.force_login(author)
+    page = client.get(f"/keys/{key.version}/").content.decode()
+    assert 'data-testid="sample-strata"' in page
+    for s in design["strata"]:
+        assert f"<td>{s['stratum']}</td><td>{s['question_type']}</td>" in page
+        assert f"<td>{s['population']}</td><td>{s['sampled']}</td>" in page
+
+
+def test_a_key_without_a_designed_sample_has_no_sample_design_section(labelled, author):
+    adjudicate(labelled, author)
+    key = key_freeze(campaign=labelled, version="JD-v1", user=author)
+    (datasheet,) = [c.decode() for p, c in release_files(key).items() if p.endswith("datasheet.md")]
+    assert "Sample design" not in datasheet

@@ -1,0 +1,276 @@
+"""An item names an item set and a conversation that exist; an evidence row names an item and a turn that
+exist. On SQLite foreign keys say so; on PostgreSQL statement triggers do (items 0012), with the same
+guarantees: what an insert or an update names must exist, what is named cannot be deleted, re-keyed or
+truncated away, the ORM's PROTECT and CASCADE behave as before, and two transactions cannot each miss
+the other's rows: a delete waits for an insert naming its rows, and an insert waits for such a delete."""
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.db.models import ProtectedError
+
+from goldkey.lib.bulk import bulk_insert_columns, insert_columns
+from items.models import Conversation, Evidence, Item, ItemSet, Turn
+from tests.annotation.conftest import make_twist_items
+from tests.annotation.test_references import _connect, waits_then_refused
+from tests.migrating import migrate, migrate_to_latest
+
+postgres_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL only: SQLite checks these references with its foreign keys"
+)
+pytestmark = pytest.mark.django_db
+
+ITEM_INSERT = ("INSERT INTO items_item (item_set_id, kind, external_id, conversation_id, gold_label, family, batch, "
+               "content, gate_rejected, created_at) "
+               "VALUES (%s, 'twist', %s, %s, 'supporting', 'f', '', '{}', false, CURRENT_TIMESTAMP)")
+EVIDENCE_INSERT = "INSERT INTO items_evidence (item_id, turn_id, role, position) VALUES (%s, %s, 'evidence', %s)"
+
+
+def sql(statement, params=()):
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall() if cursor.description else None
+
+
+def refused(statement, params=(), match="names no|still named by|truncated while|invalid foreign key"):
+    with pytest.raises(IntegrityError, match=match):
+        with transaction.atomic():
+            sql(statement, params)
+            connection.check_constraints(table_names=["items_item", "items_evidence"])  # SQLite's are deferred
+
+
+def _cited(name="refs"):
+    """An item set of two items in their own conversation, each citing one turn; and one turn no item cites."""
+    item_set = make_twist_items(2, name=name, conversation_id=f"conv-{name}")
+    item = Item.objects.filter(item_set=item_set).order_by("pk").first()
+    evidence = Evidence.objects.filter(item=item).select_related("turn").get()
+    uncited = Turn.objects.filter(conversation=item.conversation).exclude(citations__isnull=False).order_by("pk").first()
+    return item, evidence, uncited
+
+
+def _spare_item(item, external_id="spare"):
+    """An item of the same set and conversation that no evidence row names."""
+    spare = Item.objects.get(pk=item.pk)
+    spare.pk, spare.external_id = None, external_id
+    spare.save()
+    return spare
+
+
+def _missing(model) -> int:
+    return model.objects.order_by("-pk").first().pk + 1000
+
+
+def test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it():
+    with connection.cursor() as cursor:
+        references = {
+            table: sorted(c["foreign_key"] for c in connection.introspection.get_constraints(cursor, table).values()
+                          if c["foreign_key"])
+            for table in ("items_item", "items_evidence")
+        }
+    if connection.vendor == "sqlite":
+        assert references == {"items_item": [("items_context", "id"), ("items_conversation", "id"), ("items_itemset", "id")],
+                              "items_evidence": [("items_item", "id"), ("items_turn", "id")]}
+        return
+    # Checked per statement: a foreign key checks (and locks) row by row. A context is named by a few items.
+    assert references == {"items_item": [("items_context", "id")], "items_evidence": []}
+    triggers = {name for (name,) in sql("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE %s",
+                                        ["%verified_%_references%"])}
+    assert triggers == {
+        "items_item_verified_item_references_on_insert", "items_item_verified_item_references_on_update",
+        "items_itemset_verified_item_references_on_delete", "items_itemset_verified_item_references_on_rekey",
+        "items_itemset_verified_item_references_on_truncate", "items_conversation_verified_item_references_on_delete",
+        "items_conversation_verified_item_references_on_rekey", "items_conversation_verified_item_references_on_truncate",
+        "items_evidence_verified_evidence_references_on_insert", "items_evidence_verified_evidence_references_on_update",
+        "items_item_verified_evidence_references_on_delete", "items_item_verified_evidence_references_on_rekey",
+        "items_item_verified_evidence_references_on_truncate", "items_turn_verified_evidence_references_on_delete",
+        "items_turn_verified_evidence_references_on_rekey", "items_turn_verified_evidence_references_on_truncate",
+    }
+
+
+def test_an_item_or_its_evidence_must_name_rows_that_exist():
+    item, evidence, uncited = _cited()
+    before = (Item.objects.count(), Evidence.objects.count())
+    refused(ITEM_INSERT, [_missing(ItemSet), "x1", item.conversation_id])
+    refused(ITEM_INSERT, [item.item_set_id, "x2", _missing(Conversation)])
+    refused(EVIDENCE_INSERT, [_missing(Item), uncited.pk, 5])
+    refused(EVIDENCE_INSERT, [item.pk, _missing(Turn), 5])
+    assert (Item.objects.count(), Evidence.objects.count()) == before
+    sql(ITEM_INSERT, [item.item_set_id, "x3", None])  # an item without a conversation (Lapse, judged)
+    sql(EVIDENCE_INSERT, [item.pk, uncited.pk, 5])  # rows that name what exists go in
+    assert Evidence.objects.filter(item=item, turn=uncited).exists() and Item.objects.filter(external_id="x3").exists()
+
+
+def test_the_orm_protects_and_cascades_as_before():
+    item, evidence, uncited = _cited()
+    with pytest.raises(ProtectedError):
+        evidence.turn.delete()
+    with pytest.raises(ProtectedError):
+        item.conversation.delete()
+    with pytest.raises(ProtectedError):
+        item.item_set.delete()
+    uncited.delete()  # a turn no item cites goes
+    item.delete()  # an item goes with its evidence, which Django deletes first
+    assert not Evidence.objects.filter(pk=evidence.pk).exists() and Turn.objects.filter(pk=evidence.turn_id).exists()
+
+
+@postgres_only
+def test_postgresql_names_the_missing_row():
+    item, evidence, uncited = _cited()
+    other, _, _ = _cited("other")
+    item_set, conversation, cited, turn = _missing(ItemSet), _missing(Conversation), _missing(Item), _missing(Turn)
+    refused(ITEM_INSERT, [item_set, "x", None], match=f"item_set_id {item_set} names no item set")
+    refused(ITEM_INSERT, [item.item_set_id, "x", conversation], match=f"conversation_id {conversation} names no conversation")
+    refused(EVIDENCE_INSERT, [cited, uncited.pk, 5], match=f"item_id {cited} names no item")
+    refused(EVIDENCE_INSERT, [item.pk, turn, 5], match=f"turn_id {turn} names no turn")
+    # An item of another set citing a turn of another conversation: each row's own set and conversation are locked.
+    sql(EVIDENCE_INSERT, [other.pk, uncited.pk, 5])
+    assert Evidence.objects.filter(item=other, turn=uncited).exists()
+
+
+@postgres_only
+def test_a_bulk_insert_with_one_bad_row_among_many_is_refused_whole():
+    """From 20,000 rows the triggers read the named rows by hash joins, below it by primary key: both
+    forms find the one bad row, and nothing of the statement is left."""
+    item, evidence, uncited = _cited()
+    turns = list(Turn.objects.filter(conversation=item.conversation).values_list("pk", flat=True))
+    for n in (100, 20_000):  # the lookup form, then the hashed form
+        for column, bad in (("item_id", _missing(Item)), ("turn_id", _missing(Turn))):
+            rows = {"item_id": [item.pk] * n, "turn_id": [turns[i % len(turns)] for i in range(n)],
+                    "role": ["evidence"] * n, "position": list(range(100, 100 + n))}
+            rows[column][n // 2] = bad
+            before = Evidence.objects.count()
+            with pytest.raises(IntegrityError, match=f"{column} {bad} names no"):
+                with transaction.atomic():
+                    bulk_insert_columns(Evidence, rows)
+            assert Evidence.objects.count() == before
+        items = {f.attname: [getattr(item, f.attname)] * n for f in insert_columns(Item)}
+        items["external_id"] = [f"bulk-{n}-{i}" for i in range(n)]
+        items["conversation_id"][n - 1] = bad = _missing(Conversation)
+        with pytest.raises(IntegrityError, match=f"conversation_id {bad} names no conversation"):
+            with transaction.atomic():
+                bulk_insert_columns(Item, items)
+        assert not Item.objects.filter(external_id__startswith=f"bulk-{n}-").exists()
+
+
+@postgres_only
+def test_what_items_and_evidence_name_cannot_be_deleted_rekeyed_or_truncated_away():
+    item, evidence, uncited = _cited()
+    turn = evidence.turn_id
+    lone = Conversation.objects.create(external_id="lone", speaker_a="A", speaker_b="B")
+    Item.objects.filter(pk=_spare_item(item, "in-lone").pk).update(conversation=lone)
+    for statement, params, message in (
+        ("DELETE FROM items_item WHERE id = %s", [item.pk], f"item {item.pk} is still named by items_evidence"),
+        ("DELETE FROM items_turn WHERE id = %s", [turn], f"turn {turn} is still named by items_evidence"),
+        ("DELETE FROM items_itemset WHERE id = %s", [item.item_set_id],
+         f"item_set {item.item_set_id} is still named by items_item"),
+        ("DELETE FROM items_conversation WHERE id = %s", [lone.pk], f"conversation {lone.pk} is still named by items_item"),
+        ("UPDATE items_item SET id = id + 100000 WHERE id = %s", [item.pk], "still named by items_evidence"),
+        ("UPDATE items_turn SET id = id + 100000 WHERE id = %s", [turn], "still named by items_evidence"),
+        ("UPDATE items_itemset SET id = id + 100000 WHERE id = %s", [item.item_set_id], "still named by items_item"),
+        ("UPDATE items_conversation SET id = id + 100000 WHERE id = %s", [item.conversation_id], "still named by"),
+        ("UPDATE items_evidence SET item_id = %s WHERE id = %s", [_missing(Item), evidence.pk], "names no item"),
+        ("UPDATE items_evidence SET turn_id = %s WHERE id = %s", [_missing(Turn), evidence.pk], "names no turn"),
+        ("UPDATE items_item SET item_set_id = %s WHERE id = %s", [_missing(ItemSet), item.pk], "names no item set"),
+        ("UPDATE items_item SET conversation_id = %s WHERE id = %s", [_missing(Conversation), item.pk],
+         "names no conversation"),
+    ):
+        refused(statement, params, match=message)
+    # CASCADE follows foreign keys only: it would empty the items and leave their evidence behind.
+    sql("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred check may be pending at a TRUNCATE
+    refused("TRUNCATE items_item CASCADE", match="items_item: truncated while items_evidence names its rows")
+    refused("TRUNCATE items_conversation CASCADE", match="truncated while items_(item|evidence) names its rows")
+    assert Evidence.objects.filter(pk=evidence.pk).exists()
+    # What nothing names moves and goes freely; truncating the referring rows too is allowed.
+    spare = _spare_item(item)
+    sql("UPDATE items_item SET id = id + 100000 WHERE id = %s", [spare.pk])
+    sql("DELETE FROM items_item WHERE id = %s", [spare.pk + 100000])
+    sql("UPDATE items_turn SET id = id + 100000 WHERE id = %s", [uncited.pk])
+    sql("DELETE FROM items_turn WHERE id = %s", [uncited.pk + 100000])
+    with transaction.atomic():
+        sql("SET CONSTRAINTS ALL IMMEDIATE")
+        sql("TRUNCATE items_evidence, items_item, items_turn, items_session, items_conversation, items_itemset CASCADE")
+        assert not Item.objects.exists()
+        transaction.set_rollback(True)
+
+
+# Two transactions at once: the rows must be committed for the other connection to see them.
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_of_an_item_or_a_turn_waits_for_an_insert_naming_it_and_is_then_refused():
+    item, evidence, uncited = _cited()
+    spare = _spare_item(item)
+    for deleted, params in (("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+                            ("DELETE FROM items_turn WHERE id = %s", [uncited.pk])):
+        # The delete waits for the item's set (the turn's conversation), locked by the insert.
+        error = waits_then_refused([(EVIDENCE_INSERT, [spare.pk, uncited.pk, 7])], [(deleted, params)])
+        assert error is not None and "still named by items_evidence" in str(error), error
+        sql("DELETE FROM items_evidence WHERE item_id = %s", [spare.pk])
+    assert Item.objects.filter(pk=spare.pk).exists() and Turn.objects.filter(pk=uncited.pk).exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_an_insert_waits_for_a_delete_of_what_it_names_and_is_then_refused():
+    """Without the lock the insert would find the row (the delete is not committed) and keep a row
+    naming one that is gone."""
+    item, evidence, uncited = _cited()
+    spare = _spare_item(item)
+    error = waits_then_refused([("DELETE FROM items_item WHERE id = %s", [spare.pk])],
+                               [(EVIDENCE_INSERT, [spare.pk, uncited.pk, 7])])
+    assert error is not None and "names no item" in str(error), error
+    error = waits_then_refused([("DELETE FROM items_turn WHERE id = %s", [uncited.pk])],
+                               [(EVIDENCE_INSERT, [item.pk, uncited.pk, 7])])
+    assert error is not None and "names no turn" in str(error), error
+    conversation = Conversation.objects.create(external_id="lone", speaker_a="A", speaker_b="B")
+    error = waits_then_refused([("DELETE FROM items_conversation WHERE id = %s", [conversation.pk])],
+                               [(ITEM_INSERT, [item.item_set_id, "late", conversation.pk])])
+    assert error is not None and "names no conversation" in str(error), error
+    assert not Evidence.objects.filter(turn_id=uncited.pk).exists() and not Item.objects.filter(external_id="late").exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_an_item_moved_to_another_set_waits_for_an_insert_naming_it():
+    """A move takes the old set's lock, so the item cannot leave the set an insert locked and be deleted
+    under the other set's lock."""
+    item, evidence, uncited = _cited()
+    other, _, _ = _cited("elsewhere")
+    spare = _spare_item(item)
+    error = waits_then_refused([(EVIDENCE_INSERT, [spare.pk, uncited.pk, 7])], [
+        ("UPDATE items_item SET item_set_id = %s WHERE id = %s", [other.item_set_id, spare.pk]),
+        ("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+    ])
+    assert error is not None and "still named by items_evidence" in str(error), error
+    assert Evidence.objects.filter(item=spare).count() == 1
+
+
+@postgres_only
+def test_reversing_the_migration_puts_the_foreign_keys_back(transactional_db):
+    _cited()
+    migrate([("items", "0011_item_evidence_index_dropped")])
+    try:
+        deferred = sql("SELECT count(*), bool_and(condeferrable AND condeferred) FROM pg_constraint WHERE contype = 'f' "
+                       "AND conrelid IN ('items_item'::regclass, 'items_evidence'::regclass)")
+        assert deferred == [(5, True)]  # the four, and the context's, as Django makes them
+        assert sql("SELECT count(*) FROM pg_trigger WHERE tgname LIKE %s", ["%verified_%_references%"]) == [(0,)]
+    finally:
+        migrate_to_latest()
+    test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_under_repeatable_read_the_references_are_refused_rather_than_half_checked():
+    item, evidence, uncited = _cited()
+    spare = _spare_item(item)
+    with _connect() as repeatable:
+        repeatable.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        repeatable.commit()  # the transactions from here on
+        for statement, params in ((EVIDENCE_INSERT, [spare.pk, uncited.pk, 7]),
+                                  (ITEM_INSERT, [item.item_set_id, "rr", None]),
+                                  ("DELETE FROM items_item WHERE id = %s", [spare.pk]),
+                                  ("DELETE FROM items_turn WHERE id = %s", [uncited.pk])):
+            with pytest.raises(Exception, match="checked under READ COMMITTED only"):
+                repeatable.execute(statement, params)
+            repeatable.rollback()
+    assert Item.objects.filter(pk=spare.pk).exists() and Turn.objects.filter(pk=uncited.pk).exists()
