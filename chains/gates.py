@@ -16,22 +16,27 @@ from protocols.twist_c import chain as tc
 GATE = "chain_verification"
 
 
-def chain_items(item_set: ItemSet) -> list[tuple[Item, tc.ChainItem]]:
-    """Every item of a Track C set with its chain as the import line gave it (three queries)."""
-    items = Item.objects.filter(item_set=item_set).select_related("conversation__version_of").prefetch_related(
+def chain_items_query(item_set: ItemSet):
+    """The items of a Track C set with what their chains read (three queries when evaluated)."""
+    return Item.objects.filter(item_set=item_set).select_related("conversation__version_of").prefetch_related(
         Prefetch("evidence", queryset=Evidence.objects.filter(role=tc.STEP_ROLE).select_related("turn__session"))
     ).order_by("external_id")
-    return [(item, chain_of(item)) for item in items]
 
 
-def chain_of(item: Item) -> tc.ChainItem:
-    """One stored item's chain (its step citations prefetched, in chain order)."""
+def chain_items(item_set: ItemSet) -> list[tuple[Item, tc.ChainItem]]:
+    """Every item of a Track C set with its chain as the import line gave it (three queries)."""
+    return [(item, chain_of(item)) for item in chain_items_query(item_set)]
+
+
+def chain_of(item: Item, *, frozen: dict | None = None) -> tc.ChainItem:
+    """One stored item's chain (its step citations prefetched, in chain order); `frozen`: content values a key
+    entry froze, read over the item's live ones."""
     version = item.conversation
     return tc.chain_item(
         external_id=item.external_id, family=item.family,
         conversation=(version.version_of or version).external_id if version else "",
         conversation_version=version.external_id if version else "",
-        content=SPEC.content_of(item),
+        content={**SPEC.content_of(item), **(frozen or {})},
         cited=[{"turn_id": ev.turn.dia_id, "date": ev.turn.session.date_time_raw, "speaker": ev.turn.speaker,
                 "text": ev.turn.text} for ev in sorted(item.evidence.all(), key=lambda ev: ev.position)],
     )
@@ -56,7 +61,10 @@ def chain_verification_run(*, item_set_id: int, llm_member_id: int) -> dict:
         counts["checked"] += 1
         counts["rejected"] += bool(reasons)
     verdicts_store(item_set=item_set, verdicts=verdicts, gates=(GATE,))
+    rejected = sum(not v.passed for v in verdicts)
     return {
         "item_set": item_set.name, "llm": member.name, "prompt_version": tc.VERIFY_PROMPT_VERSION,
-        "checked": len(verdicts), "rejected": sum(not v.passed for v in verdicts), "by_family": by_family,
+        "checked": len(verdicts), "rejected": rejected, "by_family": by_family,
+        # the summary every gate run gives (council.gates.gates_run), for the gates page and `gates_run`
+        "passed": len(verdicts) - rejected, "rejected_by_gate": {GATE: rejected}, "warnings": {},
     }

@@ -9,11 +9,13 @@ import time
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.utils.module_loading import import_string
 
+import protocols
 from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember, GateVerdict, ResponseCache
 from council.prompts import SCHEMA_MARKER, format_excerpts, prompt_hash
-from council.services import retry_delay
+from council.services import gates_member_check, retry_delay
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonsafe import json_loads_checked
 from items.models import EVIDENCE_ROLE, Item, ItemSet
@@ -193,9 +195,14 @@ def gate_verification(item: Item, member: CouncilMember, retries: int = 2) -> tu
 
 def gates_run(*, item_set_id: int, llm_member_id: int | None = None) -> dict:
     """Every gate on every item of the set; one stored verdict per (item, gate), replaced on re-run.
-    The LLM gate runs only on items that passed the blocking structural gates (as in generation)."""
+    The LLM gate runs only on items that passed the blocking structural gates (as in generation). A set whose
+    protocol names gates of its own (`ProtocolSpec.set_gates`) runs those instead, through the member."""
     item_set = ItemSet.objects.get(pk=item_set_id)
     member = CouncilMember.objects.get(pk=llm_member_id) if llm_member_id else None
+    own = protocols.for_kind(item_set.kind).set_gates
+    if own:  # the protocol's sets have gates of their own, in its wing (named by dotted path: council does not import it)
+        gates_member_check(item_set=item_set, llm_member=member)
+        return import_string(own)(item_set_id=item_set.pk, llm_member_id=member.pk)
     items = list(
         items_with_excerpts(Item.objects.filter(item_set=item_set).select_related("item_set"))
     )

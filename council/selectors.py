@@ -187,15 +187,19 @@ def members_all():
 def gate_summary():
     """Per item set: items checked and blocking rejects per gate, warnings per gate (one query)."""
     summary: dict[str, dict] = {}
+    per_gate: dict[tuple[str, str], int] = {}
     rows = GateVerdict.objects.values("item_set__name", "gate", "blocking", "passed").annotate(n=Count("id")).order_by()
     for row in rows:
         entry = summary.setdefault(row["item_set__name"], {"rejected": {}, "warnings": {}, "checked": 0})
+        per_gate[row["item_set__name"], row["gate"]] = per_gate.get((row["item_set__name"], row["gate"]), 0) + row["n"]
         if row["passed"]:
             continue
         bucket = "rejected" if row["blocking"] else "warnings"
         entry[bucket][row["gate"]] = entry[bucket].get(row["gate"], 0) + row["n"]
-    for name, n in GateVerdict.objects.filter(gate="recipient_speaker").values_list("item_set__name").annotate(n=Count("id")).order_by():
-        summary.setdefault(name, {"rejected": {}, "warnings": {}, "checked": 0})["checked"] = n
+    # Items checked: the gate that ran on the most of them (the first structural gate runs on every item; a
+    # protocol with only a verification gate of its own has that one).
+    for (name, _), n in per_gate.items():
+        summary[name]["checked"] = max(summary[name]["checked"], n)
     return summary
 
 

@@ -19,7 +19,7 @@ from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote,
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
 from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
-from items.models import Evidence, Item
+from items.models import Evidence, Item, ItemSet
 from items.selectors import excerpts_for, recipient_turns
 
 IMPORTED = "imported"
@@ -453,8 +453,16 @@ def council_sweep() -> dict:
     return result
 
 
+def gates_member_check(*, item_set: ItemSet, llm_member: CouncilMember | None) -> None:
+    """A protocol whose sets have gates of their own (`ProtocolSpec.set_gates`: a verification gate through a
+    council member) cannot run them without a member: refused before anything is queued."""
+    if protocols.for_kind(item_set.kind).set_gates and llm_member is None:
+        raise ApplicationError(f"item set '{item_set.name}': its gate reads the items through a council member: choose one")
+
+
 def gates_run_enqueue(*, item_set_id: int, llm_member: CouncilMember | None = None) -> None:
     """Run the gates over an item set on the worker (after the current transaction commits)."""
+    gates_member_check(item_set=ItemSet.objects.get(pk=item_set_id), llm_member=llm_member)
 
     def enqueue():
         from council.tasks import gates_run_task  # tasks import this module: import at call time

@@ -21,8 +21,10 @@ from items.models import ItemSet
 
 TRIAGE_PAGE_SIZE = 50  # rows the triage table shows at once
 
-# Item kinds whose sets pass the generation gates (PROTOCOL §5).
-GATED_KINDS = [spec.item_kind for spec in protocols.specs() if spec.generation_gates]
+# Item kinds whose sets pass the generation gates (PROTOCOL §5), or gates of their protocol's own, which read
+# through a council member (`ProtocolSpec.set_gates`).
+GATED_KINDS = [spec.item_kind for spec in protocols.specs() if spec.generation_gates or spec.set_gates]
+MEMBER_GATED_KINDS = [spec.item_kind for spec in protocols.specs() if spec.set_gates]
 
 
 def _require_author(user) -> None:
@@ -38,6 +40,7 @@ def index(request):
     return render(request, "council/index.html", {
         "campaigns": campaigns, "runs": runs, "members": list(CouncilMember.objects.order_by("name")),
         "item_sets": list(ItemSet.objects.filter(kind__in=GATED_KINDS).order_by("name")), "gates": selectors.gate_summary(),
+        "member_gated": MEMBER_GATED_KINDS,
     })
 
 

@@ -40,12 +40,15 @@ urlpatterns = [
     path("adjudicate/", include("adjudication.urls")),
     path("council/", include("council.urls")),
     path("keys/", include("keys.urls")),
+    # A protocol wing's own score page sits beside the key's other score pages (TWIST Track C's judged runs).
+    path("keys/<str:version>/scores/chains/", include("chains.urls")),
     path("keys/<str:version>/scores/", include("scoring.urls")),
     path("api/", include("items.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("api/", include("adjudication.api_urls")),
     path("api/", include("keys.api_urls")),
     path("api/", include("scoring.api_urls")),
+    path("api/", include("chains.api_urls")),
     path("api/", include("council.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script as a separate file, so the page has no inline script.

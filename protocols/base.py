@@ -355,6 +355,12 @@ class ProtocolSpec:
       the campaign is undecided (the gold validates the detectors, so nobody deciding it may see them);
       detector_bars: the pass / revise bars for detector-gold kappa (None: no bars).
     leakage_audit: the shortcut-leakage audit its keys carry in their manifest and release (None: none).
+    set_gates: dotted path of the protocol wing's gate run over one of its item sets ((item_set_id=,
+      llm_member_id=) -> the summary `gates_run` gives: "item_set", "checked", "passed", "rejected_by_gate",
+      "warnings", "llm"), through a council member, which the council's gates page and `gates_run` run instead of
+      PROTOCOL §5's generation gates; '' : none (or those, when `generation_gates`).
+    score_page: the url name of the protocol's own score page of a frozen key (called with the key's version),
+      which the key's score pages link for authors; '' : its runs are scored by the core's pages only.
     """
 
     name: str
@@ -422,6 +428,8 @@ class ProtocolSpec:
     # a council member's verdict on each answer re-judged against a fix-reference erratum's corrected
     # reference, shown to the author as a suggestion ('' : none can be asked).
     rejudge_suggestions: str = ""
+    set_gates: str = ""
+    score_page: str = ""
 
     # --- agreement, the queue and keys (read by adjudication and keys) ---------------------------------
     # Which figure set adjudication.agreement computes: "gold_verdict" (primary answer against the item's

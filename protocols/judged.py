@@ -295,9 +295,10 @@ class Decoy:
     version: str = DECOY_VERSION
 
 
-def _perturb(answer: str) -> tuple[str, str]:
+def perturb_detail(answer: str) -> tuple[str, str]:
     """(answer with one critical slot changed, the slot) or ('', '') when it has none. Dates first, then
-    numbers (moved by more than one: temporal rubrics forgive off-by-one day counts), directions, entities."""
+    numbers (moved by more than one: temporal rubrics forgive off-by-one day counts), directions, entities.
+    Public: the decoys built from Track C chains (protocols/twist_c/decoys.py) change a slot the same way."""
     for n, month in enumerate(_MONTHS):
         if re.search(rf"\b{month}\b", answer):
             return re.sub(rf"\b{month}\b", _MONTHS[(n + 4) % 12], answer, count=1), "date"
@@ -319,7 +320,8 @@ def _perturb(answer: str) -> tuple[str, str]:
     return "", ""
 
 
-def _restated(question: str) -> str:
+def restated_question(question: str) -> str:
+    """The question as the clause a fluent non-answer restates ("I'd need more context on what …")."""
     text = question.strip().rstrip("?").strip()
     return text[:1].lower() + text[1:] if text else "what you asked"
 
@@ -342,12 +344,12 @@ def decoys_for(source: DecoySource) -> tuple[list[Decoy], list[str]]:
         made.append(Decoy(source.question_id, STALE, TEMPLATES[STALE].format(previous=previous)))
     else:
         missing.append(f"{STALE}: no superseded value")
-    perturbed, slot = _perturb(answer)
+    perturbed, slot = perturb_detail(answer)
     if perturbed:
         made.append(Decoy(source.question_id, PERTURBED, TEMPLATES[PERTURBED].format(answer=perturbed), slot=slot))
     else:
         missing.append(f"{PERTURBED}: no date, number, direction or entity to change")
-    made.append(Decoy(source.question_id, NON_ANSWER, TEMPLATES[NON_ANSWER].format(restated=_restated(source.question))))
+    made.append(Decoy(source.question_id, NON_ANSWER, TEMPLATES[NON_ANSWER].format(restated=restated_question(source.question))))
     if previous:
         made.append(Decoy(source.question_id, UNORDERED, TEMPLATES[UNORDERED].format(previous=previous, answer=answer)))
     else:

@@ -12,12 +12,16 @@ from django.utils.safestring import SafeString, mark_safe
 PANELS = ("CR", "AS", "HNS")
 
 
-def _x(value: float, left: float, width: float) -> float:
-    return left + min(max(value, 0.0), 1.0) * width
+def x_at(value: float, left: float, width: float, domain: tuple[float, float] = (0.0, 1.0)) -> float:
+    """Where `value` falls on a panel `width` wide from `left` spanning `domain` (clamped to it)."""
+    low, high = domain
+    return left + (min(max(value, low), high) - low) / (high - low) * width
 
 
-def _interval(parts: list, pair, y: float, left: float, width: float, css: str, dash: str = "") -> None:
-    x1, x2 = _x(pair[0], left, width), _x(pair[1], left, width)
+def interval_mark(parts: list, pair, y: float, left: float, width: float, css: str, dash: str = "",
+                  domain: tuple[float, float] = (0.0, 1.0)) -> None:
+    """An interval as a line with end ticks, appended to `parts` (every score page draws its intervals so)."""
+    x1, x2 = x_at(pair[0], left, width, domain), x_at(pair[1], left, width, domain)
     extra = f' stroke-dasharray="{dash}"' if dash else ""
     parts.append(f'<line x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" class="{css}"{extra}/>')
     for x in (x1, x2):
@@ -39,7 +43,7 @@ def score_forest(runs: dict[str, dict], *, title: str) -> SafeString:
         left = label_w + p * (panel_w + gap)
         parts.append(f'<text x="{left + panel_w / 2:.1f}" y="16" text-anchor="middle" class="axis metric">{metric}</text>')
         for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-            x = _x(tick, left, panel_w)
+            x = x_at(tick, left, panel_w)
             parts.append(f'<line x1="{x:.1f}" y1="{top - 12}" x2="{x:.1f}" y2="{height - 24}" class="grid"/>')
             parts.append(f'<text x="{x:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{tick:g}</text>')
     parts.append(f'<text x="{label_w}" y="32" class="tick">solid: Wilson 95% · dashed: conversation-clustered bootstrap 95%</text>')
@@ -52,12 +56,12 @@ def score_forest(runs: dict[str, dict], *, title: str) -> SafeString:
             if not figure["n"]:
                 parts.append(f'<text x="{left + 4}" y="{y + 4:.1f}" class="na">n/a (n=0)</text>')
                 continue
-            _interval(parts, figure["wilson"], y, left, panel_w, "ci wilson")
+            interval_mark(parts, figure["wilson"], y, left, panel_w, "ci wilson")
             if figure.get("bootstrap"):
-                _interval(parts, figure["bootstrap"], y + 8, left, panel_w, "ci bootstrap", dash="3 2")
+                interval_mark(parts, figure["bootstrap"], y + 8, left, panel_w, "ci bootstrap", dash="3 2")
             tip = f"{name} {metric} {figure['value']:.3f} ({figure['k']}/{figure['n']})"
             parts.append(
-                f'<circle cx="{_x(figure["value"], left, panel_w):.1f}" cy="{y:.1f}" r="4.5" class="point">'
+                f'<circle cx="{x_at(figure["value"], left, panel_w):.1f}" cy="{y:.1f}" r="4.5" class="point">'
                 f"<title>{escape(tip)}</title></circle>"
             )
     parts.append("</svg>")

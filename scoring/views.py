@@ -5,9 +5,12 @@ authors). Every figure comes from scoring.selectors; the views only arrange and 
 """
 
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+import protocols
+from goldkey import roles
 from goldkey.errors import NotFound
 from keys import selectors as key_selectors
 from scoring import charts, formats
@@ -45,9 +48,18 @@ def family_options(request) -> dict:
     return options
 
 
+def protocol_score_page(key, user) -> str:
+    """The key protocol's own score page, for an author (its runs are free text graded by a judge, say, which
+    the Track B metrics here cannot score): '' when the protocol has none."""
+    page = protocols.for_kind(key.kind).score_page
+    return reverse(page, args=[key.version]) if page and key.is_frozen and roles.is_author(user) else ""
+
+
 @require_GET
 def leaderboard(request, version: str):
     key = key_selectors.get_key_for_user(version, request.user)
+    if own := protocol_score_page(key, request.user):
+        return redirect(own)
     report = score_selectors.score_report(key, **family_options(request))
     return render(
         request,

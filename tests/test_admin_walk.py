@@ -38,9 +38,11 @@ def _one_of_each(admin_user, author, annotator_b, outsider) -> None:
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
+    from chains.models import ChainRun
     from council.models import CouncilMember, CouncilRun, CouncilVote, GateVerdict, ResponseCache
     from council.services import prompt_version_default
     from items.models import GenerationReject, Item
+    from judges.models import JudgeCalibration
     from keys.models import KeyJob
     from keys.services import erratum_file, key_freeze
     from lapse.models import ScorerLabel
@@ -66,6 +68,11 @@ def _one_of_each(admin_user, author, annotator_b, outsider) -> None:
     system_run = SystemRun.objects.create(key=key, system="flatrag", source_name="run.jsonl", source_sha256="0" * 64)
     RunPrediction.objects.create(run=system_run, item_external_id="s-0000", aligned=True)
     ScoreLevelIngest.objects.create(key=key, system="mindtwin", scores={"CR": 0.5}, source_name="s.json", source_sha256="0" * 64)
+    calibration = JudgeCalibration.objects.create(item_set=campaign.item_set, member=member, judge="walker", judge_model="m",
+                                                  template_version="judged-decoys/2", seed=1, admissible=True)
+    ChainRun.objects.create(key=key, system="memsys", source_name="run.jsonl", source_sha256="0" * 64, member=member,
+                            judge="walker", judge_model="m", judge_prompt_version="twist-c-judge/1", calibration=calibration,
+                            grades={"s-0000": {"gold": True}})
     ScorerLabel.objects.create(item=item, scorer=ScorerLabel._meta.get_field("scorer").choices[0][0], label="PROCEED")
     Token.objects.create(user=admin_user)
     AccessAttempt.objects.create(username="x", ip_address="127.0.0.1", user_agent="t", failures_since_start=1)
@@ -106,6 +113,6 @@ def test_a_read_only_models_add_page_says_so(admin_client):
         body = response.content.decode()
         # Goldkey's own read-only models explain where their rows come from; third-party ones (the login
         # records) answer with the plain refusal.
-        if meta.app_label in {"items", "annotation", "council", "adjudication", "keys", "lapse"}:
+        if meta.app_label in {"items", "annotation", "council", "adjudication", "keys", "lapse", "chains"}:
             assert response.status_code == 403 and 'data-testid="read-only"' in body, (meta.label, response.status_code)
     assert "council.CouncilVote" in refused and "keys.Erratum" in refused and "items.Item" in refused

@@ -264,7 +264,9 @@ SPEC = ProtocolSpec(
     wording=Wording(forest_caption=" overall and per family", confusion_caption=" (q1, all items)"),
     council_prompt=CouncilPrompt(name="twist-c-v1", system=COUNCIL_SYSTEM, phase1=COUNCIL_PHASE1),
     # Track B's generation gates (recipient, quote, evidence ids) do not apply: a chain's deterministic gates
-    # run at import, and its verification-as-seen gate is `chains.gates.chain_verification_run`.
+    # run at import, and its verification-as-seen gate is the one the gates page runs on its sets.
     generation_gates=False,
+    set_gates="chains.gates.chain_verification_run",
     decoy_set="chains.decoys.chain_calibration_set",
+    score_page="chains:scores",
 )

@@ -14,8 +14,8 @@ from protocols.judged import (
     TEMPLATES,
     UNORDERED,
     Decoy,
-    _perturb,
-    _restated,
+    perturb_detail,
+    restated_question,
 )
 from protocols.twist_c.chain import CURRENT, HISTORY, HN_C1, ChainItem
 from protocols.twist_c.judge import judge_prompt
@@ -54,14 +54,14 @@ def _perturb_current(item: ChainItem, answer: str, values: list[str]) -> tuple[s
     the last value changed where the gold quotes it (so the earlier states stay as they were), else the gold.
     A coexistence answer: the gold (both facts are current)."""
     if item.family == HN_C1:
-        return _perturb(answer)
-    perturbed, slot = _perturb(values[-1])
+        return perturb_detail(answer)
+    perturbed, slot = perturb_detail(values[-1])
     if item.query_kind == CURRENT:
         return perturbed, slot
     if perturbed and values[-1] in answer:
         head, _, tail = answer.rpartition(values[-1])
         return head + perturbed + tail, slot
-    return _perturb(answer)
+    return perturb_detail(answer)
 
 
 def chain_decoys(item: ChainItem) -> tuple[list[Decoy], list[str]]:
@@ -84,7 +84,7 @@ def chain_decoys(item: ChainItem) -> tuple[list[Decoy], list[str]]:
         else:
             missing.append(f"{PERTURBED}: no date, number, direction, entity or location to change")
     if NON_ANSWER in classes:
-        made.append(Decoy(item.id, NON_ANSWER, TEMPLATES_V2[NON_ANSWER].format(restated=_restated(item.question)),
+        made.append(Decoy(item.id, NON_ANSWER, TEMPLATES_V2[NON_ANSWER].format(restated=restated_question(item.question)),
                           version=DECOY_VERSION))
     if UNORDERED in classes:
         states = " and ".join(reversed(values))

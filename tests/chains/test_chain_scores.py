@@ -4,15 +4,13 @@ that is not admissible refused naming the failing class."""
 
 import json
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
-from adjudication.selectors import campaign_snapshot
-from adjudication.services import decision_save
-from annotation.services import answer_save, campaign_close, campaign_create, enrollment_submit
-from chains.scores import chain_run_report
+from chains.models import ChainRun
+from chains.scores import chain_run_import, chain_run_report, key_chains
+from chains.selectors import chain_run_reports
 from council.services import council_member_add
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
@@ -20,38 +18,12 @@ from items.models import Item
 from judges.services import judge_calibration_run
 from keys.models import KeyEntry
 from keys.selectors import key_canonical_bytes
-from keys.services import erratum_decide, erratum_file, key_derive, key_freeze, key_verify
+from keys.services import erratum_decide, erratum_file, key_derive, key_verify
 from protocols import judged
+from tests.chains.conftest import answers_file as _run
 
 pytestmark = pytest.mark.django_db
 GOLD_FRAME = judged.TEMPLATES[judged.GOLD]
-
-
-@pytest.fixture
-def chain_key(demo_chains, annotator_a, annotator_b, author):
-    item_set = demo_chains
-    campaign = campaign_create(slug="chains", item_set=item_set, annotators=[annotator_a, annotator_b], seed=2)
-    for enrollment in campaign.enrollments.all():
-        for assignment in enrollment.assignments.select_related("item", "enrollment__campaign"):
-            answer_save(assignment=assignment, values={"q1": assignment.item.gold_label, "q2": "yes", "q3": "yes"})
-        enrollment_submit(enrollment=enrollment)
-    campaign_close(campaign=campaign, user=author)
-    for entry in campaign_snapshot(campaign).undecided:
-        decision_save(campaign=campaign, item=Item.objects.get(pk=entry.item.id), action="keep", user=author)
-    return key_freeze(campaign=campaign, version="tc-v1", user=author)
-
-
-@pytest.fixture
-def strict_judge(chain_key, fake_llm, author):
-    member, _ = council_member_add(name="strict", base_url=fake_llm.base_url, model="fake-judge-strict", timeout_seconds=5)
-    judge_calibration_run(item_set=chain_key.campaign.item_set, member=member, seed=1, user=author)
-    return member
-
-
-def _run(tmp_path, answers: dict[str, str]) -> Path:
-    path = tmp_path / "run.jsonl"
-    path.write_text("".join(json.dumps({"item_id": i, "answer": a}) + "\n" for i, a in answers.items()))
-    return path
 
 
 def test_a_frozen_track_c_key_entry_carries_the_chain_the_relation_and_the_gold_answer(chain_key):
@@ -104,11 +76,51 @@ def test_an_answer_to_an_item_outside_the_key_is_refused_naming_file_line_and_fi
         chain_run_report(version=chain_key.version, path=_run(tmp_path, {"tc-c1-lease": "x", "nope": "y"}), member=strict_judge)
 
 
-def test_the_chain_score_command_prints_each_metric_beside_the_judge(chain_key, strict_judge, tmp_path):
+def test_the_chain_score_command_prints_each_metric_beside_the_judge_and_a_dry_run_stores_nothing(chain_key, strict_judge, tmp_path):
     out = StringIO()
-    call_command("chain_score", chain_key.version, str(_run(tmp_path, {"tc-c1-lease": "x"})), "--judge", "strict", stdout=out)
+    call_command("chain_score", chain_key.version, str(_run(tmp_path, {"tc-c1-lease": "x"})), "--judge", "strict", "--dry-run",
+                 stdout=out)
     text = out.getvalue()
     assert "fake-judge-strict" in text and "twist-c-judge/1" in text and "stale-answer rate" in text
+    assert "not stored (dry run)" in text and not ChainRun.objects.exists()
+
+
+def test_the_chain_score_command_stores_the_run_with_its_judge_pinned(chain_key, strict_judge, author, tmp_path):
+    out = StringIO()
+    call_command("chain_score", chain_key.version, str(_run(tmp_path, {"tc-c1-lease": "x"})), "--judge", "strict",
+                 "--system", "memsys", "--by", author.username, "--json", stdout=out)
+    printed = json.loads(out.getvalue())
+    run = ChainRun.objects.get(key=chain_key, system="memsys")
+    assert printed["stored"] and printed["id"] == run.pk and run.imported_by == author
+    assert (run.judge, run.judge_model, run.judge_prompt_version) == ("strict", "fake-judge-strict", "twist-c-judge/1")
+    assert run.calibration.admissible and set(run.grades) == {"tc-c1-lease"}
+
+
+def test_a_stored_run_reports_the_figures_of_the_run_graded_on_demand(chain_key, strict_judge, tmp_path):
+    items = Item.objects.filter(item_set=chain_key.campaign.item_set).order_by("external_id")
+    answers = {i.external_id: GOLD_FRAME.format(answer=(i.superseded or [i.answer])[-1].rstrip(".")) for i in items}
+    path = _run(tmp_path, answers)
+    on_demand = chain_run_report(version=chain_key.version, path=path, member=strict_judge)
+    run = chain_run_import(version=chain_key.version, path=path, member=strict_judge, system="memsys")
+    (stored,) = chain_run_reports(chain_key)
+    assert stored["id"] == run.pk and stored["system"] == "memsys"
+    assert {k: stored[k] for k in on_demand} == on_demand
+
+
+def test_a_system_scored_twice_against_a_key_is_refused_and_nothing_more_is_stored(chain_key, strict_judge, tmp_path):
+    path = _run(tmp_path, {"tc-c1-lease": "x"})
+    chain_run_import(version=chain_key.version, path=path, member=strict_judge, system="memsys")
+    with pytest.raises(ApplicationError, match="system 'memsys' already has a run scored against 'tc-v1'"):
+        chain_run_import(version=chain_key.version, path=path, member=strict_judge, system="memsys")
+    assert ChainRun.objects.count() == 1
+
+
+def test_a_judge_that_is_not_admissible_stores_no_run(chain_key, fake_llm, author, tmp_path):
+    member, _ = council_member_add(name="lenient", base_url=fake_llm.base_url, model="fake-judge-lenient-stale", timeout_seconds=5)
+    judge_calibration_run(item_set=chain_key.campaign.item_set, member=member, seed=1, user=author)
+    with pytest.raises(ApplicationError, match="not admissible for Track C scoring: stale_as_current"):
+        chain_run_import(version=chain_key.version, path=_run(tmp_path, {"tc-c1-lease": "x"}), member=member, system="memsys")
+    assert not ChainRun.objects.exists()
 
 
 def test_newcombe_interval_matches_statsmodels():
@@ -151,3 +163,31 @@ def test_a_derived_track_c_key_keeps_its_parents_frozen_values(chain_key, author
     assert "tc-c1-lease" not in child_records
     for external_id, record in child_records.items():
         assert {**record, "key_version": None} == {**parent_records[external_id], "key_version": None}
+
+
+def test_the_sealed_releases_key_file_shows_each_chains_values_and_superseded_values_in_order(chain_key):
+    from keys.releases import release_files
+
+    files = release_files(chain_key)
+    key_file = next(data for name, data in files.items() if name.endswith(".jsonl") and "key" in name)
+    records = {r["id"]: r for r in map(json.loads, key_file.decode().splitlines())}
+    items = Item.objects.filter(item_set=chain_key.campaign.item_set)
+    assert set(records) == {i.external_id for i in items}
+    for item in items:
+        record = records[item.external_id]
+        assert record["superseded"] == item.superseded and record["chain_values"] == item.step_values
+        assert record["gold"] == item.answer and len(record["chain"]) == len(item.step_values)
+    assert key_file == key_canonical_bytes(chain_key)  # the release ships the bytes the key's hash is of
+
+
+def test_a_keys_chains_are_the_values_it_froze_and_no_run_is_scored_once_its_items_drifted(chain_key, strict_judge, tmp_path):
+    c1 = Item.objects.filter(item_set=chain_key.campaign.item_set, family="C1")
+    stale = {i.external_id: GOLD_FRAME.format(answer=i.superseded[-1]) for i in c1}
+    for item in c1:  # after the freeze: the items' gold and replaced belief edited in place
+        Item.objects.filter(pk=item.pk).update(content={**item.content, "answer": "edited", "superseded": ["edited"],
+                                                        "step_values": ["edited", "edited"]})
+    # What the score page reads a stored run's report with: the sealed values, not the edited ones.
+    chains = key_chains(chain_key)
+    assert all(chains[i.external_id].superseded == i.superseded and chains[i.external_id].gold == i.answer for i in c1)
+    with pytest.raises(ApplicationError, match="does not verify"):
+        chain_run_report(version=chain_key.version, path=_run(tmp_path, stale), member=strict_judge)

@@ -5,7 +5,8 @@ from goldkey.lib.commands import GoldkeyCommand
 
 class Command(GoldkeyCommand):
     help = ("Run the generation gates over an item set: recipient_speaker, verbatim_quote, evidence_ids (blocking), "
-            "addressee (warning), and with --llm the verification-as-seen gate through that member.")
+            "addressee (warning), and with --llm the verification-as-seen gate through that member. A set whose protocol "
+            "has gates of its own (TWIST Track C's verification gate) runs those instead, and needs --llm.")
 
     def add_command_arguments(self, parser):
         parser.add_argument("item_set", help="the item set's name")
