@@ -4,6 +4,7 @@ classes only declare them for the OpenAPI schema, and a test checks a real repor
 from rest_framework import serializers
 
 from protocols.twist_c import metrics
+from scoring.serializers import SourceSerializer
 
 
 def _interval(**kwargs):
@@ -70,15 +71,10 @@ class ChainJudgeSerializer(serializers.Serializer):
     calibration = ChainJudgeCalibrationSerializer()
 
 
-class ChainRunSourceSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    sha256 = serializers.CharField()
-
-
 class ChainRunReportSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     system = serializers.CharField()
-    source = ChainRunSourceSerializer()
+    source = SourceSerializer()  # the answers file, as a stored Track B run names its own
     imported_at = serializers.DateTimeField()
     key = serializers.CharField()
     items = serializers.IntegerField(help_text="the key's items")
