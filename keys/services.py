@@ -582,13 +582,24 @@ def erratum_decide(*, erratum: Erratum, accept: bool, note: str, user) -> Erratu
     """An author accepts or rejects a filed erratum, with a note. Decided once. A fix-reference erratum is
     accepted by `erratum_rejudge`, which records each answer's label against the corrected reference."""
     _require_author(user)
-    # Lock the row: two authors deciding at once must not both succeed.
-    locked = Erratum.objects.select_for_update().get(pk=erratum.pk)
-    if locked.status != Erratum.Status.FILED:
-        raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
+    locked = _filed_erratum_locked(erratum)
     if accept and locked.kind == Erratum.Kind.FIX_REFERENCE:
         raise ApplicationError(f"erratum {locked.pk} corrects a reference answer: accept it on its re-judge page, "
                                "where each answer to the question is labelled against the corrected reference")
+    return _erratum_decided(locked, accept=accept, note=note, user=user)
+
+
+def _filed_erratum_locked(erratum: Erratum) -> Erratum:
+    """The erratum's row, locked (two authors deciding at once must not both succeed); refused unless it is
+    still filed: an erratum is decided once."""
+    locked = Erratum.objects.select_for_update().select_related("key").get(pk=erratum.pk)
+    if locked.status != Erratum.Status.FILED:
+        raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
+    return locked
+
+
+def _erratum_decided(locked: Erratum, *, accept: bool, note: str, user) -> Erratum:
+    """The one transition out of "filed": accepted or rejected, with the deciding author, the time and the note."""
     locked.status = Erratum.Status.ACCEPTED if accept else Erratum.Status.REJECTED
     locked.decision_note = (note or "").strip()
     locked.decided_by = user
@@ -605,11 +616,9 @@ def erratum_rejudge(*, erratum: Erratum, labels: dict[str, str], note: str, user
     `judge`), if one was asked, are recorded beside them. The derived version takes these labels. All or
     nothing: every answer labelled, each with a gold value of the protocol."""
     _require_author(user)
-    locked = Erratum.objects.select_for_update().select_related("key").get(pk=erratum.pk)
+    locked = _filed_erratum_locked(erratum)
     if locked.kind != Erratum.Kind.FIX_REFERENCE:
         raise ApplicationError(f"erratum {locked.pk} is a {locked.kind} erratum: only a fix-reference erratum is re-judged")
-    if locked.status != Erratum.Status.FILED:
-        raise ApplicationError(f"erratum {locked.pk} was already {locked.status}")
     entries = [e.external_id for e in question_entries(locked.key, locked.item_external_id)]
     valid = _valid_gold(locked.key.kind)
     problems = [f"field 'labels.{name}': '{labels.get(name, '')}' is not one of {', '.join(valid)}"
@@ -623,12 +632,7 @@ def erratum_rejudge(*, erratum: Erratum, labels: dict[str, str], note: str, user
         name: {"gold": labels[name], "suggested": suggestions.get(name, ""), "judge": judge if suggestions.get(name) else ""}
         for name in entries
     }
-    locked.status = Erratum.Status.ACCEPTED
-    locked.decision_note = (note or "").strip()
-    locked.decided_by = user
-    locked.decided_at = timezone.now()
-    locked.save()
-    return locked
+    return _erratum_decided(locked, accept=True, note=note, user=user)
 
 
 def next_version(version: str) -> str:
