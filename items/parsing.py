@@ -1,6 +1,8 @@
 """Parsing the corpus and item files: LoCoMo conversations, TWIST candidates and rejects, Lapse items.
 Pure: no database access. The JSON readers and the error log they report into are shared plumbing
-(goldkey/lib/jsonio.py): every problem is ``FILE:LINE: what is wrong``."""
+(goldkey/lib/jsonio.py): every problem is ``FILE:LINE: what is wrong``. A text longer than the column it
+is written to is such a problem too, held to the model field's own max_length (PostgreSQL would refuse it
+mid-write; SQLite would store it)."""
 
 import re
 from dataclasses import dataclass
@@ -11,10 +13,14 @@ from goldkey.lib.jsonio import (
     ErrorLog,
     ImportFailed,
     JsonDocument,
+    check_lengths,
+    column_length,
     optional_str,
     read_json_document,
     require_str,
+    text_too_long,
 )
+from items.models import Conversation, GenerationReject, Item, Session, Turn
 
 # An item cites a handful of turns (at most 3 in the released data); a list in the thousands would be copied
 # onto every annotator page and overflow Evidence.position long before it meant anything.
@@ -25,11 +31,42 @@ SESSION_KEY = re.compile(r"^session_(\d+)$")
 LOCOMO_FILE = re.compile(r"^(\d+)\.json$")
 LOCOMO_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
 
+# The columns the files' texts are written to (the model fields' max_length, read once).
+CONVERSATION_ID_MAX = column_length(Conversation, "external_id")
+SPEAKER_MAX = {"speaker_a": column_length(Conversation, "speaker_a"), "speaker_b": column_length(Conversation, "speaker_b")}
+SESSION_DATE_MAX = column_length(Session, "date_time_raw")
+DIA_ID_MAX = column_length(Turn, "dia_id")
+ITEM_ID_MAX = column_length(Item, "external_id")
+FAMILY_MAX = column_length(Item, "family")
+BATCH_MAX = column_length(Item, "batch")
+TWIST_LIMITS = {"id": ITEM_ID_MAX, "family": FAMILY_MAX}
+VERDICT_MAX = column_length(GenerationReject, "verdict")
+REJECT_LIMITS = {
+    "id": column_length(GenerationReject, "external_id"),
+    "conv": column_length(GenerationReject, "conversation_external_id"),
+    "_verdict": VERDICT_MAX,
+    "_dropped_by": column_length(GenerationReject, "dropped_by"),
+}
+LAPSE_LIMITS = {"gid": ITEM_ID_MAX, "battery_id": ITEM_ID_MAX}
+
 
 def batch_of(external_id: str) -> str:
     """The generation batch of a TWIST id: 'conv-26:v1b13' → 'v1b', 'conv-26:b0' → 'b'."""
     match = BATCH.search(external_id)
     return match.group(1) if match else ""
+
+
+def conversation_id_problem(external_id: str) -> str | None:
+    """Why a conversation cannot be named `external_id` (a sample id, a file name, `--as`), or None."""
+    return text_too_long(external_id, CONVERSATION_ID_MAX)
+
+
+def batch_problem(external_id: str) -> str | None:
+    """Why a Track B id's batch (`batch_of`) does not fit its column, or None."""
+    batch = batch_of(external_id)
+    if len(batch) <= BATCH_MAX:
+        return None
+    return f"its batch '{batch[:BATCH_MAX]}…' is {text_too_long(batch, BATCH_MAX)}"
 
 
 def parse_locomo_date(raw: str) -> datetime | None:
@@ -83,6 +120,10 @@ def parse_locomo_conversation(
         return None
     speaker_a = require_str(data, "speaker_a", doc.at("speaker_a") if "speaker_a" in data else where, log)
     speaker_b = require_str(data, "speaker_b", doc.at("speaker_b") if "speaker_b" in data else where, log)
+    speakers_fit = True
+    for key, limit in SPEAKER_MAX.items():
+        if text_too_long(data.get(key), limit):  # located (a scan of the text) only when too long
+            speakers_fit = check_lengths(data, {key: limit}, doc.at(key), log)
     sessions: list[ParsedSession] = []
     seen_ids: set[str] = set()
     numbers = sorted(int(m.group(1)) for key in data if (m := SESSION_KEY.match(key)))
@@ -103,7 +144,9 @@ def parse_locomo_conversation(
             date_raw = ""
         else:
             date_time = parse_locomo_date(date_raw)
-            if date_time is None:
+            if len(date_raw) > SESSION_DATE_MAX:
+                check_lengths(data, {f"{key}_date_time": SESSION_DATE_MAX}, doc.at(f"{key}_date_time"), log)
+            elif date_time is None:
                 log.add(
                     doc.at(f"{key}_date_time"),
                     f"field '{key}_date_time' is '{date_raw}', expected a date like '9:55 am on 22 October, 2023'",
@@ -126,6 +169,9 @@ def parse_locomo_conversation(
             if not match:
                 log.add(doc.at(key, index), f"field 'dia_id': '{dia_id}' is not of the form D<session>:<turn>")
                 continue
+            if len(dia_id) > DIA_ID_MAX:
+                check_lengths(turn, {"dia_id": DIA_ID_MAX}, doc.at(key, index), log)
+                continue
             if int(match.group(1)) != number:
                 log.add(doc.at(key, index), f"field 'dia_id': '{dia_id}' is in {key}, not session {match.group(1)}")
             if dia_id in seen_ids:
@@ -137,7 +183,7 @@ def parse_locomo_conversation(
             caption = turn.get("blip_caption") or ""
             turns.append(ParsedTurn(dia_id, speaker, text, caption if isinstance(caption, str) else ""))
         sessions.append(ParsedSession(number, date_raw, date_time, turns))
-    if speaker_a is None or speaker_b is None:
+    if speaker_a is None or speaker_b is None or not speakers_fit:
         return None
     return ParsedConversation(external_id, speaker_a, speaker_b, sessions, where)
 
@@ -162,6 +208,9 @@ def parse_locomo_path(path: Path, log: ErrorLog) -> list[ParsedConversation]:
         if isinstance(data, list):
             conversations += _parse_locomo_list(data, doc, log)
         elif LOCOMO_FILE.match(file.name):
+            if problem := conversation_id_problem(f"conv-{file.stem}"):
+                log.add(f"{file.name}:1", f"the file's name makes its conversation id 'conv-{file.stem[:20]}…' {problem}")
+                continue
             parsed = parse_locomo_conversation(data, f"conv-{file.stem}", doc, log)
             if parsed:
                 conversations.append(parsed)
@@ -179,6 +228,9 @@ def _parse_locomo_list(data: list, doc: JsonDocument, log: ErrorLog) -> list[Par
             continue
         sample_id = require_str(entry, "sample_id", doc.at(index), log)
         if sample_id is None:
+            continue
+        if conversation_id_problem(sample_id):
+            check_lengths(entry, {"sample_id": CONVERSATION_ID_MAX}, doc.at(index, "sample_id"), log)
             continue
         if sample_id in seen:
             log.add(doc.at(index, "sample_id"), f"field 'sample_id': duplicate conversation '{sample_id}'")
@@ -226,7 +278,10 @@ def _valid_twist_fast(record: dict) -> ParsedTwistItem | None:
     for turn_id in evidence:
         if type(turn_id) is not str or not DIA_ID.match(turn_id):
             return None
-    if not external_id.startswith(conv + ":"):
+    if not external_id.startswith(conv + ":") or len(external_id) > ITEM_ID_MAX:
+        return None
+    # The batch is a part of the id after the conversation's: only an id with room for a long one is searched.
+    if len(external_id) - len(conv) - 2 > BATCH_MAX and len(batch_of(external_id)) > BATCH_MAX:
         return None
     optional = []
     for key in ("family", "contradicted_quote", "rationale"):
@@ -236,6 +291,8 @@ def _valid_twist_fast(record: dict) -> ParsedTwistItem | None:
         elif type(value) is not str:
             return None
         optional.append(value)
+    if len(optional[0]) > FAMILY_MAX:
+        return None
     history = get("history_turns")
     if history is not None and (type(history) is not int or history < 0):
         return None
@@ -273,7 +330,9 @@ def parse_twist_record(record: dict, source: str, line: int, log: ErrorLog) -> P
             if not DIA_ID.match(turn_id):
                 log.add(where, f"field 'evidence': '{turn_id}' is not a turn id of the form D<session>:<turn>")
     if external_id and conv and not external_id.startswith(f"{conv}:"):
-        log.add(where, f"field 'id': '{external_id}' does not belong to conversation '{conv}'")
+        log.add(where, f"field 'id': '{external_id[:ITEM_ID_MAX]}' does not belong to conversation '{conv[:CONVERSATION_ID_MAX]}'")
+    if check_lengths(record, TWIST_LIMITS, where, log) and external_id and (problem := batch_problem(external_id)):
+        log.add(where, f"field 'id': {problem}")
     family = optional_str(record, "family", where, log)
     quote = optional_str(record, "contradicted_quote", where, log)
     rationale = optional_str(record, "rationale", where, log)
@@ -317,6 +376,7 @@ def parse_reject_record(record: dict, source: str, line: int, log: ErrorLog) -> 
     conv = require_str(record, "conv", where, log)
     verdict = require_str(record, "_verdict", where, log)
     dropped_by = require_str(record, "_dropped_by", where, log)
+    check_lengths(record, REJECT_LIMITS, where, log)
     evidence_text = record.get("_evidence_text", [])
     if not isinstance(evidence_text, list) or not all(isinstance(e, str) for e in evidence_text):
         log.add(where, "field '_evidence_text' must be a list of strings")
@@ -356,6 +416,7 @@ def parse_lapse_record(record: dict, source: str, line: int, log: ErrorLog) -> P
     request = require_str(record, "query", where, log)
     response = require_str(record, "response", where, log, allow_empty=True)
     witness = require_str(record, "witness", where, log)
+    check_lengths(record, LAPSE_LIMITS, where, log)
     if len(log.errors) > before or log.truncated:
         return None
     hidden = {k: v for k, v in record.items() if k not in LAPSE_VISIBLE}

@@ -10,7 +10,15 @@ from django.utils import timezone
 import protocols
 from goldkey.lib.batchdb import collector_paused
 from goldkey.lib.bulk import bulk_insert
-from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json_document, read_jsonl
+from goldkey.lib.jsonio import (
+    ErrorLog,
+    ImportFailed,
+    clipped,
+    column_length,
+    read_json_document,
+    read_jsonl,
+    text_too_long,
+)
 from items.models import (
     EVIDENCE_ROLE,
     LICENSE_MAX,
@@ -27,11 +35,13 @@ from items.models import (
     WorkerPing,
 )
 from items.parsing import (
+    VERDICT_MAX,
     ParsedConversation,
     ParsedLapseItem,
     ParsedReject,
     ParsedTwistItem,
     batch_of,
+    conversation_id_problem,
     parse_lapse_record,
     parse_locomo_conversation,
     parse_locomo_path,
@@ -93,6 +103,8 @@ def item_set_get_or_create(*, name: str, kind: str, license: str = "") -> ItemSe
     import names or else the one its protocol's benchmark declares. An existing set keeps its licence: an
     import naming another one is refused (relicensing is not an import)."""
     license = license_checked(license)
+    if problem := text_too_long(name, column_length(ItemSet, "name")):
+        raise ImportFailed([f"field 'item_set': {problem}"])
     try:
         filed_under = protocols.for_kind(kind).benchmark
     except protocols.UnknownProtocol as exc:
@@ -270,6 +282,9 @@ def corpus_import_locomo(*, path: Path, license: str = "", external_id: str = ""
 def _parse_one(path: Path, external_id: str, log: ErrorLog) -> ParsedConversation | None:
     """One LoCoMo-shaped conversation file, whatever its name, as the conversation `external_id`."""
     doc, data = read_json_document(path)
+    if problem := conversation_id_problem(external_id):
+        log.add(f"{path.name}:1", f"field 'external_id': {problem}")
+        return None
     return parse_locomo_conversation(data, external_id, doc, log)
 
 
@@ -435,7 +450,7 @@ def items_import_twist(
             gate_rejected.append(ParsedReject(
                 source=path.name, line=item.line, external_id=item.external_id, conversation=item.conversation,
                 record=records[item.line], evidence_text=[], dropped_by="evidence_ids",
-                verdict=f"evidence {', '.join(repr(t) for t in unresolved)} is not a turn of {item.conversation}",
+                verdict=clipped(f"evidence {', '.join(repr(t) for t in unresolved)} is not a turn of {item.conversation}", VERDICT_MAX),
             ))
             continue
         kept.append(item)

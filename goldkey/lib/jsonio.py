@@ -103,6 +103,39 @@ def optional_str(record: dict, key: str, where: str, log: ErrorLog) -> str:
     return value
 
 
+def column_length(model, column: str) -> int:
+    """The `max_length` of a model's text column: the one limit an imported value is held to (a second
+    literal beside the model's would drift from it). PostgreSQL refuses a longer value with a DataError
+    mid-write; SQLite stores it. Reads the model class it is given, so this module stays free of apps."""
+    return model._meta.get_field(column).max_length
+
+
+def text_too_long(value: object, limit: int) -> str | None:
+    """Why `value` does not fit a column of `limit` characters ('a text of 200 characters (at most 120)'),
+    or None: a text that fits, or no text at all (its type is another check's business)."""
+    if type(value) is str and len(value) > limit:
+        return f"a text of {len(value):,} characters (at most {limit:,})"
+    return None
+
+
+def check_lengths(record: dict, limits: dict[str, int], where: str, log: ErrorLog) -> bool:
+    """Whether each of the record's texts named in `limits` (the field as the file names it -> its column's
+    length, from `column_length`) fits; each that does not is logged as ``field 'x': a text of …``."""
+    fits = True
+    for key, limit in limits.items():
+        problem = text_too_long(record.get(key), limit)
+        if problem is not None:
+            log.add(where, f"field '{key}': {problem}")
+            fits = False
+    return fits
+
+
+def clipped(text: str, limit: int) -> str:
+    """A text Goldkey wrote itself (a gate's verdict naming what it found) cut to its column's length: an
+    over-long verdict is still the verdict, where an over-long value from a file is refused."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 _WS = re.compile(r"\s*")
 _DECODER = json.JSONDecoder()
 
