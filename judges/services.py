@@ -22,11 +22,13 @@ from goldkey.lib import statistics as st
 from goldkey.lib.jsonio import (
     ErrorLog,
     ImportFailed,
+    column_length,
     json_line,
     optional_str,
     read_json_document,
     read_jsonl,
     require_str,
+    text_too_long,
 )
 from items.models import Context, Item, ItemSet
 from items.services import ImportReport, item_content, item_set_get_or_create, license_checked
@@ -259,6 +261,25 @@ def _no_progress(message: str) -> None:
     pass
 
 
+def _ids_too_long(questions: list[QuestionRow], answers: list[AnswerRow], log: ErrorLog) -> set[str]:
+    """The question ids that do not fit their columns, each logged at its line: a question's id names its
+    context, an answer's id (the question id, and in a release the run's digest) its item."""
+    context_max, item_max = column_length(Context, "external_id"), column_length(Item, "external_id")
+    questions_refused = set()
+    for question in questions:
+        if problem := text_too_long(question.question_id, context_max):
+            log.add(question.where, f"field 'question_id': {problem}")
+            questions_refused.add(question.question_id)
+    refused = set(questions_refused)
+    for answer in answers:
+        if answer.question_id in questions_refused:
+            continue
+        if problem := text_too_long(answer.external_id, item_max):
+            log.add(answer.where, f"field 'question_id': its answer's id (the question id and the run's digest) is {problem}")
+            refused.add(answer.question_id)
+    return refused
+
+
 def judged_answers_write(*, questions: list[QuestionRow], answers: list[AnswerRow], item_set_name: str,
                          license: str = "", dry_run: bool = False,
                          progress: Callable[[str], None] = _no_progress) -> ImportReport:
@@ -272,7 +293,10 @@ def judged_answers_write(*, questions: list[QuestionRow], answers: list[AnswerRo
     spec = judged.SPEC
     log = ErrorLog()
     context_values = {}
+    too_long_ids = _ids_too_long(questions, answers, log)
     for question in questions:
+        if question.question_id in too_long_ids:
+            continue
         problems = spec.context_problems(question.content)
         for problem in problems:
             log.add(question.where, problem)
@@ -281,6 +305,8 @@ def judged_answers_write(*, questions: list[QuestionRow], answers: list[AnswerRo
     item_values = {}
     shared = set(spec.context.model_fields)
     for answer in answers:
+        if answer.question_id in too_long_ids:
+            continue
         content = item_content(spec=spec, values=answer.content, where=answer.where, log=log)
         if content is not None:
             # What the context holds is not repeated in the item (it would shadow the context's value).
