@@ -12,8 +12,9 @@ nothing.
 from pathlib import Path
 
 from goldkey.lib.bulk import bulk_insert
-from goldkey.lib.jsonio import ErrorLog, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, clipped, column_length, read_jsonl, text_too_long
 from items.models import Conversation, Evidence, GenerationReject, Item, Turn
+from items.parsing import VERDICT_MAX
 from items.services import (
     ImportReport,
     _atomic_import,
@@ -29,6 +30,8 @@ from protocols.twist_c import chain as tc
 
 KIND = SPEC.item_kind
 STRUCTURAL_GATE = "chain_structure"  # the verdict's gate name: every deterministic gate of one chain
+# The chain schema (protocols/, which knows no app) bounds an id loosely; the item's column is the limit.
+ID_MAX = column_length(Item, "external_id")
 
 
 def chain_turns(conversation_ids) -> dict[int, dict[str, tc.Turn]]:
@@ -63,6 +66,9 @@ def items_import_twist_c(
         for problem in problems:
             log.add(f"{source}:{line}", problem)
         if item is None:
+            continue
+        if problem := text_too_long(item.id, ID_MAX):
+            log.add(f"{source}:{line}", f"id: {problem}")
             continue
         if item.id in seen:
             log.add(f"{source}:{line}", f"id: duplicate id '{item.id}' (first on line {seen[item.id]})")
@@ -133,7 +139,7 @@ def items_import_twist_c(
         known = dict(GenerationReject.objects.filter(item_set=item_set).values_list("external_id", "verdict"))
         fresh_rejects = []
         for line, item, record, reasons in rejected:
-            verdict = "; ".join(reasons)
+            verdict = clipped("; ".join(reasons), VERDICT_MAX)
             if item.id in existing:
                 changed.add(f"{source}:{line}", f"id: '{item.id}' is already an item of '{item_set.name}'")
             elif item.id not in known:

@@ -156,3 +156,35 @@ def test_the_import_command_reports_rejects_and_a_dry_run_writes_nothing(version
     call_command("import_twist_c", str(path), "--item-set", "chains", "--dry-run", stdout=out)
     assert "Dry run: would import" in out.getvalue() and records[0]["id"] in out.getvalue()
     assert not Item.objects.exists() and not GenerationReject.objects.exists()
+
+
+def _limit(model, field: str) -> int:
+    return model._meta.get_field(field).max_length
+
+
+def test_an_id_over_the_item_id_column_is_refused_naming_line_and_field_and_nothing_is_written(versions, tmp_path):
+    # The chain schema allows longer ids than the item's column holds: the column is the limit.
+    n = _limit(Item, "external_id")
+    first, second = _lines()[:2]
+    path = _write(tmp_path, [first, {**second, "id": "c" * (n + 1)}])
+    with pytest.raises(ImportFailed) as failed:
+        items_import_twist_c(path=path, item_set_name="chains")
+    assert f"chains.jsonl:2: id: a text of {n + 1} characters (at most {n})" in failed.value.errors
+    assert not Item.objects.exists() and not GenerationReject.objects.exists()
+
+
+def test_an_id_of_exactly_the_item_id_column_imports(versions, tmp_path):
+    n = _limit(Item, "external_id")
+    items_import_twist_c(path=_write(tmp_path, [{**_lines()[0], "id": "c" * n}]), item_set_name="chains")
+    assert Item.objects.get().external_id == "c" * n
+
+
+def test_a_chain_with_many_defects_is_kept_as_a_reject_with_its_verdict_cut_to_the_column(versions, tmp_path):
+    record = _lines()[0]
+    record["steps"] = [{**step, "turn_id": "D9:" + "9" * 30, "text": "x"} for step in record["steps"]]
+    report = items_import_twist_c(path=_write(tmp_path, [record]), item_set_name="chains")
+    verdict = GenerationReject.objects.get().verdict
+    assert len(report.gate_rejects[0]["verdict"]) > _limit(GenerationReject, "verdict") == len(verdict)
+    assert verdict.endswith("…") and report.gate_rejects[0]["verdict"].startswith(verdict[:-1])
+    # Imported again, the same cut verdict is found unchanged.
+    assert items_import_twist_c(path=_write(tmp_path, [record]), item_set_name="chains").rejects_unchanged == 1
