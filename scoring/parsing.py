@@ -11,12 +11,41 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from goldkey.lib.jsonio import ErrorLog, ImportFailed, JsonDocument, json_line, read_json_document, read_jsonl
+from goldkey.lib.jsonio import (
+    ErrorLog,
+    ImportFailed,
+    JsonDocument,
+    column_length,
+    json_line,
+    read_json_document,
+    read_jsonl,
+    text_too_long,
+)
 from scoring.metrics import CONTRADICTING, KeyItem, Prediction
+from scoring.models import ScoreLevelIngest, SystemRun
 
-__all__ = ["ImportFailed", "ScoreLevelFile", "predictions_parse", "results_parse", "score_level_parse", "score_level_read"]
+__all__ = [
+    "ImportFailed", "ScoreLevelFile", "predictions_parse", "results_parse", "run_name_problem", "score_level_parse",
+    "score_level_read", "split_run_name",
+]
 
 NO_ABSTENTION = "(Track B has no abstention: every key item needs a prediction)"
+
+
+def split_run_name(name: str) -> tuple[str, str]:
+    """The released results name configurations "condition:backend" ("flatrag:openai"); a name without a
+    colon is a system with one configuration ("mindtwin")."""
+    system, _, configuration = name.partition(":")
+    return system, configuration
+
+
+def run_name_problem(name: str, model=SystemRun) -> str | None:
+    """Why a run's name ("system:configuration") does not fit the columns of `model` (its system and its
+    configuration, each held to its own length), or None."""
+    for part, value in zip(("system", "configuration"), split_run_name(name), strict=True):
+        if problem := text_too_long(value, column_length(model, part)):
+            return f"the name's {part}: {problem}"
+    return None
 
 
 def _missing(key: Mapping[str, KeyItem], seen: set[str], where: str, log: ErrorLog, within: str = "") -> None:
@@ -136,6 +165,9 @@ def results_parse(*, path: Path, key: Mapping[str, KeyItem], outside: Mapping[st
     runs: dict[str, dict[str, Prediction]] = {}
     for name, rows in data["results"].items():
         inside = doc.inside("results", name)
+        if problem := run_name_problem(name):
+            log.add(f"{_where(inside)}: results", problem)
+            continue
         if not isinstance(rows, list):
             log.add(f"{_where(inside)}: results.{name}", f"expected a list of items, got {type(rows).__name__}")
             continue
@@ -194,6 +226,9 @@ def score_level_read(*, path: Path) -> ScoreLevelFile:
             continue
         if not system.strip():
             log.add(_where(doc, "scores", system), "scores: a system name must be a non-empty string")
+            continue
+        if problem := run_name_problem(system, ScoreLevelIngest):
+            log.add(f"{_where(doc, 'scores', system)}: scores", problem)
             continue
         points = {}
         for name, metric in SCORE_LEVEL_NAMES.items():

@@ -47,11 +47,7 @@ def _checked(version: str, path: Path, ingest: int) -> tuple[GoldKey, Path]:
     return _scorable_key(version), path
 
 
-def _split(name: str) -> tuple[str, str]:
-    """The released results name configurations "condition:backend" ("flatrag:openai"); a name without a
-    colon is a system with one configuration ("mindtwin")."""
-    system, _, configuration = name.partition(":")
-    return system, configuration
+_split = parsing.split_run_name
 
 
 def _prediction_row(run_id: int, item_id: str, p: Prediction) -> dict:
@@ -109,6 +105,8 @@ def score_import(
             raise ApplicationError("--system: required for a predictions file (the name the run is reported under)")
         if not configuration:
             system, configuration = _split(system)  # "flatrag:openai" names the same run either way
+        if problem := parsing.run_name_problem(f"{system}:{configuration}"):
+            raise ApplicationError(f"--system: {problem}")
         parsed = {(system, configuration): parsing.predictions_parse(path=path, key=by_id, outside=outside)}
     else:
         configurations = parsing.results_parse(path=path, key=by_id, outside=outside)

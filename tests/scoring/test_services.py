@@ -96,3 +96,63 @@ def test_score_import_dry_run_checks_the_file_and_stores_nothing(frozen_key, tmp
     call_command("score_import", frozen_key.version, str(path), "--system", "deployed", "--dry-run", stdout=out)
     assert "1 run(s) would be imported against TWIST-test-v1.0" in out.getvalue()
     assert not SystemRun.objects.exists() and not RunPrediction.objects.exists()
+
+
+# --- names longer than their columns: refused naming file, line and field, nothing stored --------------------
+
+def _limit(model, field: str) -> int:
+    return model._meta.get_field(field).max_length
+
+
+def _results(tmp_path, entries, *names):
+    rows = [{"item_id": e.item_id, "pred_aligned": True, "attributed": None, "cited_fact_only": False} for e in entries]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"results": {name: rows for name in names}}, indent=1))
+    return path
+
+
+@pytest.mark.parametrize("part", ["system", "configuration"])
+def test_a_results_configuration_named_over_its_column_is_refused_naming_its_line(frozen_key, tmp_path, part):
+    from goldkey.lib.jsonio import ImportFailed
+
+    n = _limit(SystemRun, part)
+    name = f"{'s' * (n + 1)}:openai" if part == "system" else f"flatrag:{'c' * (n + 1)}"
+    path = _results(tmp_path, score_selectors.key_items(frozen_key), "flatrag:openai", name)
+    with pytest.raises(ImportFailed) as failed:
+        score_services.score_import(version=frozen_key.version, path=path, fmt="results")
+    line = path.read_text().splitlines().index(f'  "{name}": [') + 1
+    assert failed.value.errors == [f"results.json:{line}: results: the name's {part}: a text of {n + 1} characters (at most {n})"]
+    assert not SystemRun.objects.exists()
+
+
+def test_a_results_configuration_named_to_exactly_its_columns_imports(frozen_key, tmp_path):
+    name = f"{'s' * _limit(SystemRun, 'system')}:{'c' * _limit(SystemRun, 'configuration')}"
+    path = _results(tmp_path, score_selectors.key_items(frozen_key), name)
+    [run] = score_services.score_import(version=frozen_key.version, path=path, fmt="results")
+    assert run.name == name
+
+
+def test_a_predictions_run_named_over_its_column_is_refused_naming_the_option(frozen_key, tmp_path):
+    n = _limit(SystemRun, "system")
+    path = write_run(tmp_path / "run.jsonl", score_selectors.key_items(frozen_key))
+    with pytest.raises(ApplicationError, match=rf"--system: the name's system: a text of {n + 1} characters \(at most {n}\)"):
+        score_services.score_import(version=frozen_key.version, path=path, system="s" * (n + 1))
+    assert not SystemRun.objects.exists()
+    [run] = score_services.score_import(version=frozen_key.version, path=path, system="s" * n)
+    assert run.system == "s" * n
+
+
+def test_a_score_level_system_named_over_its_column_is_refused_and_of_exactly_it_imports(frozen_key, tmp_path):
+    from goldkey.lib.jsonio import ImportFailed
+    from scoring.models import ScoreLevelIngest
+
+    n = _limit(ScoreLevelIngest, "system")
+    path = tmp_path / "scores.json"
+    path.write_text(json.dumps({"scores": {"s" * (n + 1): {"contradicting_acc": 0.5}}}, indent=1))
+    with pytest.raises(ImportFailed) as failed:
+        score_services.score_level_import(version=frozen_key.version, path=path)
+    assert failed.value.errors == [f"scores.json:3: scores: the name's system: a text of {n + 1} characters (at most {n})"]
+    assert not ScoreLevelIngest.objects.exists()
+    path.write_text(json.dumps({"scores": {"s" * n: {"contradicting_acc": 0.5}}}, indent=1))
+    [ingest] = score_services.score_level_import(version=frozen_key.version, path=path)
+    assert ingest.system == "s" * n
