@@ -11,10 +11,11 @@ from rest_framework.views import APIView
 import protocols
 from annotation import access, selectors
 from annotation.api_campaigns import PhaseProgressSerializer
-from annotation.models import Assignment
+from annotation.models import AnswerRevision, Assignment
 from annotation.permissions import IsAnnotator
 from annotation.services import answer_save, answer_undo, assignment_skip
 from goldkey.api_schema import errors, json_schema_field
+from goldkey.lib.jsonio import column_length
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -138,7 +139,7 @@ class AnswerInSerializer(serializers.Serializer):
         help_text="the revision this change is based on: a change to a field that another writer changed "
                   "after it is refused (409)",
     )
-    writer = serializers.CharField(max_length=40, required=False, default="", allow_blank=True,
+    writer = serializers.CharField(max_length=column_length(AnswerRevision, "writer"), required=False, default="", allow_blank=True,
                                    help_text="an id of the page or client sending the change")
     seq = serializers.IntegerField(min_value=0, required=False, default=None, allow_null=True,
                                    help_text="the writer's running number of this request")

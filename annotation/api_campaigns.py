@@ -8,9 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import access, selectors
+from annotation.models import Campaign, Enrollment
 from annotation.permissions import IsAuthor
 from annotation.services import campaign_close, campaign_create_from_names
 from goldkey.api_schema import errors
+from goldkey.lib.jsonio import column_length
 
 
 class CampaignSerializer(serializers.Serializer):
@@ -27,16 +29,16 @@ class CampaignSerializer(serializers.Serializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    slug = serializers.SlugField()
+    slug = serializers.SlugField(max_length=column_length(Campaign, "slug"))
     item_set = serializers.CharField(help_text="name of the item set to annotate (every item goes in)")
     annotators = serializers.ListField(child=serializers.CharField(), min_length=1, help_text="usernames")
     per_item = serializers.IntegerField(min_value=1, default=2, help_text="distinct annotators per item")
     seed = serializers.IntegerField(required=False, allow_null=True, default=None,
                                     help_text="order seed (default: random, recorded)")
-    name = serializers.CharField(required=False, allow_blank=True, default="")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=column_length(Campaign, "name"))
     crisis_block = serializers.BooleanField(required=False, default=False,
                                             help_text="present crisis items as a separate declinable block")
-    pseudonyms = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None,
+    pseudonyms = serializers.ListField(child=serializers.CharField(max_length=column_length(Enrollment, "pseudonym")), required=False, allow_null=True, default=None,
                                        help_text="names in the released answer files (default A, B, …)")
 
 

@@ -15,6 +15,7 @@ from annotation.selectors import current_phase, required_count
 from goldkey import roles
 from goldkey.errors import ANNOTATOR_ERRORS, AnnotatorError, AnnotatorNotAllowed, ApplicationError, NotAllowed
 from goldkey.lib.bulk import bulk_insert_columns
+from goldkey.lib.jsonio import column_length, text_too_long
 from items.models import Item, ItemSet
 
 # Time on item counts while the page is visible; a tab left open over lunch is not work, and one such save
@@ -69,6 +70,11 @@ def campaign_create(
         raise ApplicationError(f"--per-item {per_item} needs at least {per_item} annotators (got {len(annotators)})")
     if pseudonyms is not None and len(pseudonyms) != len(annotators):
         raise ApplicationError("give one pseudonym per annotator")
+    texts = [("slug", Campaign, "slug", slug), ("name", Campaign, "name", name)]
+    texts += [("pseudonyms", Enrollment, "pseudonym", pseudonym) for pseudonym in pseudonyms or ()]
+    for field, model, column, value in texts:
+        if problem := text_too_long(value, column_length(model, column)):
+            raise ApplicationError(f"field '{field}': {problem}")
     # Without an explicit seed the orders come from a secret of 256 random bits: a small integer seed
     # can be recovered from what an annotator sees (each position's conversation) by trying them all,
     # and with it every item's id. An explicit seed is for a campaign whose order is given (the

@@ -11,15 +11,17 @@ from annotation.access import get_unblinded_campaign
 from annotation.permissions import IsAuthor
 from council import selectors, services
 from council.access import get_run_for_user
+from council.models import CouncilMember
 from goldkey.api_schema import errors
+from goldkey.lib.jsonio import column_length
 
 
 class MemberSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=column_length(CouncilMember, "name"))
     base_url = serializers.URLField(required=False, allow_blank=True, default="",
                                     help_text="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8011/v1")
-    model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+    model = serializers.CharField(max_length=column_length(CouncilMember, "model"), required=False, allow_blank=True, default="")
+    api_key_env = serializers.CharField(max_length=column_length(CouncilMember, "api_key_env"), required=False, allow_blank=True, default="",
                                         help_text="the NAME of the environment variable holding the key (never the key)")
     is_generator = serializers.BooleanField(required=False, default=False,
                                             help_text="the member also generated the items (circularity)")

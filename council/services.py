@@ -18,7 +18,14 @@ from council.client import Reply
 from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote, PromptVersion, ResponseCache
 from council.prompts import DEFAULT_PROMPT_NAME, DEFAULT_TEMPLATES, build_steps
 from goldkey.errors import ApplicationError
-from goldkey.lib.jsonio import ErrorLog, json_key_lines, read_json_document
+from goldkey.lib.jsonio import (
+    ErrorLog,
+    ImportFailed,
+    column_length,
+    json_key_lines,
+    read_json_document,
+    text_too_long,
+)
 from items.models import Evidence, Item, ItemSet
 from items.selectors import excerpts_for, recipient_turns
 
@@ -517,6 +524,8 @@ def council_votes_import(*, campaign: Campaign, path: Path, member_name: str, is
     votes under prompt version "imported". All-or-nothing; re-importing the same file changes nothing,
     a file that changes an imported vote is refused (`imported_votes_save`)."""
     path = Path(path)
+    if problem := text_too_long(member_name, column_length(CouncilMember, "name")):
+        raise ImportFailed([f"field 'member': {problem}"])
     doc, data = read_json_document(path)
     log = ErrorLog()
     if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):

@@ -19,8 +19,8 @@ from django.utils.html import format_html
 import protocols
 from goldkey import roles
 from goldkey.lib.admin_readonly import ReadOnlySaysWhy
-from goldkey.lib.jsonio import ImportFailed
-from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
+from goldkey.lib.jsonio import ImportFailed, column_length
+from items.models import LICENSE_MAX, Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import gate_rejects_sentence
 from items.upload_services import CORPUS, Upload, upload_import
 
@@ -127,14 +127,14 @@ class ItemImportForm(forms.Form):
     kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect)
     file = forms.FileField(help_text="The file to import.")
     item_set = forms.CharField(
-        max_length=200, required=False,
+        max_length=column_length(ItemSet, "name"), required=False,
         help_text="Item set name (every kind but the corpus), e.g. “TWIST Track B v1 candidates”.",
     )
     rejects = forms.FileField(required=False, help_text="Only for " + " and ".join(
         spec.item_kind_label for spec in protocols.specs() if spec.accepts_rejects
     ) + " items: generation rejects JSONL to keep with the set.")
     license = forms.CharField(
-        max_length=50, required=False,
+        max_length=LICENSE_MAX, required=False,
         help_text="Licence id the file was released under, e.g. cc-by-4.0 (blank: LoCoMo's own for the corpus, "
         "the benchmark's for items).",
     )

@@ -11,9 +11,10 @@ from rest_framework.views import APIView
 import protocols
 from goldkey.api_schema import ImportErrorSerializer, errors
 from goldkey.lib.error_records import error_records
-from goldkey.lib.jsonio import ImportFailed
+from goldkey.lib.jsonio import ImportFailed, column_length
 from items import selectors
 from items.admin import can_manage_items
+from items.models import LICENSE_MAX, ItemSet
 from items.upload_services import CORPUS, UPLOAD_KINDS, Upload, upload_import
 
 
@@ -43,11 +44,11 @@ class ImportInSerializer(serializers.Serializer):
         *(f"{spec.item_kind}: {spec.upload_label}" for spec in protocols.specs()),
     ]))
     file = serializers.FileField()
-    item_set = serializers.CharField(required=False, allow_blank=True, default="",
+    item_set = serializers.CharField(required=False, allow_blank=True, default="", max_length=column_length(ItemSet, "name"),
                                      help_text="the item set to import into (required for every kind but the corpus)")
     rejects = serializers.FileField(required=False, help_text="generation rejects JSONL, kept with the set (kinds: " + ", ".join(
         spec.item_kind for spec in protocols.specs() if spec.accepts_rejects) + ")")
-    license = serializers.CharField(required=False, allow_blank=True, default="", max_length=50,
+    license = serializers.CharField(required=False, allow_blank=True, default="", max_length=LICENSE_MAX,
                                     help_text="the licence id the file was released under, e.g. cc-by-4.0 (blank: "
                                     "LoCoMo's own for the corpus, the benchmark's for items)")
     dry_run = serializers.BooleanField(required=False, default=False, help_text="validate and report, write nothing")

@@ -11,14 +11,22 @@ from django.db import transaction
 
 from adjudication.models import Action
 from adjudication.services import decision_save
-from annotation.models import Answer, Campaign
+from annotation.models import Answer, Campaign, Enrollment
 from annotation.services import campaign_close, campaign_create
 from annotation.transfer import answers_import
 from council.models import CouncilMember
 from council.services import ImportedVote, imported_votes_save
 from goldkey.errors import ApplicationError
-from goldkey.lib.jsonio import ErrorLog, ImportFailed, read_json, read_jsonl
-from items.models import ItemSet
+from goldkey.lib.jsonio import (
+    ErrorLog,
+    ImportFailed,
+    check_lengths,
+    clipped,
+    column_length,
+    read_json,
+    read_jsonl,
+)
+from items.models import Item, ItemSet
 from items.parsing import ParsedLapseItem
 from items.services import lapse_items_create
 from lapse.selectors import campaign_items_by_external_id
@@ -47,6 +55,9 @@ def judge_import(*, campaign: Campaign, path: Path, dry_run: bool = False) -> di
             continue
         if not isinstance(model, str) or not model:
             log.add(where, f"{gid}: missing field 'judge_model'")
+            continue
+        # The judge model names the council member its labels are stored under.
+        if not check_lengths(record, {"judge_model": column_length(CouncilMember, "name")}, where, log):
             continue
         if label not in JUDGE_LABELS:
             log.add(where, f"{gid}: judge label '{label}' is not one of {', '.join(JUDGE_LABELS)}")
@@ -86,9 +97,13 @@ LAPSE_GOLD_FILES = {
 def _annotator_name(path: Path) -> tuple[str, list[str]]:
     log = ErrorLog()
     names, gids = set(), []
+    # The annotator's name is the enrollment's pseudonym; a gid names an item.
+    limits = {"annotator": column_length(Enrollment, "pseudonym"), "gid": column_length(Item, "external_id")}
     for line, record in read_jsonl(path, log):
         if not isinstance(record.get("annotator"), str) or not record["annotator"]:
             log.add(f"{path.name}:{line}", "missing field 'annotator'")
+            continue
+        if not check_lengths(record, limits, f"{path.name}:{line}", log):
             continue
         names.add(record["annotator"])
         if isinstance(record.get("gid"), str):
@@ -153,7 +168,7 @@ def lapse_gold_import(
             users.append(account)
         campaign = campaign_create(
             slug=slug, item_set=item_set, annotators=users, per_item=2, seed=seed,
-            name=f"Lapse gold trail ({directory.name})", created_by=user, pseudonyms=list(names),
+            name=clipped(f"Lapse gold trail ({directory.name})", column_length(Campaign, "name")), created_by=user, pseudonyms=list(names),
         )
         labels = [answers_import(campaign=campaign, path=p, annotator=name, user=user) for p, name in zip(paths, names, strict=True)]
         campaign_close(campaign=campaign, user=user)

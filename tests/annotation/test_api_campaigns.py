@@ -100,3 +100,30 @@ def test_non_authors_cannot_close_a_campaign(twist_campaign, persona, request):
 
 def test_closing_a_missing_campaign_is_404(author):
     assert token_client(author).post("/api/campaigns/nope/close/", {}, format="json").status_code == 404
+
+
+@pytest.mark.parametrize("field,model,column", [
+    ("slug", Campaign, "slug"), ("name", Campaign, "name"), ("pseudonyms", None, "pseudonym"),
+])
+def test_a_campaign_text_over_its_column_is_a_400_naming_the_field(twist_set, author, annotator_a, annotator_b, field, model, column):
+    from annotation.models import Enrollment
+
+    n = (model or Enrollment)._meta.get_field(column).max_length
+    body = {"slug": "c1", "item_set": twist_set.name, "annotators": ["ann_a", "ann_b"], "seed": 4}
+    over = {**body, field: ["A", "b" * (n + 1)] if field == "pseudonyms" else "c" * (n + 1)}
+    client = token_client(author)
+    response = client.post("/api/campaigns/", over, format="json")
+    assert response.status_code == 400 and field in response.json(), response.json()
+    assert not Campaign.objects.exists()
+    exact = {**body, field: ["A", "b" * n] if field == "pseudonyms" else "c" * n}
+    assert client.post("/api/campaigns/", exact, format="json").status_code == 201
+
+
+def test_campaign_create_refuses_a_text_over_its_column_naming_the_field(twist_set, annotator_a, annotator_b):
+    from annotation.services import campaign_create
+    from goldkey.errors import ApplicationError
+
+    n = Campaign._meta.get_field("slug").max_length
+    with pytest.raises(ApplicationError, match=rf"field 'slug': a text of {n + 1} characters \(at most {n}\)"):
+        campaign_create(slug="c" * (n + 1), item_set=twist_set, annotators=[annotator_a, annotator_b])
+    assert not Campaign.objects.exists()

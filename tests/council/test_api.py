@@ -111,3 +111,14 @@ def _prompt():
     from council.services import prompt_version_default
 
     return prompt_version_default(protocol="twist_b")
+
+
+@pytest.mark.parametrize("field", ["name", "model", "api_key_env"])
+def test_a_member_text_over_its_column_is_a_400_naming_the_field(author, field):
+    n = CouncilMember._meta.get_field(field).max_length
+    body = {"name": "m1", "base_url": "http://127.0.0.1:9/v1", "model": "x", "api_key_env": "M1_KEY"}
+    client = token_client(author)
+    response = client.post("/api/council/members/", {**body, field: "M" * (n + 1)}, format="json")
+    assert response.status_code == 400 and field in response.json(), response.json()
+    assert not CouncilMember.objects.exists()
+    assert client.post("/api/council/members/", {**body, field: "M" * n}, format="json").status_code == 201

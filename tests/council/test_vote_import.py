@@ -41,3 +41,15 @@ def test_a_council_file_changing_an_imported_vote_is_refused_naming_file_line_an
     assert error.startswith(f"c2.json:{line}:") and "item 'conv-x:1'" in error and "never rewritten" in error
     # All-or-nothing: the new item in the refused file was not written either, the old vote is as it was.
     assert list(CouncilVote.objects.values_list("item__external_id", "values")) == [("conv-x:1", {"q1": "contradicts"})]
+
+
+def test_a_member_name_over_its_column_is_refused_and_of_exactly_it_imports(small_campaign, tmp_path):
+    from council.models import CouncilMember
+
+    n = CouncilMember._meta.get_field("name").max_length
+    path = write(tmp_path / "c.json", {"conv-x:1": {"q1": "contradicts"}})
+    with pytest.raises(ImportFailed) as refused:
+        council_votes_import(campaign=small_campaign, path=path, member_name="m" * (n + 1))
+    assert refused.value.errors == [f"field 'member': a text of {n + 1} characters (at most {n})"]
+    assert not CouncilMember.objects.exists() and not CouncilVote.objects.exists()
+    assert council_votes_import(campaign=small_campaign, path=path, member_name="m" * n)["member"] == "m" * n

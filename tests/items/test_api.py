@@ -121,3 +121,30 @@ def test_an_api_import_with_a_malformed_licence_is_a_400_naming_the_field(author
     assert response.status_code == 400
     assert any(e["field"] == "license" for e in response.json()["errors"]), response.json()
     assert table_counts() == before
+
+
+def test_an_uploaded_file_with_a_value_over_its_column_is_a_400_naming_file_line_and_field(author, small_corpus):
+    n = Item._meta.get_field("external_id").max_length
+    before = table_counts()
+    response = token_client(author).post("/api/item-sets/import/", {
+        "kind": "twist", "item_set": "s",
+        "file": upload("t.jsonl", jsonl(twist_record(1), twist_record(2, id="conv-1:v1b" + "2" * n))),
+    })
+    assert response.status_code == 400
+    assert [(e["file"], e["line"], e["field"]) for e in response.json()["errors"]] == [("t.jsonl", 2, "id")]
+    assert table_counts() == before
+
+
+def test_an_item_set_name_over_its_column_is_a_400_naming_the_field(author, small_corpus):
+    from items.models import ItemSet
+
+    n = ItemSet._meta.get_field("name").max_length
+    before = table_counts()
+    client = token_client(author)
+    response = client.post("/api/item-sets/import/", {"kind": "twist", "item_set": "s" * (n + 1),
+                                                      "file": upload("t.jsonl", jsonl(twist_record(1)))})
+    assert response.status_code == 400 and "item_set" in response.json(), response.json()
+    assert table_counts() == before
+    response = client.post("/api/item-sets/import/", {"kind": "twist", "item_set": "s" * n,
+                                                      "file": upload("t.jsonl", jsonl(twist_record(1)))})
+    assert response.status_code == 201 and ItemSet.objects.get().name == "s" * n

@@ -62,3 +62,43 @@ def test_a_dry_run_validates_and_writes_nothing(lapse_campaign, tmp_path):
     result = judge_import(campaign=lapse_campaign, path=judged(tmp_path / "j.jsonl", [("g001", "PROCEED")]), dry_run=True)
     assert (result["labels"], result["dry_run"]) == (1, True)
     assert not CouncilVote.objects.exists() and not CouncilMember.objects.exists()
+
+
+def test_a_judge_model_over_the_member_name_column_is_refused_naming_line_and_field(lapse_campaign, tmp_path):
+    n = CouncilMember._meta.get_field("name").max_length
+    path = tmp_path / "j.jsonl"
+    path.write_text(json.dumps({"gid": "g001", "judge": "PROCEED", "judge_model": "a"}) + "\n"
+                    + json.dumps({"gid": "g002", "judge": "HEDGE", "judge_model": "m" * (n + 1)}) + "\n")
+    with pytest.raises(ImportFailed) as refused:
+        judge_import(campaign=lapse_campaign, path=path)
+    assert refused.value.errors == [f"j.jsonl:2: field 'judge_model': a text of {n + 1} characters (at most {n})"]
+    assert not CouncilMember.objects.exists() and not CouncilVote.objects.exists()
+    assert judge_import(campaign=lapse_campaign, path=judged(tmp_path / "k.jsonl", [("g001", "HEDGE")], model="m" * n))["created"] == 1
+
+
+def gold_folder(folder, annotator: str = "ann", gid: str = "g001"):
+    """A labels-only gold folder of two annotators over two items (the released trail's shape)."""
+    folder.mkdir()
+    for n, name in ((1, annotator), (2, "other")):
+        (folder / f"gold_annotations_annotator{n}.jsonl").write_text("".join(
+            json.dumps({"gid": g, "label": "PROCEED", "notes": "", "annotator": name, "ts": "2026-08-13T18:51:31.832Z"}) + "\n"
+            for g in ("g000", gid)))
+    (folder / "gold_adjudicated.jsonl").write_text("")
+    return folder
+
+
+@pytest.mark.parametrize("field,model,column", [("annotator", "Enrollment", "pseudonym"), ("gid", "Item", "external_id")])
+def test_a_gold_trail_value_over_its_column_is_refused_naming_line_and_field_and_of_exactly_it_loads(db, tmp_path, field, model, column):
+    from annotation.models import Campaign, Enrollment
+    from items.models import Item
+    from lapse.trail import lapse_gold_import
+    from tests.items.conftest import table_counts
+
+    n = {"Enrollment": Enrollment, "Item": Item}[model]._meta.get_field(column).max_length
+    before = table_counts()
+    with pytest.raises(ImportFailed) as refused:
+        lapse_gold_import(directory=gold_folder(tmp_path / "over", **{field: "x" * (n + 1)}), slug="gold")
+    assert f"gold_annotations_annotator1.jsonl:2: field '{field}': a text of {n + 1} characters (at most {n})" in refused.value.errors
+    assert table_counts() == before and not Campaign.objects.exists()
+    lapse_gold_import(directory=gold_folder(tmp_path / "exact", **{field: "x" * n}), slug="gold")
+    assert Campaign.objects.get().enrollments.count() == 2
