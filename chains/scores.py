@@ -22,7 +22,7 @@ from council.client import PermanentCallError, TransientCallError, chat
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
-from goldkey.lib.jsonio import ErrorLog, read_jsonl
+from goldkey.lib.jsonio import ErrorLog, column_length, read_jsonl, text_too_long
 from judges.models import JudgeCalibration
 from keys.models import GoldKey
 from protocols import judged
@@ -186,6 +186,8 @@ def chain_run_import(*, version: str, path: Path, member: CouncilMember, system:
     system = system.strip()
     if not system:
         raise ApplicationError("system: give the run's system a name")
+    if problem := text_too_long(system, column_length(ChainRun, "system")):
+        raise ApplicationError(f"system: {problem}")  # before the judge is called: its grades would be lost
     key = _track_c_key(version)
     if ChainRun.objects.filter(key=key, system=system).exists():
         raise ApplicationError(f"system '{system}' already has a run scored against '{key.version}'")

@@ -191,3 +191,12 @@ def test_a_keys_chains_are_the_values_it_froze_and_no_run_is_scored_once_its_ite
     assert all(chains[i.external_id].superseded == i.superseded and chains[i.external_id].gold == i.answer for i in c1)
     with pytest.raises(ApplicationError, match="does not verify"):
         chain_run_report(version=chain_key.version, path=_run(tmp_path, stale), member=strict_judge)
+
+
+def test_a_system_named_over_its_column_is_refused_before_the_judge_is_called(chain_key, strict_judge, tmp_path):
+    n = ChainRun._meta.get_field("system").max_length
+    path = _run(tmp_path, {"tc-c1-lease": "x"})
+    with pytest.raises(ApplicationError, match=rf"system: a text of {n + 1} characters \(at most {n}\)"):
+        chain_run_import(version=chain_key.version, path=path, member=strict_judge, system="s" * (n + 1))
+    assert not ChainRun.objects.exists()
+    assert chain_run_import(version=chain_key.version, path=path, member=strict_judge, system="s" * n).system == "s" * n
