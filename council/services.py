@@ -55,6 +55,9 @@ def council_member_add(
         raise ApplicationError("a member needs a name")
     if concurrency < 1:
         raise ApplicationError("concurrency must be at least 1")
+    for field, value in (("name", name), ("base_url", base_url), ("model", model), ("api_key_env", api_key_env)):
+        if problem := text_too_long(value, column_length(CouncilMember, field)):
+            raise ApplicationError(f"field '{field}': {problem}")
     member, created = CouncilMember.objects.update_or_create(
         name=name,
         defaults=dict(

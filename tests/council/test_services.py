@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from council import services
-from council.models import CouncilBatch, CouncilRun, CouncilVote
+from council.models import CouncilBatch, CouncilMember, CouncilRun, CouncilVote
 from council.services import (
     council_member_add,
     council_run_cancel,
@@ -285,3 +285,15 @@ def test_a_council_file_error_names_the_line_of_the_item(small_campaign, tmp_pat
     with pytest.raises(ApplicationError) as caught:
         council_votes_import(campaign=small_campaign, path=path, member_name="m")
     assert caught.value.message == f"c.json:4: item 'nope': not an item of campaign '{small_campaign.slug}'"
+
+
+@pytest.mark.parametrize("field", ["name", "base_url", "model", "api_key_env"])
+def test_a_member_text_over_its_column_is_refused_naming_the_field(db, field):
+    n = CouncilMember._meta.get_field(field).max_length
+    values = {"name": "m1", "base_url": "http://127.0.0.1:9/v1", "model": "x", "api_key_env": "M1_KEY"}
+    over = "http://h/" + "p" * (n - 8) if field == "base_url" else "m" * (n + 1)
+    with pytest.raises(ApplicationError, match=rf"field '{field}': a text of {n + 1} characters \(at most {n}\)"):
+        council_member_add(**{**values, field: over})
+    assert not CouncilMember.objects.exists()
+    council_member_add(**{**values, field: over[:n]})
+    assert len(getattr(CouncilMember.objects.get(), field)) == n
