@@ -240,7 +240,7 @@ class KeyJob(models.Model):
     target = models.CharField(max_length=40)
     campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     key = models.ForeignKey(GoldKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")  # draft / parent
-    version = models.CharField(max_length=50)  # the version built, frozen or derived
+    version = models.CharField(max_length=VERSION_MAX_LENGTH)  # the version built, frozen or derived
     notes = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
