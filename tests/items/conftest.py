@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from goldkey.lib.jsonio import ImportFailed
 from items.models import (
     Benchmark,
     Conversation,
@@ -27,6 +28,23 @@ REJECTS = "track_b_v1_generation_rejects.jsonl"
 def table_counts() -> dict[str, int]:
     """Row count of every table an import may write: compare before/after a refused import."""
     return {model.__name__: model.objects.count() for model in ITEM_TABLES}
+
+
+def limit(model, field: str) -> int:
+    """The length of a model's text column, as the parsers read it: tests never repeat the number."""
+    return model._meta.get_field(field).max_length
+
+
+def assert_refused(call, *fragments: str) -> ImportFailed:
+    """`call` raises ImportFailed whose errors hold every fragment, and no items table changed."""
+    before = table_counts()
+    with pytest.raises(ImportFailed) as caught:
+        call()
+    assert table_counts() == before
+    text = "\n".join(caught.value.errors)
+    for fragment in fragments:
+        assert fragment in text, text
+    return caught.value
 
 
 def locomo_conversation(speaker_a: str = "Ann", speaker_b: str = "Bob", sessions: int = 2, turns: int = 4) -> dict:

@@ -7,26 +7,11 @@ import json
 
 import pytest
 
-from goldkey.lib.jsonio import ImportFailed
 from items.models import Conversation, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import corpus_import_locomo, corpus_import_version, items_import_lapse, items_import_twist
-from tests.items.conftest import locomo_conversation, table_counts, twist_record, write_jsonl
+from tests.items.conftest import assert_refused, limit, locomo_conversation, twist_record, write_jsonl
 
 pytestmark = pytest.mark.django_db
-
-
-def limit(model, field: str) -> int:
-    return model._meta.get_field(field).max_length
-
-
-def refused(call, *fragments: str) -> None:
-    before = table_counts()
-    with pytest.raises(ImportFailed) as caught:
-        call()
-    assert table_counts() == before
-    text = "\n".join(caught.value.errors)
-    for fragment in fragments:
-        assert fragment in text, text
 
 
 def too_long(n: int, at_most: int) -> str:
@@ -44,7 +29,7 @@ def twist_id(length: int, batch: str = "v1b") -> str:
 def test_a_track_b_id_over_its_column_is_refused_naming_line_and_field(small_corpus, twist_file):
     n = limit(Item, "external_id")
     path = twist_file([twist_record(1), twist_record(2, id=twist_id(n + 80))])
-    refused(lambda: items_import_twist(path=path, item_set_name="s"),
+    assert_refused(lambda: items_import_twist(path=path, item_set_name="s"),
             f"track_b_test.jsonl:2: field 'id': {too_long(n + 80, n)}")
 
 
@@ -57,7 +42,7 @@ def test_a_track_b_id_of_exactly_its_column_imports(small_corpus, twist_file):
 def test_a_track_b_family_over_its_column_is_refused(small_corpus, twist_file):
     n = limit(Item, "family")
     path = twist_file([twist_record(1, family="f" * (n + 1))])
-    refused(lambda: items_import_twist(path=path, item_set_name="s"),
+    assert_refused(lambda: items_import_twist(path=path, item_set_name="s"),
             f"track_b_test.jsonl:1: field 'family': {too_long(n + 1, n)}")
 
 
@@ -70,7 +55,7 @@ def test_a_track_b_family_of_exactly_its_column_imports(small_corpus, twist_file
 def test_an_id_whose_batch_is_over_the_batch_column_is_refused(small_corpus, twist_file):
     n = limit(Item, "batch")
     path = twist_file([twist_record(1), twist_record(2, id=f"conv-1:{'b' * (n + 1)}2")])
-    refused(lambda: items_import_twist(path=path, item_set_name="s"),
+    assert_refused(lambda: items_import_twist(path=path, item_set_name="s"),
             f"track_b_test.jsonl:2: field 'id': its batch '{'b' * n}…' is {too_long(n + 1, n)}")
 
 
@@ -83,7 +68,7 @@ def test_an_id_whose_batch_is_exactly_the_batch_column_imports(small_corpus, twi
 def test_every_over_long_field_of_a_file_is_reported_at_once(small_corpus, twist_file):
     n, f = limit(Item, "external_id"), limit(Item, "family")
     path = twist_file([twist_record(1, id=twist_id(n + 1)), twist_record(2), twist_record(3, family="f" * (f + 5))])
-    refused(lambda: items_import_twist(path=path, item_set_name="s"),
+    assert_refused(lambda: items_import_twist(path=path, item_set_name="s"),
             f"track_b_test.jsonl:1: field 'id': {too_long(n + 1, n)}",
             f"track_b_test.jsonl:3: field 'family': {too_long(f + 5, f)}")
 
@@ -99,7 +84,7 @@ def reject(**overrides) -> dict:
 def test_a_reject_field_over_its_column_is_refused(small_corpus, twist_file, field, model_field):
     n = limit(GenerationReject, model_field)
     rejects = twist_file([reject(), reject(**{"id": "conv-1:v1b91", field: "r" * (n + 1)})], name="rejects.jsonl")
-    refused(lambda: items_import_twist(path=twist_file([twist_record(1)]), item_set_name="s", rejects_path=rejects),
+    assert_refused(lambda: items_import_twist(path=twist_file([twist_record(1)]), item_set_name="s", rejects_path=rejects),
             f"rejects.jsonl:2: field '{field}': {too_long(n + 1, n)}")
 
 
@@ -139,7 +124,7 @@ def test_a_speaker_over_its_column_is_refused(tmp_path, speaker):
     names = {"speaker_a": "Ann", "speaker_b": "Bob", speaker: "S" * (n + 1)}
     path = write_conversation(tmp_path / "c", "1.json", locomo_conversation(**names))
     line = 2 if speaker == "speaker_a" else 3
-    refused(lambda: corpus_import_locomo(path=path), f"1.json:{line}: {speaker}: field '{speaker}': {too_long(n + 1, n)}")
+    assert_refused(lambda: corpus_import_locomo(path=path), f"1.json:{line}: {speaker}: field '{speaker}': {too_long(n + 1, n)}")
 
 
 def test_speakers_of_exactly_their_column_import(tmp_path):
@@ -157,7 +142,7 @@ def test_a_session_date_over_its_column_is_refused(tmp_path):
     n = limit(Session, "date_time_raw")
     doc = locomo_conversation() | {"session_2_date_time": dated(n + 1)}
     path = write_conversation(tmp_path / "c", "1.json", doc)
-    refused(lambda: corpus_import_locomo(path=path), f"session_2_date_time: field 'session_2_date_time': {too_long(n + 1, n)}")
+    assert_refused(lambda: corpus_import_locomo(path=path), f"session_2_date_time: field 'session_2_date_time': {too_long(n + 1, n)}")
 
 
 def test_a_session_date_of_exactly_its_column_imports(tmp_path):
@@ -177,7 +162,7 @@ def test_a_dia_id_over_its_column_is_refused_though_it_is_of_the_form(tmp_path):
     n = limit(Turn, "dia_id")
     dia_id = "D1:" + "0" * (n - 3) + "9"
     path = write_conversation(tmp_path / "c", "1.json", with_dia_id(dia_id))
-    refused(lambda: corpus_import_locomo(path=path), f"1.json:6: session_1[0]: field 'dia_id': {too_long(n + 1, n)}")
+    assert_refused(lambda: corpus_import_locomo(path=path), f"1.json:6: session_1[0]: field 'dia_id': {too_long(n + 1, n)}")
 
 
 def test_a_dia_id_of_exactly_its_column_imports(tmp_path):
@@ -194,7 +179,7 @@ def test_a_sample_id_over_the_conversation_id_column_is_refused(tmp_path):
         {"sample_id": "conv-1", "conversation": locomo_conversation()},
         {"sample_id": "c" * (n + 1), "conversation": locomo_conversation()},
     ], indent=1), encoding="utf-8")
-    refused(lambda: corpus_import_locomo(path=path), f"[1].sample_id: field 'sample_id': {too_long(n + 1, n)}")
+    assert_refused(lambda: corpus_import_locomo(path=path), f"[1].sample_id: field 'sample_id': {too_long(n + 1, n)}")
 
 
 def test_a_sample_id_of_exactly_the_column_imports(tmp_path):
@@ -210,7 +195,7 @@ def test_a_file_name_that_makes_an_over_long_conversation_id_is_refused(tmp_path
     digits = "1" * (n - len("conv-") + 1)
     write_conversation(tmp_path / "c", "2.json", locomo_conversation())
     write_conversation(tmp_path / "c", f"{digits}.json", locomo_conversation())
-    refused(lambda: corpus_import_locomo(path=tmp_path / "c"), f"{digits}.json:1: the file's name makes its conversation id",
+    assert_refused(lambda: corpus_import_locomo(path=tmp_path / "c"), f"{digits}.json:1: the file's name makes its conversation id",
             too_long(n + 1, n))
 
 
@@ -224,14 +209,14 @@ def test_a_file_name_that_makes_a_conversation_id_of_exactly_the_column_imports(
 def test_a_conversation_named_over_the_column_is_refused(tmp_path):
     n = limit(Conversation, "external_id")
     path = write_conversation(tmp_path / "c", "invented.json", locomo_conversation())
-    refused(lambda: corpus_import_locomo(path=path, external_id="x" * (n + 1)),
+    assert_refused(lambda: corpus_import_locomo(path=path, external_id="x" * (n + 1)),
             f"invented.json:1: field 'external_id': {too_long(n + 1, n)}")
 
 
 def test_a_version_named_over_the_column_is_refused_and_of_exactly_it_imports(small_corpus, tmp_path):
     n = limit(Conversation, "external_id")
     path = write_conversation(tmp_path / "v", "version.json", locomo_conversation())
-    refused(lambda: corpus_import_version(path=path, version_of="conv-1", external_id="v" * (n + 1)),
+    assert_refused(lambda: corpus_import_version(path=path, version_of="conv-1", external_id="v" * (n + 1)),
             f"version.json:1: field 'external_id': {too_long(n + 1, n)}")
     corpus_import_version(path=path, version_of="conv-1", external_id="v" * n)
     assert Conversation.objects.get(external_id="v" * n).version_of.external_id == "conv-1"
@@ -239,7 +224,7 @@ def test_a_version_named_over_the_column_is_refused_and_of_exactly_it_imports(sm
 
 def test_an_item_set_name_over_its_column_is_refused(small_corpus, twist_file):
     n = limit(ItemSet, "name")
-    refused(lambda: items_import_twist(path=twist_file([twist_record(1)]), item_set_name="s" * (n + 1)),
+    assert_refused(lambda: items_import_twist(path=twist_file([twist_record(1)]), item_set_name="s" * (n + 1)),
             f"field 'item_set': {too_long(n + 1, n)}")
     items_import_twist(path=twist_file([twist_record(1)]), item_set_name="s" * n)
     assert ItemSet.objects.get().name == "s" * n
@@ -255,7 +240,7 @@ def test_a_lapse_id_over_the_item_id_column_is_refused(tmp_path, id_field):
         {"gid": "g001", "query": "q", "response": "r", "witness": "w"},
         {id_field: "g" * (n + 1), "query": "q", "response": "r", "witness": "w"},
     ])
-    refused(lambda: items_import_lapse(path=path, item_set_name="s"), f"lapse.jsonl:2: field '{id_field}': {too_long(n + 1, n)}")
+    assert_refused(lambda: items_import_lapse(path=path, item_set_name="s"), f"lapse.jsonl:2: field '{id_field}': {too_long(n + 1, n)}")
 
 
 def test_a_lapse_id_of_exactly_the_item_id_column_imports(tmp_path):

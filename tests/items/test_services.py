@@ -11,7 +11,16 @@ import protocols
 from goldkey.lib.jsonio import MAX_ERRORS, ErrorLog, ImportFailed
 from items.models import Conversation, Evidence, GenerationReject, Item, ItemSet, Session, Turn
 from items.services import corpus_import_locomo, item_content, items_import_lapse, items_import_twist
-from tests.items.conftest import REJECTS, V0, V1, locomo_conversation, table_counts, twist_record, write_jsonl
+from tests.items.conftest import (
+    REJECTS,
+    V0,
+    V1,
+    assert_refused,
+    locomo_conversation,
+    table_counts,
+    twist_record,
+    write_jsonl,
+)
 
 
 def read_records(path) -> list[dict]:
@@ -139,17 +148,6 @@ def test_reimporting_the_released_files_changes_nothing(real_corpus):
 
 
 # --- bad input: each refused with FILE:LINE and the field, nothing written -------------------
-
-
-def assert_refused(call, *fragments: str) -> ImportFailed:
-    before = table_counts()
-    with pytest.raises(ImportFailed) as caught:
-        call()
-    assert table_counts() == before
-    text = "\n".join(caught.value.errors)
-    for fragment in fragments:
-        assert fragment in text, text
-    return caught.value
 
 
 def test_invalid_json_is_refused_with_its_line(small_corpus, twist_file):

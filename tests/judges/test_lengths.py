@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from goldkey.lib.jsonio import ImportFailed
 from items.models import Context, Item
 from judges.services import answer_external_id, items_import_judged, judged_release_import
-from tests.items.conftest import table_counts
+from tests.items.conftest import assert_refused, limit
 
 pytestmark = pytest.mark.django_db
 
@@ -25,24 +24,10 @@ def judged(question_id: str) -> dict:
             "hypothesis": "B", "label": "yes", "judge_model": "gpt-4o"}
 
 
-def refused(call, *fragments: str) -> None:
-    before = table_counts()
-    with pytest.raises(ImportFailed) as caught:
-        call()
-    assert table_counts() == before
-    text = "\n".join(caught.value.errors)
-    for fragment in fragments:
-        assert fragment in text, text
-
-
-def limit(model, field: str) -> int:
-    return model._meta.get_field(field).max_length
-
-
 def test_a_judged_answers_question_id_over_its_column_is_refused(tmp_path):
     n = min(limit(Context, "external_id"), limit(Item, "external_id"))
     path = lines(tmp_path / "judged.jsonl", [judged("q1"), judged("q" * (n + 1))])
-    refused(lambda: items_import_judged(path=path, item_set_name="s"),
+    assert_refused(lambda: items_import_judged(path=path, item_set_name="s"),
             f"judged.jsonl:2: field 'question_id': a text of {n + 1} characters (at most {n})")
 
 
@@ -69,7 +54,7 @@ def test_a_released_question_id_too_long_for_its_answers_ids_is_refused_at_the_a
     n = limit(Item, "external_id")
     room = n - (len(answer_external_id("", "r1")))  # the longest question id an answer's id has room for
     questions, runs = release(tmp_path, "q" * (room + 1))
-    refused(lambda: judged_release_import(questions=questions, runs=runs, item_set_name="s"),
+    assert_refused(lambda: judged_release_import(questions=questions, runs=runs, item_set_name="s"),
             f"r1.jsonl.eval-results-judge:2: field 'question_id': its answer's id (the question id and the run's digest) "
             f"is a text of {n + 1} characters (at most {n})")
 
@@ -77,7 +62,7 @@ def test_a_released_question_id_too_long_for_its_answers_ids_is_refused_at_the_a
 def test_a_released_question_id_over_the_context_column_is_refused_at_the_questions_line(tmp_path):
     n = limit(Context, "external_id")
     questions, runs = release(tmp_path, "q" * (n + 1))
-    refused(lambda: judged_release_import(questions=questions, runs=runs, item_set_name="s"),
+    assert_refused(lambda: judged_release_import(questions=questions, runs=runs, item_set_name="s"),
             f"questions.json:9: field 'question_id': a text of {n + 1} characters (at most {n})")
 
 
