@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from django.db.backends.base.operations import BaseDatabaseOperations
+
 from goldkey.lib.jsonio import (
     ErrorLog,
     ImportFailed,
@@ -48,6 +50,9 @@ REJECT_LIMITS = {
     "_dropped_by": column_length(GenerationReject, "dropped_by"),
 }
 LAPSE_LIMITS = {"gid": ITEM_ID_MAX, "battery_id": ITEM_ID_MAX}
+# A session's number is Session.number's: PostgreSQL's integer stops at 2**31 - 1 (SQLite's does not), as
+# Django's own range for the field says, read from the class so that parsing needs no connection.
+SESSION_NUMBER_MAX = BaseDatabaseOperations.integer_field_ranges["PositiveIntegerField"][1]
 
 
 def batch_of(external_id: str) -> str:
@@ -134,6 +139,9 @@ def parse_locomo_conversation(
             break
         key = f"session_{number}"
         turns_raw = data[key]
+        if number > SESSION_NUMBER_MAX:
+            log.add(doc.at(key), f"field '{key}': a session number past {SESSION_NUMBER_MAX:,}")
+            continue
         if not isinstance(turns_raw, list):
             log.add(doc.at(key), "must be a list of turns")
             continue

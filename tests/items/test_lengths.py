@@ -248,3 +248,19 @@ def test_a_lapse_id_of_exactly_the_item_id_column_imports(tmp_path):
     path = write_jsonl(tmp_path / "lapse.jsonl", [{"gid": "g" * n, "query": "q", "response": "r", "witness": "w"}])
     items_import_lapse(path=path, item_set_name="s")
     assert Item.objects.get().external_id == "g" * n
+
+
+def test_a_session_number_past_the_columns_integer_range_is_refused_and_at_its_end_imports(tmp_path):
+    from django.db.backends.base.operations import BaseDatabaseOperations
+
+    top = BaseDatabaseOperations.integer_field_ranges["PositiveIntegerField"][1]
+
+    def numbered(number: int) -> dict:
+        doc = {"speaker_a": "Ann", "speaker_b": "Bob", f"session_{number}_date_time": "1:05 pm on 3 May, 2023",
+               f"session_{number}": [{"speaker": "Ann", "dia_id": f"D{number}:1", "text": "hi"}]}
+        return doc
+
+    path = write_conversation(tmp_path / "over", "1.json", numbered(top + 1))
+    assert_refused(lambda: corpus_import_locomo(path=path), f"session_{top + 1}: field 'session_{top + 1}': a session number past {top:,}")
+    corpus_import_locomo(path=write_conversation(tmp_path / "end", "1.json", numbered(top)))
+    assert Session.objects.get().number == top
