@@ -28,17 +28,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "goldkey.settings")
 os.environ.setdefault("DJANGO_DEBUG", "0")
 
 
-def process_cpu_s(pid: int) -> float | None:
-    """User + system CPU seconds of a process on this machine (None when it is not readable here)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from common import process_tree_cpu_s  # noqa: E402
 
 
 def main() -> None:
@@ -99,7 +94,9 @@ def main() -> None:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
     profile = cProfile.Profile(time.process_time)  # CPU, not the wall time spent waiting for the database
-    cpu0, wall0, backend0 = time.process_time(), time.perf_counter(), process_cpu_s(backend)
+    # The backend's CPU, when PostgreSQL runs on this machine (its /proc entry is readable here).
+    local = Path(f"/proc/{backend}/stat").exists()
+    cpu0, wall0, backend0 = time.process_time(), time.perf_counter(), process_tree_cpu_s(backend)
     with connection.execute_wrapper(timed):
         if not args.no_profile:
             profile.enable()
@@ -107,7 +104,7 @@ def main() -> None:
             path = decide(path)
         profile.disable()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    backend_cpu = process_cpu_s(backend) - backend0 if backend0 is not None else None
+    backend_cpu = process_tree_cpu_s(backend) - backend0 if local else None
     n = args.decisions
     sql_wait = sum(t for _, t, _ in queries)
     print(f"{n} round trips ({'POST + GET' if args.two_requests else 'one POST answered with the next page'}), "
