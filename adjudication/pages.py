@@ -12,7 +12,7 @@ from django.utils.module_loading import import_string
 import protocols
 from adjudication import queue as q
 from adjudication import stored_queue
-from adjudication.models import DecisionRevision, QueueState
+from adjudication.models import DecisionRevision, QueueItem, QueueState
 from adjudication.selectors import (
     QueueEntry,
     campaign_data,
@@ -167,12 +167,14 @@ def _queue_panels(campaign: Campaign, spec, state: QueueState, counts: stored_qu
 
 
 def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
-              where: stored_queue.QueueFilter | None = None, state: QueueState | None = None) -> dict | None:
+              where: stored_queue.QueueFilter | None = None, state: QueueState | None = None,
+              stored: QueueItem | None = None) -> dict | None:
     """The side-by-side page of one item; its previous and next follow the queue under `where` (the
-    filter the adjudicator came from), its position is its place in the whole queue. `state`: the queue
-    state as this request already synced it (a decision's answer with the next item's page)."""
+    filter the adjudicator came from), its position is its place in the whole queue. `state` and
+    `stored`: the queue state as this request already synced it and the item's stored entry with its
+    item, as this request read them after that (a decision's answer with the next item's page)."""
     state = state or queue_sync(campaign=campaign)
-    stored = stored_queue.row(campaign, item_id, with_item=True)
+    stored = stored or stored_queue.row(campaign, item_id, with_item=True)
     if stored is None:
         return None
     item = excerpts_prefetched(stored.item)
@@ -243,9 +245,10 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
 
 
 def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None,
-                   state: QueueState | None = None) -> int | None:
-    """Where the adjudicator goes after deciding `after`: the next undecided queued item (passing `where`,
-    the filter they came from), or None. `state`: the queue state as this request already synced it."""
+                   state: QueueState | None = None) -> QueueItem | None:
+    """Where the adjudicator goes after deciding `after`: the next undecided queued item's stored entry,
+    with its item (passing `where`, the filter they came from), or None. `state`: the queue state as this
+    request already synced it."""
     state = state or queue_sync(campaign=campaign)
     if where and where.band:  # only where the queue page offers the band filter
         where = _allowed_filter(where, _bands_open(protocols.get(campaign.protocol), state, _counts(campaign, state)))

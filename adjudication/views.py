@@ -144,7 +144,7 @@ NEXT_PAGE_URL = "X-Goldkey-Url"
 def item_page(request, campaign, item_id: int):
     reveal = request.GET.get("reveal") == "1"
     where = _queue_filter(request, campaign)
-    errors, status, state = [], 200, None
+    errors, status, state, stored = [], 200, None, None
     if request.method == "POST":
         item = selectors.campaign_item(campaign, item_id)
         if item is None:
@@ -166,16 +166,16 @@ def item_page(request, campaign, item_id: int):
             # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
             # Once for this request (the next item's page reads it too), from the state the decision left.
             state = queue_sync(campaign=campaign, recorded=result.queue)
-            next_id = pages.next_undecided(campaign, after=item.id, where=where, state=state)
+            stored = pages.next_undecided(campaign, after=item.id, where=where, state=state)
             inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
-            if next_id is None:  # every item is decided: the queue page (the script goes there itself)
+            if stored is None:  # every item is decided: the queue page (the script goes there itself)
                 queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
                 return HttpResponse(status=204, headers={NEXT_PAGE_URL: queue_url}) if inline else redirect(queue_url)
-            next_url = f"{pages.item_link(campaign)}{next_id}/{pages.item_query(where, reveal=reveal)}"
+            next_url = f"{pages.item_link(campaign)}{stored.item_id}/{pages.item_query(where, reveal=reveal)}"
             if not inline:
                 return redirect(next_url)
-            item_id = next_id
-    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state)
+            item_id = stored.item_id
+    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state, stored=stored)
     if view is None:
         raise Http404("no such item in this campaign")
     context = {"campaign": campaign, "errors": errors, "reveal": reveal, "posted": request.POST if errors else None, **view}

@@ -8,7 +8,7 @@ through the first one. An author may see the rest. A page that shows many items 
 one of them is blind to the viewer.
 """
 
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 
 from annotation.models import Assignment, Campaign, Enrollment
 from goldkey import roles
@@ -28,16 +28,14 @@ def blind_items(user):
     return Assignment.objects.filter(enrollment__in=_blinding_enrollments(user)).values("item_id")
 
 
-def _blind_in(user, campaign_pk=None):
-    """Is `user` blind in a campaign (`campaign_pk`, or the outer query's row when None)? They are when
-    they annotate in it, not yet handed in, or when it holds an item they have open work on elsewhere.
-    The second is driven from the user's own open assignments (usually none), each probing the (item,
-    enrollment) index, rather than from the campaign's, which may be 200,000."""
-    own = campaign_pk if campaign_pk is not None else OuterRef("pk")
-    other = campaign_pk if campaign_pk is not None else OuterRef(OuterRef("pk"))
-    return Exists(_blinding_enrollments(user).filter(campaign_id=own)) | Exists(
+def _blind_in(user, campaign_pk: int):
+    """Is `user` blind in a campaign? They are when they annotate in it, not yet handed in, or when it
+    holds an item they have open work on elsewhere. The second is driven from the user's own open
+    assignments (usually none), each probing the (item, enrollment) index, rather than from the
+    campaign's, which may be 200,000."""
+    return Exists(_blinding_enrollments(user).filter(campaign_id=campaign_pk)) | Exists(
         Assignment.objects.filter(enrollment__in=_blinding_enrollments(user)).filter(
-            Exists(Assignment.objects.filter(item_id=OuterRef("item_id"), enrollment__campaign_id=other))
+            Exists(Assignment.objects.filter(item_id=OuterRef("item_id"), enrollment__campaign_id=campaign_pk))
         )
     )
 
@@ -46,7 +44,7 @@ def can_view_unblinded(user, campaign: Campaign) -> bool:
     if not roles.is_author(user):
         return False
     blind = getattr(campaign, "blind_for", None)
-    if blind is not None and blind[0] == user.pk:  # read with the campaign (get_unblinded_campaign)
+    if blind is not None and blind[0] == user.pk:  # known with the campaign (get_campaign's blind_for)
         return not blind[1]
     return not Campaign.objects.filter(pk=campaign.pk).filter(_blind_in(user, campaign.pk)).exists()
 
@@ -84,13 +82,17 @@ def get_campaign(slug: str, *, blind_for=None) -> Campaign:
     in the same query (for can_view_unblinded: one query less on every unblinded page)."""
     rows = Campaign.objects.filter(slug=slug).select_related("item_set__track__benchmark")
     if blind_for is not None and blind_for.is_authenticated:
-        rows = rows.annotate(user_blind=ExpressionWrapper(_blind_in(blind_for), output_field=BooleanField()))
+        # Only whether the user has open work at all: without it they are blind nowhere (_blind_in starts
+        # from that work), which is an author's usual case, and this subquery takes a quarter of the time
+        # to build that _blind_in's nested ones take (~0.5 ms against ~1.8 ms, every unblinded page).
+        # With open work, can_view_unblinded asks _blind_in itself.
+        rows = rows.annotate(user_has_open_work=Exists(_blinding_enrollments(blind_for)))
     campaign = rows.first()
     if campaign is None:
         known = ", ".join(Campaign.objects.order_by("slug").values_list("slug", flat=True)[:20]) or "none"
         raise NotFound(f"no campaign '{slug}'", operator_hint=f"campaigns: {known}")
-    if hasattr(campaign, "user_blind"):
-        campaign.blind_for = (blind_for.pk, campaign.user_blind)
+    if getattr(campaign, "user_has_open_work", None) is False:
+        campaign.blind_for = (blind_for.pk, False)
     return campaign
 
 

@@ -1,14 +1,18 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.access import (
     can_view_unblinded,
     get_assignment_for_user,
     get_enrollment_for_user,
+    get_unblinded_campaign,
     require_unblinded,
 )
 from annotation.services import campaign_create, enrollment_submit
+from goldkey import roles
 from goldkey.errors import NotAllowed, NotFound
-from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of
+from tests.annotation.conftest import answer_all_phase1, answer_all_phase2, enrollment_of, make_lapse_items
 
 
 @pytest.fixture
@@ -32,6 +36,26 @@ def test_author_who_annotates_cannot_open_unblinded_material_until_submitted(aut
 
 def test_author_who_does_not_annotate_may_open_unblinded_material(twist_campaign, author):
     assert can_view_unblinded(author, twist_campaign)
+
+
+def test_an_author_without_open_work_gets_the_unblinded_campaign_in_one_query(twist_campaign, author):
+    assert roles.is_author(author)  # the roles read once a request, before the campaign
+    with CaptureQueriesContext(connection) as queries:
+        assert get_unblinded_campaign(author, twist_campaign.slug) == twist_campaign
+    assert len(queries) == 1, [q["sql"] for q in queries.captured_queries]
+
+
+def test_an_author_with_open_work_elsewhere_is_asked_the_whole_rule(twist_campaign, author, annotator_b):
+    """Open work on other items leaves the campaign open to them (a second query asks which items); open
+    work on its own items closes it, whichever campaign holds that work."""
+    campaign_create(slug="lp-auth", item_set=make_lapse_items(3), annotators=[author, annotator_b], seed=1)
+    assert roles.is_author(author)
+    with CaptureQueriesContext(connection) as queries:
+        assert get_unblinded_campaign(author, twist_campaign.slug) == twist_campaign
+    assert len(queries) == 2
+    campaign_create(slug="tw-auth", item_set=twist_campaign.item_set, annotators=[author, annotator_b], seed=2)
+    with pytest.raises(NotFound, match="submitted your own annotation"):
+        get_unblinded_campaign(author, twist_campaign.slug)
 
 
 def test_annotators_and_outsiders_never_open_unblinded_material(twist_campaign, annotator_a, outsider):
