@@ -378,6 +378,31 @@ def _twist_fingerprint(item: ParsedTwistItem, history: int | None) -> tuple:
     )
 
 
+def _history(item: ParsedTwistItem, conversations: dict, conv_turn_counts: dict) -> int:
+    """The turns before the draft: as the file gives it, else the whole conversation."""
+    if item.history_turns is not None:
+        return item.history_turns
+    return conv_turn_counts[conversations[item.conversation].id]
+
+
+def _item_rows(parsed: list[ParsedTwistItem], item_set: ItemSet, conversations: dict, conv_turn_counts: dict,
+               log: ErrorLog, source: str):
+    """The new items' rows, one at a time; an item whose content the schema refuses is logged and left out."""
+    now = _now()
+    for item in parsed:
+        content = item_content(spec=twist_b.SPEC, where=f"{source}:{item.line}", log=log, values={
+            "recipient": item.recipient, "draft": item.draft, "contradicted_quote": item.contradicted_quote,
+            "rationale": item.rationale, "history_turns": _history(item, conversations, conv_turn_counts),
+        })
+        if content is None:
+            continue
+        yield _item_row(
+            item_set_id=item_set.id, kind=TWIST_KIND, external_id=item.external_id,
+            conversation_id=conversations[item.conversation].id, gold_label=item.gold_type, family=item.family,
+            content=content, batch=batch_of(item.external_id), created_at=now,
+        )
+
+
 def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations: dict, turns: dict):
     for source in parsed:
         item_id = item_ids[source.external_id]
@@ -487,39 +512,26 @@ def items_import_twist(
             ):
                 existing_evidence.setdefault(item_id, []).append(dia_id)
         new_parsed: list[ParsedTwistItem] = []
-        new_rows: list[tuple] = []
         changed = ErrorLog()
-        now = _now()
         defaults = twist_b.SPEC.content_defaults()
         for item in parsed:
-            conversation = conversations[item.conversation]
-            history = item.history_turns if item.history_turns is not None else conv_turn_counts[conversation.id]
             old = existing.get(item.external_id)
-            if old is not None:
-                content = defaults | old["content"]
-                old_print = (
-                    old["conversation__external_id"], content["recipient"], content["draft"], old["gold_label"],
-                    old["family"], content["contradicted_quote"], content["rationale"], content["history_turns"],
-                    tuple(existing_evidence.get(old["id"], [])),
-                )
-                if old_print != _twist_fingerprint(item, history):
-                    changed.add(
-                        f"{path.name}:{item.line}",
-                        f"item '{item.external_id}' is already in '{item_set.name}' with different content "
-                        "(corrections to imported items go through errata)",
-                    )
-                report.unchanged += 1
+            if old is None:
+                new_parsed.append(item)
                 continue
-            content = item_content(spec=twist_b.SPEC, where=f"{path.name}:{item.line}", log=changed, values={
-                "recipient": item.recipient, "draft": item.draft, "contradicted_quote": item.contradicted_quote,
-                "rationale": item.rationale, "history_turns": history,
-            })
-            new_parsed.append(item)
-            new_rows.append(_item_row(
-                item_set_id=item_set.id, kind=TWIST_KIND, external_id=item.external_id, conversation_id=conversation.id,
-                gold_label=item.gold_type, family=item.family, content=content, batch=batch_of(item.external_id),
-                created_at=now,
-            ))
+            content = defaults | old["content"]
+            old_print = (
+                old["conversation__external_id"], content["recipient"], content["draft"], old["gold_label"],
+                old["family"], content["contradicted_quote"], content["rationale"], content["history_turns"],
+                tuple(existing_evidence.get(old["id"], [])),
+            )
+            if old_print != _twist_fingerprint(item, _history(item, conversations, conv_turn_counts)):
+                changed.add(
+                    f"{path.name}:{item.line}",
+                    f"item '{item.external_id}' is already in '{item_set.name}' with different content "
+                    "(corrections to imported items go through errata)",
+                )
+            report.unchanged += 1
         fresh_rejects: list[ParsedReject] = []
         if rejects:
             known = {
@@ -538,11 +550,14 @@ def items_import_twist(
                         f"reject '{r.external_id}' is already kept with '{item_set.name}' with different content",
                     )
         changed.raise_if_any()
-        if new_rows:
-            bulk_insert(Item, new_rows)
+        if new_parsed:
+            # The rows are made while they are written (bulk_insert streams them on PostgreSQL); a content
+            # problem is logged as it is met and raised once every row was seen, which rolls the import back.
+            bulk_insert(Item, _item_rows(new_parsed, item_set, conversations, conv_turn_counts, changed, path.name))
+            changed.raise_if_any()
             ids = _item_ids(item_set)
             bulk_insert(Evidence, _evidence_rows(new_parsed, ids, conversations, turns))
-        report.created = len(new_rows)
+        report.created = len(new_parsed)
         if fresh_rejects:
             GenerationReject.objects.bulk_create(
                 GenerationReject(

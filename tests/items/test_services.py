@@ -513,3 +513,27 @@ def test_item_content_that_does_not_fit_is_logged_naming_the_field():
     values = protocols.for_kind("twist").content_defaults() | {"history_turns": "many"}
     assert item_content(spec=protocols.for_kind("twist"), values=values, where="f.jsonl:7", log=log) is None
     assert log.errors and log.errors[0].startswith("f.jsonl:7: field 'history_turns'")
+
+
+def test_a_content_problem_met_while_the_items_are_written_refuses_the_import_naming_it_and_writes_nothing(
+    small_corpus, twist_file, monkeypatch
+):
+    import items.services
+
+    # The parser's checks leave the content schema nothing to refuse in a real file, so one item's content is
+    # made to fail it: the 2,500th of 3,000, met while the items before it are already on their way (streamed
+    # on PostgreSQL).
+    plain = items.services.item_content
+
+    def refusing_one(*, spec, values, where, log):
+        if where.endswith(":2500"):
+            log.add(where, "field 'draft': refused for the test")
+            return None
+        return plain(spec=spec, values=values, where=where, log=log)
+
+    monkeypatch.setattr(items.services, "item_content", refusing_one)
+    path = twist_file([twist_record(n) for n in range(1, 3001)])
+    refused = assert_refused(lambda: items_import_twist(path=path, item_set_name="s"),
+                             "track_b_test.jsonl:2500: field 'draft': refused for the test")
+    assert len(refused.errors) == 1
+    assert not ItemSet.objects.filter(name="s").exists()

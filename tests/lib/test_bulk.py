@@ -157,7 +157,7 @@ def test_a_query_in_the_block_of_a_bulk_insert_is_refused_and_nothing_is_written
 
     item_set = item_set_get_or_create(name="bulk", kind="lapse")
     row = _row(item_set, "q")
-    with pytest.raises(QueryInFlight, match="no query may run inside bulk_inserting_columns"):
+    with pytest.raises(QueryInFlight, match="no query may run while a bulk insert writes its rows"):
         with bulk_inserting_columns(Item, {name: [value] for name, value in row.items()}):
             Item.objects.count()  # on PostgreSQL the connection is inside the COPY: this would hang
     assert not Item.objects.filter(item_set=item_set).exists()  # and the connection works again
@@ -187,4 +187,38 @@ def test_a_row_the_database_refuses_is_reported_when_the_block_ends_after_the_bl
         with bulk_inserting_columns(Item, {name: [row[name] for row in rows] for name in rows[0]}):
             ran.append(True)
     assert ran == [True] or connection.vendor == "sqlite"  # SQLite refuses the rows before the block
+    assert not Item.objects.filter(item_set=item_set).exists()
+
+
+def _rows_then_failure(item_set, good: int):
+    """`good` rows (more than one COPY buffer on PostgreSQL, so some are sent), then a row missing a column."""
+    for n in range(good):
+        yield _row(item_set, f"s{n:05d}")
+    bad = _row(item_set, "bad")
+    del bad["content"]
+    yield bad
+
+
+def test_a_row_refused_after_thousands_were_streamed_leaves_the_table_untouched_and_the_connection_usable():
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+    with pytest.raises(BulkRowError, match=r"row 5001: missing \['content'\]"):
+        bulk_insert(Item, _rows_then_failure(item_set, 5000))
+    assert not Item.objects.filter(item_set=item_set).exists()
+    assert bulk_insert(Item, (_row(item_set, f"ok{n}") for n in range(3))) == 3
+
+
+def test_the_rows_of_a_bulk_insert_are_made_while_it_writes_on_postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite takes every row before its first statement")
+    from goldkey.lib.bulk import QueryInFlight
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+
+    def rows():
+        yield _row(item_set, "first")
+        Item.objects.count()  # the connection is inside the COPY: refused, not hung
+        yield _row(item_set, "second")
+
+    with pytest.raises(QueryInFlight, match="no query may run while a bulk insert writes its rows"):
+        bulk_insert(Item, rows())
     assert not Item.objects.filter(item_set=item_set).exists()
