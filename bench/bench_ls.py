@@ -17,8 +17,8 @@ released files; Label Studio gets the same items as one JSON task file, each tas
 fields and its cited turns (speaker, dia_id, text), with a labeling config showing the draft and the turns.
 
 Timed in alternating pairs (which tool goes first changes every pair), each pair printed as it ends:
-  - import, whole, validated: Goldkey's `manage.py import_locomo` + `manage.py import_twist` as processes
-    into an empty database, against Label Studio's import API (POST the task file to a new project;
+  - import, whole, validated: Goldkey's `manage.py import_twist FILE --conversations DIR` (the conversations
+    and the items, one process, one transaction) into an empty database, against Label Studio's import API (POST the task file to a new project;
     synchronous in its Community edition), HTTP included;
   - next item over HTTP, a new connection per request (REQUESTS of them, p50/p95): Goldkey's Resume
     (GET /annotate/<campaign>/, 302) and the item page it names, against Label Studio's
@@ -259,8 +259,8 @@ def import_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
         times = {}
         for tool in ((first, "Label Studio" if first == "Goldkey" else "Goldkey")):
             if tool == "Goldkey":
-                times["goldkey_s"] = (gk_command(scratch, "import_locomo", str(files["locomo"]))
-                                      + gk_command(scratch, "import_twist", str(files["jsonl"]), "--item-set", "bench"))
+                times["goldkey_s"] = gk_command(scratch, "import_twist", str(files["jsonl"]), "--item-set", "bench",
+                                                "--conversations", str(files["locomo"]))
             else:
                 start = time.perf_counter()
                 answer = ls.import_file(project, files["tasks"])

@@ -1,9 +1,9 @@
-"""Import benchmark: N synthetic TWIST Track B items imported as a user imports them, command by command.
+"""Import benchmark: N synthetic TWIST Track B items imported as a user imports them, as a process.
 
 Generates, in the released file formats, CONVERSATIONS LoCoMo conversation files (a folder of
 `<n>.json`, TURNS turns each in 20-odd dated sessions) and one Track B JSONL of N items, each citing 1-3
-real turns of its recipient (the real Track B shape), then imports both as processes — `manage.py
-import_locomo DIR` and `manage.py import_twist FILE` — into an empty item store, RUNS times: the whole
+real turns of its recipient (the real Track B shape), then imports both in one process — `manage.py
+import_twist FILE --conversations DIR` — into an empty item store, RUNS times: the whole
 command, start-up included, with full validation (every field, every type, duplicate ids, unknown
 conversations, evidence ids resolved against the stored turns, recipient a participant) in one
 transaction. Then a re-import of the same file (every item found unchanged), and on PostgreSQL the floor
@@ -16,8 +16,8 @@ keys checked. Prints each run, p50/p95 where there are several, the load average
     .venv/bin/python bench/import_bench.py --items 20000 --conversations 20 --turns 400 --runs 1 --json
 
 It runs in a throw-away database (bench/scratch.py: a SQLite file, or `test_<name>` on the PostgreSQL
-server DATABASE_URL names), never the project's own. `--profile PREFIX` writes cProfile files of the
-last run's two commands.
+server DATABASE_URL names), never the project's own. `--profile PREFIX` writes a cProfile file of the
+last run's command.
 """
 
 import argparse
@@ -207,7 +207,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=600)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--runs", type=int, default=3, help="imports into an empty item store, each timed")
-    parser.add_argument("--profile", metavar="PREFIX", help="also write cProfile files of the last run's commands")
+    parser.add_argument("--profile", metavar="PREFIX", help="also write a cProfile file of the last run's command")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else print
@@ -225,15 +225,13 @@ def main() -> None:
         for n in range(args.runs):
             items_emptied()
             profiled = args.profile and n == args.runs - 1
-            run = {}
-            for name, argv in (("import_locomo", ["import_locomo", str(locomo)]),
-                               ("import_twist", ["import_twist", str(jsonl), "--item-set", "bench"])):
-                run[name] = command(scratch, *argv, profile=f"{args.profile}-{name}.prof" if profiled else None)
-            run["whole_s"] = round(run["import_locomo"]["wall_s"] + run["import_twist"]["wall_s"], 3)
+            run = {"import_twist": command(scratch, "import_twist", str(jsonl), "--item-set", "bench",
+                                           "--conversations", str(locomo),
+                                           profile=f"{args.profile}-import_twist.prof" if profiled else None)}
+            run["whole_s"] = run["import_twist"]["wall_s"]
             runs.append(run)
-            say(f"  run {n + 1}: import_locomo {run['import_locomo']['wall_s']:.2f} s + import_twist "
-                f"{run['import_twist']['wall_s']:.2f} s = {run['whole_s']:.2f} s whole (CPU of the processes "
-                f"{run['import_locomo']['cpu_s']:.2f} + {run['import_twist']['cpu_s']:.2f} s; load {load()})")
+            say(f"  run {n + 1}: import_twist --conversations {run['whole_s']:.2f} s whole (CPU of the process "
+                f"{run['import_twist']['cpu_s']:.2f} s; load {load()})")
         again = command(scratch, "import_twist", str(jsonl), "--item-set", "bench")
         from items.models import Evidence, Item
 
@@ -255,7 +253,7 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     print(latency_line("command start-up (import_twist --help)", figures["command_startup"]))
-    print(f"  whole import (import_locomo + import_twist as processes): p50 {figures['whole_p50_s']:.2f} s, "
+    print(f"  whole import (import_twist --conversations, a process): p50 {figures['whole_p50_s']:.2f} s, "
           f"max {figures['whole_max_s']:.2f} s over {args.runs} runs")
     print(f"  re-import, every item unchanged: {again['wall_s']:.2f} s (CPU {again['cpu_s']:.2f} s)")
     if below:

@@ -581,6 +581,38 @@ def items_import_twist(
     return _atomic_import(dry_run, write)
 
 
+@dataclass
+class ReleaseImportReport:
+    conversations: ImportReport
+    items: ImportReport
+    dry_run: bool = False
+
+    def as_dict(self) -> dict:
+        return self.items.as_dict() | {
+            "dry_run": self.dry_run,
+            "conversations": {"created": self.conversations.created, "unchanged": self.conversations.unchanged},
+        }
+
+
+def release_import_twist(
+    *, path: Path, conversations_path: Path, item_set_name: str, rejects_path: Path | None = None,
+    license: str = "", dry_run: bool = False,
+) -> ReleaseImportReport:
+    """The LoCoMo conversations (`conversations_path`, as `corpus_import_locomo` reads it, under LoCoMo's licence)
+    and the Track B items citing them (as `items_import_twist`), in one transaction: both written, or neither
+    (an item file refused leaves the conversations unwritten too). One process instead of two saves a
+    command's start-up, most of a second of a 100,000-item import."""
+
+    def write() -> ReleaseImportReport:
+        conversations = corpus_import_locomo(path=conversations_path)
+        items = items_import_twist(
+            path=path, item_set_name=item_set_name, rejects_path=rejects_path, license=license,
+        )
+        return ReleaseImportReport(conversations=conversations, items=items)
+
+    return _atomic_import(dry_run, write)
+
+
 # ---------------------------------------------------------------------------------------------
 # Lapse
 

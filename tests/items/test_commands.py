@@ -135,3 +135,39 @@ def test_a_missing_path_is_refused_naming_it(tmp_path):
 def test_a_single_conversation_file_imports_as_its_numbered_conversation(locomo_dir):
     assert run("import_locomo", str(locomo_dir / "2.json")).startswith("Imported 1 conversation(s)")
     assert list(Conversation.objects.values_list("external_id", "speaker_a")) == [("conv-2", "Cy")]
+
+
+def test_import_twist_with_conversations_imports_both_in_one_command(db, locomo_dir, twist_file):
+    path = twist_file([twist_record(1), twist_record(2, conv="conv-2", speaker="Cy")])
+    text = run("import_twist", str(path), "--item-set", "s", "--conversations", str(locomo_dir))
+    assert text == "Imported 2 item(s) into 's'; 0 already present. Conversations: 2 new, 0 already present.\n"
+    assert sorted(Conversation.objects.values_list("external_id", flat=True)) == ["conv-1", "conv-2"]
+    assert sorted(Item.objects.values_list("external_id", "conversation__external_id")) == [
+        ("conv-1:v1b1", "conv-1"), ("conv-2:v1b2", "conv-2")]
+    again = json.loads(run("import_twist", str(path), "--item-set", "s", "--conversations", str(locomo_dir), "--json"))
+    assert (again["created"], again["unchanged"], again["conversations"]) == (0, 2, {"created": 0, "unchanged": 2})
+
+
+def test_import_twist_with_conversations_dry_run_writes_neither(db, locomo_dir, twist_file):
+    before = table_counts()
+    result = json.loads(run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "s",
+                            "--conversations", str(locomo_dir), "--dry-run", "--json"))
+    assert (result["created"], result["dry_run"], result["conversations"]) == (1, True, {"created": 2, "unchanged": 0})
+    assert table_counts() == before
+
+
+def test_a_refused_item_file_leaves_the_conversations_given_with_it_unwritten(db, locomo_dir, twist_file):
+    path = twist_file([twist_record(1), twist_record(2, speaker="Zed")])
+    before = table_counts()
+    with pytest.raises(CommandError, match="track_b_test.jsonl:2: field 'speaker': 'Zed' is not a participant of conv-1"):
+        run("import_twist", str(path), "--conversations", str(locomo_dir))
+    assert table_counts() == before
+    assert not Conversation.objects.exists()
+
+
+def test_a_refused_conversation_file_leaves_the_items_given_with_it_unwritten(db, locomo_dir, twist_file):
+    (locomo_dir / "2.json").write_text('{"speaker_a": "Cy"', encoding="utf-8")
+    before = table_counts()
+    with pytest.raises(CommandError, match="2.json:1"):
+        run("import_twist", str(twist_file([twist_record(1)])), "--conversations", str(locomo_dir))
+    assert table_counts() == before
