@@ -412,20 +412,13 @@ def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations:
                    "position": position}
 
 
-@dataclass
-class TwistFile:
-    """A Track B file (and its rejects file) as read, before anything is looked up: its problems are in `log`."""
-
-    path: Path
-    parsed: list[ParsedTwistItem]
-    records: dict[int, dict]
-    carries_quotes: bool
-    rejects: list[ParsedReject]
-    log: ErrorLog
-
-
-def twist_file_read(*, path: Path, rejects_path: Path | None = None) -> TwistFile:
-    """Parse and check a Track B file on its own (pure: no database), every problem logged."""
+@collector_paused()  # 100,000 records, parsed items and rows: see collector_paused
+def items_import_twist(
+    *, path: Path, item_set_name: str, rejects_path: Path | None = None, license: str = "", dry_run: bool = False
+) -> ImportReport:
+    """Track B JSONL, v1 schema or v0 pilot schema (no family, quote or history length), into an item set
+    recorded under `license` (default: the TWIST benchmark's)."""
+    license = license_checked(license)
     path = Path(path)
     log = ErrorLog()
     parsed: list[ParsedTwistItem] = []
@@ -460,25 +453,6 @@ def twist_file_read(*, path: Path, rejects_path: Path | None = None) -> TwistFil
                 continue
             reject_seen.add(reject.external_id)
             rejects.append(reject)
-    return TwistFile(path, parsed, records, carries_quotes, rejects, log)
-
-
-@collector_paused()  # 100,000 records, parsed items and rows: see collector_paused
-def items_import_twist(
-    *, path: Path, item_set_name: str, rejects_path: Path | None = None, license: str = "", dry_run: bool = False
-) -> ImportReport:
-    """Track B JSONL, v1 schema or v0 pilot schema (no family, quote or history length), into an item set
-    recorded under `license` (default: the TWIST benchmark's)."""
-    license = license_checked(license)
-    return _twist_import(twist_file_read(path=path, rejects_path=rejects_path), item_set_name=item_set_name,
-                         license=license, dry_run=dry_run)
-
-
-def _twist_import(read: TwistFile, *, item_set_name: str, license: str, dry_run: bool) -> ImportReport:
-    """The file read, checked against the stored conversations and item set, then written."""
-    path, parsed, records, carries_quotes, rejects, log = (
-        read.path, read.parsed, read.records, read.carries_quotes, read.rejects, read.log
-    )
     conversations, turns = _turn_index({p.conversation for p in parsed})
     conv_turn_counts: dict[int, int] = {}
     for conv_id, _ in turns:
