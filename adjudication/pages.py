@@ -245,14 +245,14 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
 
 
 def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None,
-                   state: QueueState | None = None) -> QueueItem | None:
+                   state: QueueState | None = None, after_key: int | None = None) -> QueueItem | None:
     """Where the adjudicator goes after deciding `after`: the next undecided queued item's stored entry,
     with its item (passing `where`, the filter they came from), or None. `state`: the queue state as this
-    request already synced it."""
+    request already synced it; `after_key`: `after`'s sort_key, as the decision read it (DecisionResult)."""
     state = state or queue_sync(campaign=campaign)
     if where and where.band:  # only where the queue page offers the band filter
         where = _allowed_filter(where, _bands_open(protocols.get(campaign.protocol), state, _counts(campaign, state)))
-    return stored_queue.next_undecided(campaign, after=after, where=where)
+    return stored_queue.next_undecided(campaign, after=after, where=where, after_key=after_key)
 
 
 def _unqueued_entry(data, item_id: int) -> QueueEntry:

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q, Subquery
-from django.db.models.functions import JSONObject
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 import protocols
@@ -33,6 +32,9 @@ class DecisionResult:
     # The campaign's queue state as the decision's transaction left it, when that left nothing for a sync to
     # apply (queue_decision_recorded): what the request's next queue_sync returns instead of reading it again.
     queue: QueueState | None = None
+    # The decided item's place in the queue order (its stored entry's sort_key, read by the decision), when it
+    # is queued: where the next undecided item is sought from (stored_queue.next_undecided's `after_key`).
+    sort_key: int | None = None
 
 
 # A decision's note is held to the same limit as an annotator's (protocols.base.MAX_NOTE_CHARS): it is
@@ -108,8 +110,8 @@ def decision_save(
         )
         # A decision leaves the queue's reasons as they are; it makes the item decided and changes the
         # figures on the queue page.
-        state = queue_decision_recorded(campaign=campaign, decision=decision)
-    return DecisionResult(decision, True, state)
+        state, sort_key = queue_decision_recorded(campaign=campaign, decision=decision)
+    return DecisionResult(decision, True, state, sort_key)
 
 
 def _items_by_id(campaign: Campaign) -> dict[str, Item]:
@@ -347,15 +349,31 @@ def _pending(campaign: Campaign, state: QueueState, now: datetime) -> bool:
     return False
 
 
-def _state_with_newest(campaign: Campaign, *, lock: bool = False, **also) -> QueueState | None:
-    """The campaign's queue state with the newest id of each table its marks follow, in one query (the
-    newest id is the primary key index's last entry): when none is above its mark, nothing changed.
-    `also`: more annotations read with it."""
-    rows = QueueState.objects.select_for_update() if lock else QueueState.objects
-    newest = {name: Subquery(model.objects.order_by("-id").values("id")[:1])
-              for name, model in (("newest_vote", CouncilVote), ("newest_revision", AnswerRevision),
-                                  ("newest_decision", Decision))}
-    return rows.filter(campaign=campaign).annotate(**newest, **also).first()
+def _state_with_newest(campaign: Campaign, *, lock: bool = False, entry_of: int | None = None) -> QueueState | None:
+    """The campaign's queue state with the newest id of each table its marks follow (`newest_vote`,
+    `newest_revision`, `newest_decision`: each the last entry of a primary-key index), in one query: when
+    none is above its mark, nothing changed. `entry_of`: an item whose stored entry is read with it, as
+    `entry_id`, `entry_queued`, `entry_blocking`, `entry_decided` and `entry_sort_key` (None when it has
+    none). `lock`: the state row stays locked until the transaction ends.
+
+    Written out in SQL rather than built from querysets: every adjudication page and every decision reads
+    it, and Django spent 1.1 ms of CPU building it with its three subqueries, 2.2 ms with the entry's (a
+    tenth of a decision answered with the next page), where this statement costs ~0.1 ms."""
+    table = {model: connection.ops.quote_name(model._meta.db_table)
+             for model in (QueueState, QueueItem, CouncilVote, AnswerRevision, Decision)}
+    sql = (
+        f"SELECT state.*, (SELECT MAX(id) FROM {table[CouncilVote]}) AS newest_vote,"
+        f" (SELECT MAX(id) FROM {table[AnswerRevision]}) AS newest_revision,"
+        f" (SELECT MAX(id) FROM {table[Decision]}) AS newest_decision,"
+        " entry.id AS entry_id, entry.queued AS entry_queued, entry.blocking AS entry_blocking,"
+        " entry.decided AS entry_decided, entry.sort_key AS entry_sort_key"
+        f" FROM {table[QueueState]} state LEFT JOIN {table[QueueItem]} entry"
+        " ON entry.campaign_id = state.campaign_id AND entry.item_id = %s"  # no entry for NULL
+        " WHERE state.campaign_id = %s"
+    )
+    if lock and connection.features.has_select_for_update:  # SQLite has one writer at a time: no row locks
+        sql += " FOR UPDATE OF state"
+    return next(iter(QueueState.objects.raw(sql, [entry_of, campaign.pk])), None)
 
 
 def _nothing_above(state: QueueState) -> bool:
@@ -477,31 +495,27 @@ def queue_sync(*, campaign: Campaign, recorded: QueueState | None = None) -> Que
     return state
 
 
-def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> QueueState | None:
+def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> tuple[QueueState | None, int | None]:
     """A decision was saved (in the caller's transaction): its item is decided, the cached decision
     counts move with it (when they were current), the queue page's figures are out of date, and a new
     decision row is taken as applied, as a sync would take it, so the next read of the queue has nothing
     to do. (A sync would find the new decision too; this keeps the stored queue exact at commit on the
     service path, and marks a changed decision, which makes no new row.) Returns the state it left when
     that leaves a sync nothing to apply — no vote or answer above its mark, and every decision row above
-    the mark read here and found applied — for the sync the request makes next (queue_sync's `recorded`);
-    else None."""
+    the mark read here and found applied — for the sync the request makes next (queue_sync's `recorded`),
+    else None; and the item's sort_key when it is queued (DecisionResult.sort_key), else None."""
     # Locked: a sync applying rows, or another decision, reads and writes the same marks and counts. The
-    # item's stored entry is read with it (in its unique index), as one subquery giving an object: a
-    # subquery per field took longer to build than the query took to run.
-    # With the newest ids (_state_with_newest), so that the state it leaves tells a sync right after
-    # whether anything is left to apply.
-    entry = QueueItem.objects.filter(campaign=campaign, item_id=decision.item_id).values(
-        fields=JSONObject(pk="pk", queued="queued", blocking="blocking", decided="decided"))
-    state = _state_with_newest(campaign, lock=True, entry=Subquery(entry))
+    # item's stored entry is read with it, and the newest ids (_state_with_newest), so that the state it
+    # leaves tells a sync right after whether anything is left to apply.
+    state = _state_with_newest(campaign, lock=True, entry_of=decision.item_id)
     if state is None:  # no stored queue yet: its build reads every decision
-        return None
+        return None, None
     counts_current = state.counts_version == state.version
-    if state.entry is not None and not state.entry["decided"]:
-        QueueItem.objects.filter(pk=state.entry["pk"]).update(decided=True)
-        if state.entry["queued"] and counts_current:
+    if state.entry_id is not None and not state.entry_decided:
+        QueueItem.objects.filter(pk=state.entry_id).update(decided=True)
+        if state.entry_queued and counts_current:
             state.n_decided += 1
-            state.n_undecided -= int(state.entry["blocking"])
+            state.n_undecided -= int(state.entry_blocking)
     # Nothing above the mark (a changed decision, which makes no new row, with none written since).
     decisions_applied = (state.newest_decision or 0) <= state.decisions_mark
     if decision.pk > state.decisions_mark and len(state.decisions_seen) < SEEN_LIMIT:  # a new row
@@ -528,7 +542,8 @@ def queue_decision_recorded(*, campaign: Campaign, decision: Decision) -> QueueS
     state.save(update_fields=["n_decided", "n_undecided", "decisions_mark", "decisions_seen", "version", "counts_version"])
     others_applied = (state.newest_vote or 0) <= state.votes_mark and (
         state.answers_final or (state.newest_revision or 0) <= state.answers_mark)
-    return state if decisions_applied and others_applied else None
+    sort_key = state.entry_sort_key if state.entry_queued else None
+    return (state if decisions_applied and others_applied else None), sort_key
 
 
 def queue_page_cache_store(*, state: QueueState, counts: tuple[int, int] | None = None, figures: dict | None = None) -> None:

@@ -117,16 +117,18 @@ def neighbours(campaign: Campaign, entry: QueueItem, where: QueueFilter | None =
     return before.first(), after.first()
 
 
-def next_undecided(campaign: Campaign, *, after: int, where: QueueFilter | None = None) -> QueueItem | None:
+def next_undecided(campaign: Campaign, *, after: int, where: QueueFilter | None = None,
+                   after_key: int | None = None) -> QueueItem | None:
     """The stored entry of the next queued item without a decision (passing `where`), in queue order after
     item `after` (wrapping round), with the item read in the same query (its page is what follows a
-    decision: one query less than finding it and then reading it, as `row` does)."""
+    decision: one query less than finding it and then reading it, as `row` does). `after_key`: `after`'s
+    sort_key when the caller has read its queued entry (a decision has), else it is read in the query."""
     undecided = _queued(campaign).filter(decided=False)
     if where:
         undecided = where.apply(undecided)
     undecided = undecided.exclude(item_id=after).order_by("sort_key").select_related("item")
     # One seek from `after`'s place in the order (no row when it is not queued: the comparison with
     # NULL finds nothing), then from the start when nothing undecided follows it.
-    current = _queued(campaign).filter(item_id=after).values("sort_key")
-    found = undecided.filter(sort_key__gt=Subquery(current)).first()
+    current = after_key if after_key is not None else Subquery(_queued(campaign).filter(item_id=after).values("sort_key"))
+    found = undecided.filter(sort_key__gt=current).first()
     return found if found is not None else undecided.first()

@@ -166,7 +166,7 @@ def item_page(request, campaign, item_id: int):
             # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
             # Once for this request (the next item's page reads it too), from the state the decision left.
             state = queue_sync(campaign=campaign, recorded=result.queue)
-            stored = pages.next_undecided(campaign, after=item.id, where=where, state=state)
+            stored = pages.next_undecided(campaign, after=item.id, where=where, state=state, after_key=result.sort_key)
             inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
             if stored is None:  # every item is decided: the queue page (the script goes there itself)
                 queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
