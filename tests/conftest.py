@@ -63,6 +63,16 @@ def pytest_runtest_setup(item):
         require_programs(*marker.args)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, with autovacuum off on PostgreSQL (`tests.migrating.autovacuum_off`
+    says why)."""
+    from tests.migrating import autovacuum_off
+
+    with django_db_blocker.unblock():
+        autovacuum_off()
+
+
 def _user(username: str, *groups: str, **extra):
     user = get_user_model().objects.create_user(username=username, password=f"{username}-pass", **extra)
     for name in groups:
