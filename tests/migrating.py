@@ -24,10 +24,10 @@ def autovacuum_off() -> None:
     """Every table of the PostgreSQL test database without autovacuum (on SQLite, nothing to do).
 
     A test that flushes the database (`transactional_db`, the live server) truncates every table, and
-    TRUNCATE's exclusive lock waits behind an autovacuum worker until PostgreSQL cancels the worker after
-    `deadlock_timeout` (a second): the tests leave enough dead rows for autovacuum to be at work on some
-    table most of the time, so most flushes waited. The suite's data is thrown away after every test;
-    it never needs vacuuming. A migration that recreates a table recreates it with autovacuum on, hence
+    TRUNCATE's exclusive lock has to wait for any autovacuum worker at work on that table until PostgreSQL
+    cancels it (after `deadlock_timeout`); autovacuum's reads and writes also compete with the suite for
+    the machine's cores. The suite's data is thrown away after every test: it never needs vacuuming. A
+    migration that recreates a table recreates it with autovacuum on, hence
     `migrate_to_latest` calls this again."""
     if connection.vendor != "postgresql":
         return
