@@ -150,21 +150,27 @@ class LabelStudio:
     def get(self, path: str, **kwargs):
         return fresh_get(self.http, self.base + path, **kwargs)
 
+    def _fresh(self):
+        """The session with no pooled connection: Label Studio's server may close one after answering
+        without saying so, and the next request would fail on it (as `fresh_get` explains)."""
+        self.http.close()
+        return self.http
+
     def project(self, title: str) -> int:
-        response = self.http.post(f"{self.base}/api/projects/", json={"title": title, "label_config": LABEL_CONFIG})
+        response = self._fresh().post(f"{self.base}/api/projects/", json={"title": title, "label_config": LABEL_CONFIG})
         response.raise_for_status()
         return response.json()["id"]
 
     def import_file(self, project: int, path: Path) -> dict:
         with path.open("rb") as f:
-            response = self.http.post(f"{self.base}/api/projects/{project}/import", files={"file": (path.name, f)},
+            response = self._fresh().post(f"{self.base}/api/projects/{project}/import", files={"file": (path.name, f)},
                                       headers={"Connection": "close"})
         if response.status_code != 201:
             raise RuntimeError(f"Label Studio import: {response.status_code} {response.text[:300]}")
         return response.json()
 
     def delete(self, project: int) -> None:
-        self.http.delete(f"{self.base}/api/projects/{project}/", headers={"Connection": "close"})
+        self._fresh().delete(f"{self.base}/api/projects/{project}/", headers={"Connection": "close"})
 
     def peak_rss_mb(self) -> float:
         """The server's memory high-water mark (VmHWM; `label-studio start` serves from one process)."""
