@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonsafe import storable
 
 if TYPE_CHECKING:
     import openai
@@ -151,6 +152,17 @@ def chat(member, messages: list[dict]) -> str:
     return _content(response)
 
 
+# What a reply's model name and fingerprint are kept to: the response cache's columns
+# (council.models.ResponseCache), the narrowest that records them.
+REPORTED_MAX = 200
+
+
+def _reported(value: str | None) -> str:
+    """A name the endpoint reported about itself, as it can be stored: an endpoint is not a file to refuse,
+    and a vote must not fail on what it says its model is called."""
+    return storable(value or "")[:REPORTED_MAX]
+
+
 class Reply(NamedTuple):
     """A reply's text and what the endpoint said produced it."""
 
@@ -167,4 +179,4 @@ async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -
         response = await client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
     except openai.APIError as exc:
         raise _sorted_error(exc, member) from exc
-    return Reply(_content(response), response.model or "", response.system_fingerprint or "")
+    return Reply(_content(response), _reported(response.model), _reported(response.system_fingerprint))

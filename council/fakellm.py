@@ -11,6 +11,8 @@ name — `fake-<fault>` — or for every model through POST /control:
   slow-once         first request for each conversation: sleep `slow_seconds` (past the client timeout)
   malformed-once    a reply that is not JSON, unless the request is the client's correction
   malformed-always  always a reply that is not JSON
+  odd-metadata      answer normally, but report a model name and a fingerprint no column holds (a NUL
+                    character, hundreds of characters), as a broken or hostile endpoint may
 
 Judges (a yes / no reply to a judged-answer prompt, protocols.judged.judge_prompt), per model name:
 
@@ -40,7 +42,7 @@ from items.parsing import parse_locomo_date
 from protocols import judged
 
 JUDGES = ("judge-strict", "judge-lenient-stale", "judge-random")
-FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always")
+FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always", "odd-metadata")
 TURN_ID = re.compile(r"\[(D\d+:\d+)\]")
 JUDGE_PREFIX = "fake-judge-"
 CHAIN_VERIFIER = "fake-chain-verifier"
@@ -248,13 +250,16 @@ class Handler(BaseHTTPRequestHandler):
                 self.state.faults_served += 1
             content = "Sure! Here is my answer: " + content[: len(content) // 2]
         digest = hashlib.sha256(content.encode()).hexdigest()[:24]
+        # As a real endpoint does: the serving configuration's fingerprint (stable per model here).
+        reported, fingerprint = model, "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]
+        if fault == "odd-metadata":
+            reported, fingerprint = f"{model}\x00-snapshot-" + "v" * 300, f"{fingerprint}\x00" + "f" * 300
         self._send(200, {
             "id": f"chatcmpl-{digest}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": model,
-            # As a real endpoint does: the serving configuration's fingerprint (stable per model here).
-            "system_fingerprint": "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10],
+            "model": reported,
+            "system_fingerprint": fingerprint,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         })

@@ -46,6 +46,12 @@ def _unstorable(text: str) -> str | None:
     return f"holds a lone surrogate (\\u{ord(found.group(0)):04x}), which is not text"
 
 
+def storable(text: str) -> str:
+    """`text` without what no database column stores (NUL, a lone surrogate): for texts Goldkey records
+    as it was given them, from a source that is no file to refuse (what an endpoint says of itself)."""
+    return _UNSTORABLE.sub("", text) if _UNSTORABLE.search(text) else text
+
+
 def _refuse_constant(name: str):
     raise JsonRefused(f"{name} is not a JSON number (use null, or a number)")
 

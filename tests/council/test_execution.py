@@ -7,7 +7,7 @@ import json
 import pytest
 from django.utils import timezone
 
-from council import execution, services
+from council import client, execution, services
 from council.models import CouncilBatch, CouncilRun, CouncilVote, MemberPace, ResponseCache
 from council.services import council_member_add, council_run_cancel, prompt_version_default
 from council.throttle import Throttled, slots_lease
@@ -192,6 +192,27 @@ def test_a_vote_records_the_model_and_fingerprint_the_endpoint_reported_also_fro
     _work(_run(small_campaign, member), member)  # every reply now comes from the cache
     assert set(CouncilVote.objects.values_list("attempts", flat=True)) == {0}
     assert set(CouncilVote.objects.values_list("response_model", "system_fingerprint")) == reported
+
+
+@pytest.mark.django_db
+def test_a_model_name_and_fingerprint_no_column_holds_are_recorded_storable_and_the_votes_stand(small_campaign, fake_llm):
+    """The endpoint reports a name with a NUL character and hundreds of characters (PostgreSQL refuses
+    both): the votes are recorded, with what it said cut to what the columns hold."""
+    member = _member(fake_llm, "fake-odd-metadata")
+    _work(_run(small_campaign, member), member)
+    votes = list(CouncilVote.objects.filter(member=member))
+    assert [v.status for v in votes] == [CouncilVote.Status.OK] * 3
+    (reported,) = {(v.response_model, v.system_fingerprint) for v in votes}
+    assert reported[0].startswith("fake-odd-metadata-snapshot-vvv") and len(reported[0]) == client.REPORTED_MAX
+    assert reported[1].startswith("fp_") and "\x00" not in reported[1] and len(reported[1]) == client.REPORTED_MAX
+    cached = set(ResponseCache.objects.filter(model="fake-odd-metadata").values_list("response_model", "system_fingerprint"))
+    assert cached == {reported}
+
+
+def test_the_reported_names_are_cut_to_the_response_caches_columns():
+    for name in ("response_model", "system_fingerprint"):
+        assert ResponseCache._meta.get_field(name).max_length == client.REPORTED_MAX
+    assert CouncilVote._meta.get_field("response_model").max_length >= client.REPORTED_MAX
 
 
 @pytest.mark.django_db

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from goldkey.lib.jsonsafe import MAX_JSON_DEPTH, JsonRefused, json_loads_checked
+from goldkey.lib.jsonsafe import MAX_JSON_DEPTH, JsonRefused, json_loads_checked, storable
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,10 @@ def test_a_long_document_of_short_texts_is_read_as_json_loads_reads_it():
     text = json.dumps({"session_1": [{"speaker": "A", "text": f"turn {n}", "ids": [n, [n]]} for n in range(20_000)]})
     assert len(text) > 100_000
     assert json_loads_checked(text) == json.loads(text)
+
+
+def test_storable_drops_nul_and_lone_surrogates_and_keeps_the_rest():
+    assert storable("gpt-4o\x00-2024") == "gpt-4o-2024"
+    assert storable("a\ud800b") == "ab"
+    assert storable("ok é 😀") == "ok é 😀"  # a character outside the BMP is one code point, not a surrogate
+    assert storable("") == ""
