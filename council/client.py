@@ -137,21 +137,6 @@ def _content(response: ChatCompletion) -> str:
     return response.choices[0].message.content or ""
 
 
-def chat(member, messages: list[dict]) -> str:
-    """One completion; the reply text. Raises TransientCallError or PermanentCallError."""
-    client = client_for(member)
-    openai = _sdk()
-    try:
-        # The SDK's generic `post` (its documented way to call an endpoint directly) with the same request
-        # body `chat.completions.create` would send: same transport, timeout, error classes and response
-        # model, without re-validating our own plain-dict body against the typed parameters on every call
-        # (~1 ms of CPU per call, a third of the SDK's cost here).
-        response = client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
-    except openai.APIError as exc:
-        raise _sorted_error(exc, member) from exc
-    return _content(response)
-
-
 # What a reply's model name and fingerprint are kept to: the response cache's columns
 # (council.models.ResponseCache), the narrowest that records them.
 REPORTED_MAX = 200
@@ -171,6 +156,26 @@ class Reply(NamedTuple):
     system_fingerprint: str  # "" when the endpoint gives none
 
 
+def chat(member, messages: list[dict]) -> str:
+    """One completion; the reply text. Raises TransientCallError or PermanentCallError."""
+    return chat_reply(member, messages).content
+
+
+def chat_reply(member, messages: list[dict]) -> Reply:
+    """`chat`, with the model and fingerprint the endpoint reported (what a record of who answered keeps)."""
+    client = client_for(member)
+    openai = _sdk()
+    try:
+        # The SDK's generic `post` (its documented way to call an endpoint directly) with the same request
+        # body `chat.completions.create` would send: same transport, timeout, error classes and response
+        # model, without re-validating our own plain-dict body against the typed parameters on every call
+        # (~1 ms of CPU per call, a third of the SDK's cost here).
+        response = client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
+    except openai.APIError as exc:
+        raise _sorted_error(exc, member) from exc
+    return _reply(response)
+
+
 async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -> Reply:
     """`chat` on the async client: the same request and errors; many can be in flight at once. The reply
     comes with the model and fingerprint the endpoint reported, which council votes record."""
@@ -179,4 +184,8 @@ async def chat_async(client: openai.AsyncOpenAI, member, messages: list[dict]) -
         response = await client.post("/chat/completions", body=_body(member, messages), cast_to=openai.types.chat.ChatCompletion)
     except openai.APIError as exc:
         raise _sorted_error(exc, member) from exc
+    return _reply(response)
+
+
+def _reply(response: ChatCompletion) -> Reply:
     return Reply(_content(response), _reported(response.model), _reported(response.system_fingerprint))

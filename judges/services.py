@@ -15,7 +15,7 @@ from django.utils.module_loading import import_string
 
 import protocols
 from annotation.services import campaign_create
-from council.client import PermanentCallError, TransientCallError, chat
+from council.client import PermanentCallError, Reply, TransientCallError, chat_reply
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
@@ -542,13 +542,18 @@ def calibration_set_of(*, item_set: ItemSet, seed: int) -> CalibrationSet:
     return CalibrationSet(records, missing, judged.DECOY_VERSION, judged.calibration_prompt, calibration_figures)
 
 
-def _grade(member: CouncilMember, prompt: str, record: dict) -> tuple[str, str]:
+def _grade(member: CouncilMember, prompt: str, record: dict) -> tuple[str, Reply]:
     """(record id, the judge's reply); one retry on a transient failure."""
     messages = [{"role": "user", "content": prompt}]
     try:
-        return record["id"], chat(member, messages)
+        return record["id"], chat_reply(member, messages)
     except TransientCallError:
-        return record["id"], chat(member, messages)
+        return record["id"], chat_reply(member, messages)
+
+
+def _answered_by(replies) -> str:
+    """The model names the endpoint reported over `replies`, in first-seen order, as the record keeps them."""
+    return ", ".join(dict.fromkeys(reply.model for reply in replies if reply.model))[:400]
 
 
 def rejudge_suggestions(*, erratum, member: CouncilMember) -> dict[str, str]:
@@ -567,7 +572,7 @@ def rejudge_suggestions(*, erratum, member: CouncilMember) -> dict[str, str]:
             replies = dict(pool.map(lambda job: _grade(member, job[1], job[0]), jobs))
     except (TransientCallError, PermanentCallError) as exc:
         raise ApplicationError(f"judge '{member.name}' could not re-judge the answers: {exc}") from exc
-    return {name: judged.judge_verdict(reply) for name, reply in replies.items()}
+    return {name: judged.judge_verdict(reply.content) for name, reply in replies.items()}
 
 
 def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int, user=None) -> JudgeCalibration:
@@ -581,10 +586,11 @@ def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int
             replies = dict(pool.map(lambda r: _grade(member, calibration.prompt(r), r), records))
     except (TransientCallError, PermanentCallError) as exc:
         raise ApplicationError(f"judge '{member.name}' could not grade the decoy set: {exc}; nothing recorded") from exc
-    verdicts = {i: judged.judge_verdict(reply) for i, reply in replies.items()}
+    verdicts = {i: judged.judge_verdict(reply.content) for i, reply in replies.items()}
     figures = calibration.figures(records, verdicts)
     return JudgeCalibration.objects.create(
         item_set=item_set, member=member, judge=member.name, judge_model=member.model,
-        template_version=calibration.version, seed=seed, results=figures, records=records, replies=replies,
+        response_models=_answered_by(replies.values()), template_version=calibration.version, seed=seed,
+        results=figures, records=records, replies={i: reply.content for i, reply in replies.items()},
         admissible=figures["admissible"], created_by=user,
     )

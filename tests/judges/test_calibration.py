@@ -46,6 +46,7 @@ def test_a_strict_judge_rejects_every_decoy_class_and_is_admissible(judged_set, 
     assert result["admissible"] is True
     stored = JudgeCalibration.objects.get(pk=result["calibration"])
     assert stored.admissible and stored.judge_model == "fake-judge-strict" and stored.template_version == judged.DECOY_VERSION
+    assert stored.response_models == "fake-judge-strict"  # what the endpoint said answered, once for 38 replies
     assert all(r["version"] == judged.DECOY_VERSION for r in stored.records) and len(stored.replies) == 38
 
 
