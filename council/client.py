@@ -116,25 +116,28 @@ def _body(member, messages: list[dict]) -> dict:
 
 
 def _sorted_error(exc: Exception, member) -> Exception:
-    """The SDK's exception as TransientCallError (worth retrying) or PermanentCallError."""
+    """The SDK's exception as TransientCallError (worth retrying) or PermanentCallError, its message what the
+    endpoint said without what no column stores (a vote records it)."""
     openai = _sdk()
     if isinstance(exc, openai.RateLimitError):
-        return TransientCallError(f"429 rate limited: {exc.message}", _retry_after(exc))
+        return TransientCallError(f"429 rate limited: {storable(exc.message)}", _retry_after(exc))
     if isinstance(exc, openai.InternalServerError):
-        return TransientCallError(f"{exc.status_code} server error: {exc.message}", _retry_after(exc))
+        return TransientCallError(f"{exc.status_code} server error: {storable(exc.message)}", _retry_after(exc))
     if isinstance(exc, openai.APITimeoutError):
         return TransientCallError(f"timeout after {member.timeout_seconds:g}s")
     if isinstance(exc, openai.APIConnectionError):
-        return TransientCallError(f"connection error: {exc}")
+        return TransientCallError(f"connection error: {storable(str(exc))}")
     if isinstance(exc, openai.APIStatusError):
-        return PermanentCallError(f"{exc.status_code}: {exc.message}")
-    return PermanentCallError(str(exc))  # e.g. a body that is not an OpenAI response
+        return PermanentCallError(f"{exc.status_code}: {storable(exc.message)}")
+    return PermanentCallError(storable(str(exc)))  # e.g. a body that is not an OpenAI response
 
 
 def _content(response: ChatCompletion) -> str:
+    """The reply's text without what no column stores (a NUL character): it is cached, and a judge's reply
+    is kept as it said it."""
     if not response.choices:
         raise PermanentCallError("response has no choices")
-    return response.choices[0].message.content or ""
+    return storable(response.choices[0].message.content or "")
 
 
 # What a reply's model name and fingerprint are kept to: the response cache's columns

@@ -11,6 +11,7 @@ name — `fake-<fault>` — or for every model through POST /control:
   slow-once         first request for each conversation: sleep `slow_seconds` (past the client timeout)
   malformed-once    a reply that is not JSON, unless the request is the client's correction
   malformed-always  always a reply that is not JSON
+  nul-reply         answer normally, with a NUL character after the reply (which no database column stores)
   odd-metadata      answer normally, but report a model name and a fingerprint no column holds (a NUL
                     character, hundreds of characters), as a broken or hostile endpoint may
 
@@ -42,7 +43,7 @@ from items.parsing import parse_locomo_date
 from protocols import judged
 
 JUDGES = ("judge-strict", "judge-lenient-stale", "judge-random")
-FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always", "odd-metadata")
+FAULTS = ("429-once", "500-once", "500-always", "slow-once", "malformed-once", "malformed-always", "nul-reply", "odd-metadata")
 TURN_ID = re.compile(r"\[(D\d+:\d+)\]")
 JUDGE_PREFIX = "fake-judge-"
 CHAIN_VERIFIER = "fake-chain-verifier"
@@ -249,6 +250,8 @@ class Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.faults_served += 1
             content = "Sure! Here is my answer: " + content[: len(content) // 2]
+        if fault == "nul-reply":
+            content += "\x00"
         digest = hashlib.sha256(content.encode()).hexdigest()[:24]
         # As a real endpoint does: the serving configuration's fingerprint (stable per model here).
         reported, fingerprint = model, "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10]

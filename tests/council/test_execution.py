@@ -209,6 +209,15 @@ def test_a_model_name_and_fingerprint_no_column_holds_are_recorded_storable_and_
     assert cached == {reported}
 
 
+@pytest.mark.django_db
+def test_a_reply_with_a_nul_character_is_recorded_without_it_and_the_votes_stand(small_campaign, fake_llm):
+    member = _member(fake_llm, "fake-nul-reply")
+    _work(_run(small_campaign, member), member)
+    assert [v.status for v in CouncilVote.objects.filter(member=member)] == [CouncilVote.Status.OK] * 3
+    cached = list(ResponseCache.objects.filter(model="fake-nul-reply").values_list("content", flat=True))
+    assert len(cached) == 6 and not any("\x00" in content for content in cached)
+
+
 def test_the_reported_names_are_cut_to_the_response_caches_columns():
     for name in ("response_model", "system_fingerprint"):
         assert ResponseCache._meta.get_field(name).max_length == client.REPORTED_MAX

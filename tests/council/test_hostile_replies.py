@@ -20,3 +20,21 @@ def test_a_hostile_verification_reply_is_no_verdict():
     assert parse_verification(DEEP) is None
     assert parse_verification('{"contradicts": true, "claim_stated": NaN}') is None
     assert parse_verification('{"contradicts": true, "claim_stated": false}') == {"contradicts": True, "claim_stated": False}
+
+
+def test_an_endpoints_error_message_is_recorded_without_a_nul_character():
+    """An error body's message ends up in the vote's error column: what no column stores is dropped."""
+    import httpx2 as httpx
+    import openai
+
+    from council.client import PermanentCallError, TransientCallError, _sorted_error
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    class Member:
+        timeout_seconds = 1.0
+
+    refused = _sorted_error(openai.BadRequestError("bad\x00 request", response=httpx.Response(400, request=request), body=None), Member())
+    assert isinstance(refused, PermanentCallError) and str(refused) == "400: bad request"
+    busy = _sorted_error(openai.InternalServerError("down\x00", response=httpx.Response(503, request=request), body=None), Member())
+    assert isinstance(busy, TransientCallError) and str(busy) == "503 server error: down"

@@ -50,6 +50,14 @@ def test_a_strict_judge_rejects_every_decoy_class_and_is_admissible(judged_set, 
     assert all(r["version"] == judged.DECOY_VERSION for r in stored.records) and len(stored.replies) == 38
 
 
+def test_a_judge_whose_replies_end_in_a_nul_character_is_calibrated_on_what_it_said(judged_set, fake_llm, admin_user):
+    member(fake_llm, "strict-nul", "fake-judge-strict-nul-reply")
+    result = calibrate(judged_set.name, "--judge", "strict-nul", "--seed", "1")
+    assert result["admissible"] is True
+    stored = JudgeCalibration.objects.get(pk=result["calibration"])
+    assert len(stored.replies) == 38 and set(stored.replies.values()) == {"yes", "no"}
+
+
 def test_a_judge_lenient_to_stale_answers_fails_that_class_and_is_not_admissible(judged_set, fake_llm, admin_user):
     member(fake_llm, "lenient", "fake-judge-lenient-stale")
     result = calibrate(judged_set.name, "--judge", "lenient", "--seed", "1")
