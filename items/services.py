@@ -596,15 +596,16 @@ class ReleaseImportReport:
 
 def release_import_twist(
     *, path: Path, conversations_path: Path, item_set_name: str, rejects_path: Path | None = None,
-    license: str = "", dry_run: bool = False,
+    license: str = "", conversations_license: str = "", dry_run: bool = False,
 ) -> ReleaseImportReport:
-    """The LoCoMo conversations (`conversations_path`, as `corpus_import_locomo` reads it, under LoCoMo's licence)
+    """The LoCoMo conversations (`conversations_path`, as `corpus_import_locomo` reads it, under
+    `conversations_license`, by default LoCoMo's own)
     and the Track B items citing them (as `items_import_twist`), in one transaction: both written, or neither
     (an item file refused leaves the conversations unwritten too). One process instead of two saves a
     command's start-up, most of a second of a 100,000-item import."""
 
     def write() -> ReleaseImportReport:
-        conversations = corpus_import_locomo(path=conversations_path)
+        conversations = corpus_import_locomo(path=conversations_path, license=conversations_license)
         items = items_import_twist(
             path=path, item_set_name=item_set_name, rejects_path=rejects_path, license=license,
         )

@@ -148,6 +148,28 @@ def test_import_twist_with_conversations_imports_both_in_one_command(db, locomo_
     assert (again["created"], again["unchanged"], again["conversations"]) == (0, 2, {"created": 0, "unchanged": 2})
 
 
+def test_import_twist_records_the_conversations_under_the_licence_given_for_them(db, locomo_dir, twist_file):
+    path = twist_file([twist_record(1)])
+    run("import_twist", str(path), "--item-set", "s", "--license", "cc-by-4.0",
+        "--conversations", str(locomo_dir), "--conversations-license", "mit")
+    assert set(Conversation.objects.values_list("license", flat=True)) == {"mit"}
+    assert ItemSet.objects.get(name="s").license == "cc-by-4.0"
+
+
+def test_a_conversations_licence_that_is_no_licence_id_is_refused_naming_the_field(db, locomo_dir, twist_file):
+    before = table_counts()
+    with pytest.raises(CommandError, match="field 'license': 'CC BY' is not a licence id"):
+        run("import_twist", str(twist_file([twist_record(1)])), "--conversations", str(locomo_dir),
+            "--conversations-license", "CC BY")
+    assert table_counts() == before
+
+
+def test_a_conversations_licence_without_conversations_is_refused(db, twist_file):
+    with pytest.raises(CommandError, match="--conversations-license names the licence of the --conversations folder"):
+        run("import_twist", str(twist_file([twist_record(1)])), "--conversations-license", "mit")
+    assert not Item.objects.exists()
+
+
 def test_import_twist_with_conversations_dry_run_writes_neither(db, locomo_dir, twist_file):
     before = table_counts()
     result = json.loads(run("import_twist", str(twist_file([twist_record(1)])), "--item-set", "s",

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+from django.core.management.base import CommandError
+
 from goldkey.lib.commands import GoldkeyCommand
 from items.services import gate_rejects_sentence, items_import_twist, release_import_twist
 
@@ -16,14 +18,19 @@ class Command(GoldkeyCommand):
         parser.add_argument("--conversations", type=Path, metavar="DIR",
                             help="the LoCoMo conversations the items cite (what import_locomo reads), imported with them in "
                             "one transaction: both or neither")
+        parser.add_argument("--conversations-license", default="", metavar="LICENSE",
+                            help="licence id to record for those conversations (default: LoCoMo's own, cc-by-nc-4.0)")
 
-    def run(self, *, path, license="", item_set=None, rejects=None, conversations=None, dry_run=False, **_):
+    def run(self, *, path, license="", item_set=None, rejects=None, conversations=None, conversations_license="",
+            dry_run=False, **_):
         name = item_set or f"TWIST {path.stem}"
         if conversations is not None:
             return release_import_twist(
                 path=path, conversations_path=conversations, item_set_name=name, rejects_path=rejects, license=license,
-                dry_run=dry_run,
+                conversations_license=conversations_license, dry_run=dry_run,
             ).as_dict()
+        if conversations_license:
+            raise CommandError("--conversations-license names the licence of the --conversations folder, which is not given")
         return items_import_twist(
             path=path, item_set_name=name, rejects_path=rejects, license=license, dry_run=dry_run
         ).as_dict()
