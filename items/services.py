@@ -353,14 +353,14 @@ def corpus_import_version(
 # TWIST
 
 
-def _turn_index(conversation_ids: set[str]) -> tuple[dict[str, Conversation], dict[tuple[int, str], tuple[int, str]]]:
+def _turn_index(conversation_ids: set[str]) -> tuple[dict[str, Conversation], dict[int, dict[str, int]]]:
+    """The named conversations that exist, by external id, and each one's turns: dia_id -> turn id."""
     conversations = {c.external_id: c for c in Conversation.objects.filter(external_id__in=conversation_ids)}
-    turns = {
-        (conv_id, dia_id): (turn_id, speaker)
-        for turn_id, conv_id, dia_id, speaker in Turn.objects.filter(conversation__in=conversations.values()).values_list(
-            "id", "conversation_id", "dia_id", "speaker"
-        )
-    }
+    turns: dict[int, dict[str, int]] = {c.id: {} for c in conversations.values()}
+    for turn_id, conv_id, dia_id in Turn.objects.filter(conversation__in=conversations.values()).values_list(
+        "id", "conversation_id", "dia_id"
+    ):
+        turns[conv_id][dia_id] = turn_id
     return conversations, turns
 
 
@@ -378,21 +378,21 @@ def _twist_fingerprint(item: ParsedTwistItem, history: int | None) -> tuple:
     )
 
 
-def _history(item: ParsedTwistItem, conversations: dict, conv_turn_counts: dict) -> int:
+def _history(item: ParsedTwistItem, conversations: dict, turns: dict) -> int:
     """The turns before the draft: as the file gives it, else the whole conversation."""
     if item.history_turns is not None:
         return item.history_turns
-    return conv_turn_counts[conversations[item.conversation].id]
+    return len(turns[conversations[item.conversation].id])
 
 
-def _item_rows(parsed: list[ParsedTwistItem], item_set: ItemSet, conversations: dict, conv_turn_counts: dict,
+def _item_rows(parsed: list[ParsedTwistItem], item_set: ItemSet, conversations: dict, turns: dict,
                log: ErrorLog, source: str):
     """The new items' rows, one at a time; an item whose content the schema refuses is logged and left out."""
     now = _now()
     for item in parsed:
         content = item_content(spec=twist_b.SPEC, where=f"{source}:{item.line}", log=log, values={
             "recipient": item.recipient, "draft": item.draft, "contradicted_quote": item.contradicted_quote,
-            "rationale": item.rationale, "history_turns": _history(item, conversations, conv_turn_counts),
+            "rationale": item.rationale, "history_turns": _history(item, conversations, turns),
         })
         if content is None:
             continue
@@ -406,9 +406,9 @@ def _item_rows(parsed: list[ParsedTwistItem], item_set: ItemSet, conversations: 
 def _evidence_rows(parsed: list[ParsedTwistItem], item_ids: dict, conversations: dict, turns: dict):
     for source in parsed:
         item_id = item_ids[source.external_id]
-        conversation_id = conversations[source.conversation].id
+        turns_of = turns[conversations[source.conversation].id]
         for position, dia_id in enumerate(source.evidence):
-            yield {"item_id": item_id, "turn_id": turns[(conversation_id, dia_id)][0], "role": EVIDENCE_ROLE,
+            yield {"item_id": item_id, "turn_id": turns_of[dia_id], "role": EVIDENCE_ROLE,
                    "position": position}
 
 
@@ -454,21 +454,19 @@ def items_import_twist(
             reject_seen.add(reject.external_id)
             rejects.append(reject)
     conversations, turns = _turn_index({p.conversation for p in parsed})
-    conv_turn_counts: dict[int, int] = {}
-    for conv_id, _ in turns:
-        conv_turn_counts[conv_id] = conv_turn_counts.get(conv_id, 0) + 1
     gate_rejected: list[ParsedReject] = []
     kept: list[ParsedTwistItem] = []
     for item in parsed:
-        where = f"{path.name}:{item.line}"
         conversation = conversations.get(item.conversation)
         if conversation is None:
-            log.add(where, f"field 'conv': unknown conversation '{item.conversation}' (import it with import_locomo first)")
+            log.add(f"{path.name}:{item.line}",
+                    f"field 'conv': unknown conversation '{item.conversation}' (import it with import_locomo first)")
             continue
-        if item.recipient not in (conversation.speaker_a, conversation.speaker_b):
-            log.add(where, f"field 'speaker': '{item.recipient}' is not a participant of {item.conversation}")
+        if item.recipient != conversation.speaker_a and item.recipient != conversation.speaker_b:
+            log.add(f"{path.name}:{item.line}", f"field 'speaker': '{item.recipient}' is not a participant of {item.conversation}")
             continue
-        unresolved = [turn_id for turn_id in item.evidence if (conversation.id, turn_id) not in turns]
+        turns_of = turns[conversation.id]
+        unresolved = [turn_id for turn_id in item.evidence if turn_id not in turns_of]
         if unresolved:
             # Gate (iii), PROTOCOL §5: a well-formed candidate citing a turn the conversation lacks is a
             # defective candidate, not a defective file — rejected and kept with its verdict for audit.
@@ -525,7 +523,7 @@ def items_import_twist(
                 old["family"], content["contradicted_quote"], content["rationale"], content["history_turns"],
                 tuple(existing_evidence.get(old["id"], [])),
             )
-            if old_print != _twist_fingerprint(item, _history(item, conversations, conv_turn_counts)):
+            if old_print != _twist_fingerprint(item, _history(item, conversations, turns)):
                 changed.add(
                     f"{path.name}:{item.line}",
                     f"item '{item.external_id}' is already in '{item_set.name}' with different content "
@@ -553,7 +551,7 @@ def items_import_twist(
         if new_parsed:
             # The rows are made while they are written (bulk_insert streams them on PostgreSQL); a content
             # problem is logged as it is met and raised once every row was seen, which rolls the import back.
-            bulk_insert(Item, _item_rows(new_parsed, item_set, conversations, conv_turn_counts, changed, path.name))
+            bulk_insert(Item, _item_rows(new_parsed, item_set, conversations, turns, changed, path.name))
             changed.raise_if_any()
             ids = _item_ids(item_set)
             bulk_insert(Evidence, _evidence_rows(new_parsed, ids, conversations, turns))
