@@ -333,6 +333,37 @@ def test_reimporting_the_same_conversations_changes_nothing(db, locomo_dir):
     assert table_counts() == before and (report.created, report.unchanged) == (0, 2)
 
 
+def test_the_callers_work_runs_once_while_the_turns_are_written_and_may_not_query(db, locomo_dir):
+    """`meanwhile` runs inside the turns' insert (on PostgreSQL while the COPY is open): once, whether or not
+    there are turns to write, never for refused files, and a query from it is refused, not hung."""
+    from goldkey.lib.bulk import QueryInFlight
+
+    ran = []
+    report = corpus_import_locomo(path=locomo_dir, meanwhile=lambda: ran.append("fresh"))
+    assert ran == ["fresh"] and report.created == 2
+    corpus_import_locomo(path=locomo_dir, meanwhile=lambda: ran.append("unchanged"))
+    assert ran == ["fresh", "unchanged"]
+    doc = json.loads((locomo_dir / "1.json").read_text())
+    doc["session_1"][0]["text"] = "edited"
+    (locomo_dir / "1.json").write_text(json.dumps(doc))
+    with pytest.raises(ImportFailed):
+        corpus_import_locomo(path=locomo_dir, meanwhile=lambda: ran.append("refused"))
+    assert ran == ["fresh", "unchanged"]
+    Conversation.objects.all().delete()
+    with pytest.raises(QueryInFlight):
+        corpus_import_locomo(path=locomo_dir, meanwhile=lambda: list(Conversation.objects.all()))
+    assert not Turn.objects.exists() and not Conversation.objects.exists()
+
+
+def test_work_refused_while_the_turns_are_written_leaves_nothing_written(db, locomo_dir):
+    def refuse():
+        raise ImportFailed(["items.jsonl:3: field 'conv' is empty"])
+
+    with pytest.raises(ImportFailed, match="items.jsonl:3"):
+        corpus_import_locomo(path=locomo_dir, meanwhile=refuse)
+    assert not Turn.objects.exists() and not Session.objects.exists() and not Conversation.objects.exists()
+
+
 @pytest.mark.parametrize("field, value", [("text", "edited"), ("date", "4:00 pm on 9 May, 2023"), ("speaker_b", "Rob")])
 def test_reimporting_a_conversation_with_changed_content_is_refused(db, locomo_dir, field, value):
     corpus_import_locomo(path=locomo_dir)
