@@ -97,7 +97,9 @@ class Session(models.Model):
 
 
 class Turn(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    # No index of its own: the unique (conversation, dia_id) pair and the index by speaker both lead with it,
+    # and an import of 60,000 turns fills one B-tree fewer.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns", db_index=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
     dia_id = models.CharField(max_length=20)  # "D19:1"
     speaker = models.CharField(max_length=100)

@@ -1,6 +1,6 @@
 """An item names an item set and a conversation that exist; an evidence row names an item and a turn that
-exist. On SQLite foreign keys say so; on PostgreSQL statement triggers do (items 0012), with the same
-guarantees: what an insert or an update names must exist, what is named cannot be deleted, re-keyed or
+exist; a turn names a conversation and a session that exist. On SQLite foreign keys say so; on PostgreSQL
+statement triggers do (items 0012 and 0013), with the same guarantees: what an insert or an update names must exist, what is named cannot be deleted, re-keyed or
 truncated away, the ORM's PROTECT and CASCADE behave as before, and two transactions cannot each miss
 the other's rows: a delete waits for an insert naming its rows, and an insert waits for such a delete."""
 
@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 
 from goldkey.lib.bulk import bulk_insert_columns, insert_columns
-from items.models import Conversation, Evidence, Item, ItemSet, Turn
+from items.models import Conversation, Evidence, Item, ItemSet, Session, Turn
 from tests.annotation.conftest import make_twist_items
 from tests.annotation.test_references import _connect, waits_then_refused
 from tests.migrating import migrate, migrate_to_latest
@@ -23,6 +23,8 @@ ITEM_INSERT = ("INSERT INTO items_item (item_set_id, kind, external_id, conversa
                "content, gate_rejected, created_at) "
                "VALUES (%s, 'twist', %s, %s, 'supporting', 'f', '', '{}', false, CURRENT_TIMESTAMP)")
 EVIDENCE_INSERT = "INSERT INTO items_evidence (item_id, turn_id, role, position) VALUES (%s, %s, 'evidence', %s)"
+TURN_INSERT = ("INSERT INTO items_turn (conversation_id, session_id, dia_id, speaker, text, \"order\", image_caption) "
+               "VALUES (%s, %s, %s, 'Caroline', 'a late turn', 900, '')")
 
 
 def sql(statement, params=()):
@@ -35,7 +37,7 @@ def refused(statement, params=(), match="names no|still named by|truncated while
     with pytest.raises(IntegrityError, match=match):
         with transaction.atomic():
             sql(statement, params)
-            connection.check_constraints(table_names=["items_item", "items_evidence"])  # SQLite's are deferred
+            connection.check_constraints(table_names=["items_item", "items_evidence", "items_turn"])  # SQLite's are deferred
 
 
 def _cited(name="refs"):
@@ -55,6 +57,16 @@ def _spare_item(item, external_id="spare"):
     return spare
 
 
+def _lone(name="lone", turns=2):
+    """A conversation no item names, with two sessions and `turns` turns in the first; no evidence cites them."""
+    conversation = Conversation.objects.create(external_id=name, speaker_a="Caroline", speaker_b="Melanie")
+    first, second = (Session.objects.create(conversation=conversation, number=n, date_time_raw="1:56 pm on 8 May, 2023")
+                     for n in (1, 2))
+    Turn.objects.bulk_create(Turn(conversation=conversation, session=first, dia_id=f"D1:{i + 1}", speaker="Caroline",
+                                  text=f"turn {i}", order=i) for i in range(turns))
+    return conversation, first, second
+
+
 def _missing(model) -> int:
     return model.objects.order_by("-pk").first().pk + 1000
 
@@ -64,14 +76,18 @@ def test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it():
         references = {
             table: sorted(c["foreign_key"] for c in connection.introspection.get_constraints(cursor, table).values()
                           if c["foreign_key"])
-            for table in ("items_item", "items_evidence")
+            for table in ("items_item", "items_evidence", "items_turn", "items_session")
         }
     if connection.vendor == "sqlite":
         assert references == {"items_item": [("items_context", "id"), ("items_conversation", "id"), ("items_itemset", "id")],
-                              "items_evidence": [("items_item", "id"), ("items_turn", "id")]}
+                              "items_evidence": [("items_item", "id"), ("items_turn", "id")],
+                              "items_turn": [("items_conversation", "id"), ("items_session", "id")],
+                              "items_session": [("items_conversation", "id")]}
         return
-    # Checked per statement: a foreign key checks (and locks) row by row. A context is named by a few items.
-    assert references == {"items_item": [("items_context", "id")], "items_evidence": []}
+    # Checked per statement: a foreign key checks (and locks) row by row. A context is named by a few items, a
+    # conversation by a few sessions.
+    assert references == {"items_item": [("items_context", "id")], "items_evidence": [], "items_turn": [],
+                          "items_session": [("items_conversation", "id")]}
     triggers = {name for (name,) in sql("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE %s",
                                         ["%verified_%_references%"])}
     assert triggers == {
@@ -83,7 +99,25 @@ def test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it():
         "items_item_verified_evidence_references_on_delete", "items_item_verified_evidence_references_on_rekey",
         "items_item_verified_evidence_references_on_truncate", "items_turn_verified_evidence_references_on_delete",
         "items_turn_verified_evidence_references_on_rekey", "items_turn_verified_evidence_references_on_truncate",
+        "items_turn_verified_turn_references_on_insert", "items_turn_verified_turn_references_on_update",
+        "items_conversation_verified_turn_references_on_delete", "items_conversation_verified_turn_references_on_rekey",
+        "items_conversation_verified_turn_references_on_truncate", "items_session_verified_turn_references_on_delete",
+        "items_session_verified_turn_references_on_rekey", "items_session_verified_turn_references_on_truncate",
     }
+
+
+def _turn_indexes() -> list[list[str]]:
+    with connection.cursor() as cursor:
+        return [c["columns"] for c in connection.introspection.get_constraints(cursor, "items_turn").values()
+                if (c["index"] or c["unique"]) and not c["primary_key"]]
+
+
+def test_a_turns_conversation_has_no_index_of_its_own():
+    """The unique (conversation, dia_id) pair and the index by speaker lead with it; a session keeps its index
+    (a delete of sessions looks up their turns by it)."""
+    indexes = _turn_indexes()
+    assert ["conversation_id"] not in indexes and ["session_id"] in indexes
+    assert ["conversation_id", "dia_id"] in indexes and ["conversation_id", "speaker", "order"] in indexes
 
 
 def test_an_item_or_its_evidence_must_name_rows_that_exist():
@@ -112,6 +146,43 @@ def test_the_orm_protects_and_cascades_as_before():
     assert not Evidence.objects.filter(pk=evidence.pk).exists() and Turn.objects.filter(pk=evidence.turn_id).exists()
 
 
+def test_a_turn_must_name_a_conversation_and_a_session_that_exist():
+    conversation, session, other = _lone()
+    turn = Turn.objects.filter(conversation=conversation).first()
+    before = Turn.objects.count()
+    refused(TURN_INSERT, [_missing(Conversation), session.pk, "D9:1"])
+    refused(TURN_INSERT, [conversation.pk, _missing(Session), "D9:2"])
+    refused("UPDATE items_turn SET conversation_id = %s WHERE id = %s", [_missing(Conversation), turn.pk])
+    refused("UPDATE items_turn SET session_id = %s WHERE id = %s", [_missing(Session), turn.pk])
+    assert Turn.objects.count() == before and Turn.objects.filter(session=session).count() == 2
+    sql(TURN_INSERT, [conversation.pk, other.pk, "D2:1"])  # what names rows that exist goes in
+    sql("UPDATE items_turn SET session_id = %s WHERE id = %s", [other.pk, turn.pk])
+    assert Turn.objects.filter(session=other).count() == 2
+
+
+def test_deleting_a_session_or_a_conversation_still_deletes_its_turns():
+    _cited()  # another conversation, whose turns stay
+    conversation, session, other = _lone()
+    Turn.objects.create(conversation=conversation, session=other, dia_id="D2:1", speaker="Melanie", text="t", order=5)
+    pk, kept = conversation.pk, Turn.objects.exclude(conversation=conversation).count()
+    session.delete()
+    assert list(Turn.objects.filter(conversation_id=pk).values_list("dia_id", flat=True)) == ["D2:1"]
+    conversation.delete()  # Django deletes its turns first, then its sessions, then it
+    assert not Session.objects.filter(conversation_id=pk).exists() and not Turn.objects.filter(conversation_id=pk).exists()
+    assert not Conversation.objects.filter(pk=pk).exists() and Turn.objects.count() == kept
+
+
+def test_a_conversation_whose_turns_are_cited_is_still_protected():
+    item, evidence, uncited = _cited()
+    conversation, session, other = _lone()
+    cited = Turn.objects.filter(conversation=conversation).first()
+    sql(EVIDENCE_INSERT, [item.pk, cited.pk, 5])  # an item of another conversation cites it
+    with pytest.raises(ProtectedError) as protected:
+        conversation.delete()
+    assert [e.turn_id for e in protected.value.protected_objects] == [cited.pk]
+    assert Turn.objects.filter(conversation=conversation).count() == 2 and Session.objects.filter(pk=session.pk).exists()
+
+
 @postgres_only
 def test_postgresql_names_the_missing_row():
     item, evidence, uncited = _cited()
@@ -124,6 +195,45 @@ def test_postgresql_names_the_missing_row():
     # An item of another set citing a turn of another conversation: each row's own set and conversation are locked.
     sql(EVIDENCE_INSERT, [other.pk, uncited.pk, 5])
     assert Evidence.objects.filter(item=other, turn=uncited).exists()
+
+
+@postgres_only
+def test_postgresql_names_a_turns_missing_conversation_or_session():
+    conversation, session, other = _lone()
+    turn = Turn.objects.filter(conversation=conversation).first()
+    missing_conversation, missing_session = _missing(Conversation), _missing(Session)
+    conversation_message = f"items_turn: conversation_id {missing_conversation} names no conversation"
+    session_message = f"items_turn: session_id {missing_session} names no session"
+    for statement, params, message in (
+        (TURN_INSERT, [missing_conversation, session.pk, "D9:1"], conversation_message),
+        (TURN_INSERT, [conversation.pk, missing_session, "D9:1"], session_message),
+        ("UPDATE items_turn SET conversation_id = %s WHERE id = %s", [missing_conversation, turn.pk], conversation_message),
+        ("UPDATE items_turn SET session_id = %s WHERE id = %s", [missing_session, turn.pk], session_message),
+    ):
+        refused(statement, params, match=message)
+
+
+@postgres_only
+def test_a_bulk_insert_of_turns_with_one_bad_row_among_many_is_refused_whole():
+    """Both forms of the check (by primary key, then by hash joins from 20,000 rows) find the one bad row;
+    nothing of the statement is left, and the same rows without it go in."""
+    conversation, session, other = _lone(turns=0)
+
+    def turns(n):
+        return {"conversation_id": [conversation.pk] * n, "session_id": [session.pk, other.pk] * (n // 2),
+                "dia_id": [f"B{n}:{i}" for i in range(n)], "speaker": ["Caroline"] * n, "text": ["bulk"] * n,
+                "order": list(range(n)), "image_caption": [""] * n}
+
+    for n in (100, 20_000):  # the lookup form, then the hashed form
+        for column, bad in (("conversation_id", _missing(Conversation)), ("session_id", _missing(Session))):
+            rows = turns(n)
+            rows[column][n // 2] = bad
+            with pytest.raises(IntegrityError, match=f"items_turn: {column} {bad} names no"):
+                with transaction.atomic():
+                    bulk_insert_columns(Turn, rows)
+            assert not Turn.objects.exists()
+    bulk_insert_columns(Turn, turns(20_000))
+    assert Turn.objects.filter(session=other).count() == 10_000
 
 
 @postgres_only
@@ -192,6 +302,37 @@ def test_what_items_and_evidence_name_cannot_be_deleted_rekeyed_or_truncated_awa
         transaction.set_rollback(True)
 
 
+@postgres_only
+def test_what_turns_name_cannot_be_deleted_rekeyed_or_truncated_away():
+    conversation, session, other = _lone()
+    for statement, params, message in (
+        ("DELETE FROM items_session WHERE id = %s", [session.pk],
+         f"items_session: session {session.pk} is still named by items_turn"),
+        ("DELETE FROM items_conversation WHERE id = %s", [conversation.pk],
+         f"items_conversation: conversation {conversation.pk} is still named by items_turn"),
+        ("UPDATE items_session SET id = id + 100000 WHERE id = %s", [session.pk],
+         f"session {session.pk} is still named by items_turn"),
+        ("UPDATE items_conversation SET id = id + 100000 WHERE id = %s", [conversation.pk],
+         f"conversation {conversation.pk} is still named by items_turn"),
+    ):
+        refused(statement, params, match=message)
+    # No item names a conversation here: what refuses the truncate is the turns' guard.
+    assert not Item.objects.exists()
+    sql("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred check may be pending at a TRUNCATE
+    refused("TRUNCATE items_session", match="items_session: truncated while items_turn names its rows")
+    refused("TRUNCATE items_conversation CASCADE", match="truncated while items_turn names its rows")
+    assert Turn.objects.filter(session=session).count() == 2
+    # What nothing names moves and goes freely; truncating the turns too is allowed.
+    sql("UPDATE items_session SET id = id + 100000 WHERE id = %s", [other.pk])
+    sql("DELETE FROM items_session WHERE id = %s", [other.pk + 100000])
+    assert not Session.objects.filter(pk__in=[other.pk, other.pk + 100000]).exists()
+    with transaction.atomic():
+        sql("SET CONSTRAINTS ALL IMMEDIATE")
+        sql("TRUNCATE items_turn, items_session, items_conversation")
+        assert not Conversation.objects.exists()
+        transaction.set_rollback(True)
+
+
 # Two transactions at once: the rows must be committed for the other connection to see them.
 
 @postgres_only
@@ -245,6 +386,36 @@ def test_an_item_moved_to_another_set_waits_for_an_insert_naming_it():
 
 
 @postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_of_a_session_or_a_conversation_waits_for_an_insert_of_a_turn_naming_it_and_is_then_refused():
+    conversation, session, other = _lone(turns=0)
+    for deleted, params, named in (("DELETE FROM items_session WHERE id = %s", [other.pk], f"session {other.pk}"),
+                                   ("DELETE FROM items_conversation WHERE id = %s", [conversation.pk],
+                                    f"conversation {conversation.pk}")):
+        # The delete waits for the row itself, locked FOR KEY SHARE by the insert.
+        error = waits_then_refused([(TURN_INSERT, [conversation.pk, other.pk, "D2:1"])], [(deleted, params)])
+        assert error is not None and f"{named} is still named by items_turn" in str(error), error
+        sql("DELETE FROM items_turn WHERE conversation_id = %s", [conversation.pk])
+    assert Session.objects.filter(pk=other.pk).exists() and Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_an_insert_of_a_turn_waits_for_a_delete_of_its_session_or_conversation_and_is_then_refused():
+    """Without the lock the insert would find the row (the delete is not committed) and keep a turn naming
+    one that is gone."""
+    conversation, session, other = _lone(turns=0)
+    error = waits_then_refused([("DELETE FROM items_session WHERE id = %s", [other.pk])],
+                               [(TURN_INSERT, [conversation.pk, other.pk, "D2:1"])])
+    assert error is not None and f"session_id {other.pk} names no session" in str(error), error
+    error = waits_then_refused([("DELETE FROM items_session WHERE conversation_id = %s", [conversation.pk]),
+                                ("DELETE FROM items_conversation WHERE id = %s", [conversation.pk])],
+                               [(TURN_INSERT, [conversation.pk, session.pk, "D1:1"])])
+    assert error is not None and f"conversation_id {conversation.pk} names no conversation" in str(error), error
+    assert not Turn.objects.exists()
+
+
+@postgres_only
 def test_reversing_the_migration_puts_the_foreign_keys_back(transactional_db):
     _cited()
     migrate([("items", "0011_item_evidence_index_dropped")])
@@ -256,6 +427,22 @@ def test_reversing_the_migration_puts_the_foreign_keys_back(transactional_db):
     finally:
         migrate_to_latest()
     test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
+
+
+@postgres_only
+def test_reversing_to_0012_puts_the_turns_foreign_keys_and_index_back(transactional_db):
+    _lone()
+    migrate([("items", "0012_item_references_checked_per_statement")])
+    try:
+        assert sql("SELECT array_agg(confrelid::regclass::text ORDER BY confrelid::regclass::text), "
+                   "bool_and(condeferrable AND condeferred) FROM pg_constraint "
+                   "WHERE contype = 'f' AND conrelid = 'items_turn'::regclass") == [(["items_conversation", "items_session"], True)]
+        assert ["conversation_id"] in _turn_indexes()
+        assert sql("SELECT count(*) FROM pg_trigger WHERE tgname LIKE %s", ["%verified_turn_references%"]) == [(0,)]
+    finally:
+        migrate_to_latest()
+    test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
+    test_a_turns_conversation_has_no_index_of_its_own()
 
 
 @postgres_only
@@ -274,3 +461,20 @@ def test_under_repeatable_read_the_references_are_refused_rather_than_half_check
                 repeatable.execute(statement, params)
             repeatable.rollback()
     assert Item.objects.filter(pk=spare.pk).exists() and Turn.objects.filter(pk=uncited.pk).exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_under_repeatable_read_a_turns_references_are_refused_rather_than_half_checked():
+    conversation, session, other = _lone()
+    turn = Turn.objects.filter(conversation=conversation).first()
+    with _connect() as repeatable:
+        repeatable.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        repeatable.commit()  # the transactions from here on
+        for statement, params in ((TURN_INSERT, [conversation.pk, session.pk, "D9:1"]),
+                                  ("UPDATE items_turn SET session_id = %s WHERE id = %s", [other.pk, turn.pk]),
+                                  ("DELETE FROM items_session WHERE id = %s", [session.pk])):
+            with pytest.raises(Exception, match="checked under READ COMMITTED only"):
+                repeatable.execute(statement, params)
+            repeatable.rollback()
+    assert Turn.objects.filter(session=session).count() == 2 and not Turn.objects.filter(dia_id="D9:1").exists()
