@@ -120,6 +120,40 @@ def test_a_turns_conversation_has_no_index_of_its_own():
     assert ["conversation_id", "dia_id"] in indexes and ["conversation_id", "speaker", "order"] in indexes
 
 
+def _item_indexes() -> dict[str, list[str]]:
+    with connection.cursor() as cursor:
+        return {name: c["columns"] for name, c in connection.introspection.get_constraints(cursor, "items_item").items()
+                if (c["index"] or c["unique"]) and not c["primary_key"]}
+
+
+def test_an_item_is_indexed_by_what_it_is_looked_up_by_and_nothing_else():
+    """Every B-tree is filled row by row in an import: by family (a stratum, read with the whole campaign)
+    there is none, and the context's covers only the items that cite one."""
+    assert sorted(_item_indexes().values()) == [["context_id"], ["conversation_id"], ["item_set_id", "external_id"],
+                                                ["item_set_id", "gold_label"]]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'item_by_context'")
+        else:
+            cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'item_by_context'")
+        (definition,) = cursor.fetchone()
+    assert "WHERE" in definition and "IS NOT NULL" in definition
+
+
+def test_a_contexts_items_are_found_by_the_index_that_leaves_out_the_items_citing_none():
+    """The lookup a context's delete makes (its foreign key, PROTECT) and `context.items` ask for
+    `context_id = X`, which the partial index answers."""
+    item, _, _ = _cited()
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("EXPLAIN SELECT id FROM items_item WHERE context_id = %s", [item.pk])
+        else:
+            cursor.execute("EXPLAIN QUERY PLAN SELECT id FROM items_item WHERE context_id = %s", [item.pk])
+        plan = " ".join(str(row) for row in cursor.fetchall())
+    assert "item_by_context" in plan, plan
+
+
 def test_an_item_or_its_evidence_must_name_rows_that_exist():
     item, evidence, uncited = _cited()
     before = (Item.objects.count(), Evidence.objects.count())
