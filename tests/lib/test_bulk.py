@@ -39,6 +39,69 @@ def test_bulk_insert_stores_the_same_values_as_the_orm():
     assert Item.objects.get(external_id="raw").hidden == hidden
 
 
+def _typed(value):
+    """A value with the type of every part: 1, 1.0 and True are equal, but not the same value."""
+    if isinstance(value, dict):
+        return ("dict", [(key, _typed(child)) for key, child in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(child) for child in value])
+    return (type(value).__name__, repr(value))
+
+
+JSON_VALUES = [
+    {"draft": "Hey Ava, …", "history_turns": 600, "quote": "", "flag": True},
+    {"é": "ü\u00e9 \" \\ \n\t\u0001 ☃ 𝄞", "nested": [[1, 2.5], {"k": [False, 1e16, -0.0, 1e-300]}]},
+    [1, 2**63 - 1, -(2**63), 2**64 - 1, 0.1, 1.7976931348623157e308], "a text", 7, (1, 2), {"t": (3, "x")},
+]
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_a_json_value_is_written_as_a_text_read_back_as_the_same_value(value):
+    from goldkey.lib.bulk import json_text
+
+    assert _typed(json.loads(json_text(value))) == _typed(json.loads(json.dumps(value)))
+
+
+@pytest.mark.parametrize("value", [
+    {"a": float("nan")}, [float("inf")], {"note": None}, {"n": 2**70}, {1: "a key that is no str"}, [-(2**64)],
+    "nullify",
+])
+def test_a_json_value_orjson_would_write_otherwise_or_refuse_is_written_as_json_dumps_writes_it(value):
+    """orjson writes NaN and Infinity as null (json.dumps: NaN, which PostgreSQL refuses, as it did) and
+    refuses integers beyond 64 bits and keys that are not texts."""
+    from goldkey.lib.bulk import json_text
+
+    assert json_text(value) == json.dumps(value)
+
+
+def test_a_value_json_dumps_refuses_is_refused():
+    import dataclasses
+    import datetime
+
+    from goldkey.lib.bulk import json_text
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    for value in ({"at": datetime.datetime(2026, 12, 6)}, [Point(1)], {"on": datetime.date(2026, 12, 6)}):
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            json_text(value)
+    assert json_text(None) is None
+
+
+def test_a_nan_in_a_json_column_is_refused_by_postgresql_as_before():
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite stores the text NaN")
+    from django.db import DataError, transaction
+
+    item_set = item_set_get_or_create(name="bulk", kind="lapse")
+
+    with pytest.raises(DataError), transaction.atomic():
+        bulk_insert(Item, [_row(item_set, "nan", content={"request": "r", "score": float("nan")})])
+    assert not Item.objects.filter(external_id="nan").exists()
+
+
 def test_bulk_insert_writes_many_rows_across_batches():
     item_set = item_set_get_or_create(name="bulk", kind="lapse")
     assert bulk_insert(Item, (_row(item_set, f"i{n:05d}") for n in range(2500))) == 2500
