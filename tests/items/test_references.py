@@ -1,6 +1,6 @@
-"""An item names an item set and a conversation that exist; an evidence row names an item and a turn that
-exist; a turn names a conversation and a session that exist. On SQLite foreign keys say so; on PostgreSQL
-statement triggers do (items 0012 and 0013), with the same guarantees: what an insert or an update names must exist, what is named cannot be deleted, re-keyed or
+"""An item names an item set, a conversation and a context that exist; an evidence row names an item and a
+turn that exist; a turn names a conversation and a session that exist. On SQLite foreign keys say so; on
+PostgreSQL statement triggers do (items 0012, 0013 and 0015), with the same guarantees: what an insert or an update names must exist, what is named cannot be deleted, re-keyed or
 truncated away, the ORM's PROTECT and CASCADE behave as before, and two transactions cannot each miss
 the other's rows: a delete waits for an insert naming its rows, and an insert waits for such a delete."""
 
@@ -9,9 +9,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 
 from goldkey.lib.bulk import bulk_insert_columns, insert_columns
-from items.models import Conversation, Evidence, Item, ItemSet, Session, Turn
+from items.models import Context, Conversation, Evidence, Item, ItemSet, Session, Turn
+from items.services import item_set_get_or_create
 from tests.annotation.conftest import make_twist_items
-from tests.annotation.test_references import _connect, waits_then_refused
+from tests.annotation.test_references import _connect, _in_thread, _waiting_for_a_lock, waits_then_refused
 from tests.migrating import migrate, migrate_to_latest
 
 postgres_only = pytest.mark.skipif(
@@ -22,6 +23,9 @@ pytestmark = pytest.mark.django_db
 ITEM_INSERT = ("INSERT INTO items_item (item_set_id, kind, external_id, conversation_id, gold_label, family, batch, "
                "content, gate_rejected, created_at) "
                "VALUES (%s, 'twist', %s, %s, 'supporting', 'f', '', '{}', false, CURRENT_TIMESTAMP)")
+CITING_INSERT = ("INSERT INTO items_item (item_set_id, kind, external_id, context_id, gold_label, family, batch, "
+                 "content, gate_rejected, created_at) "
+                 "VALUES (%s, 'twist', %s, %s, 'supporting', 'f', '', '{}', false, CURRENT_TIMESTAMP)")
 EVIDENCE_INSERT = "INSERT INTO items_evidence (item_id, turn_id, role, position) VALUES (%s, %s, 'evidence', %s)"
 TURN_INSERT = ("INSERT INTO items_turn (conversation_id, session_id, dia_id, speaker, text, \"order\", image_caption) "
                "VALUES (%s, %s, %s, 'Caroline', 'a late turn', 900, '')")
@@ -67,6 +71,11 @@ def _lone(name="lone", turns=2):
     return conversation, first, second
 
 
+def _context(item, external_id="q1"):
+    """A shared context (a judged question) in the item's set; no item cites it yet."""
+    return Context.objects.create(item_set_id=item.item_set_id, external_id=external_id, content={"question": "?"})
+
+
 def _missing(model) -> int:
     return model.objects.order_by("-pk").first().pk + 1000
 
@@ -76,18 +85,19 @@ def test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it():
         references = {
             table: sorted(c["foreign_key"] for c in connection.introspection.get_constraints(cursor, table).values()
                           if c["foreign_key"])
-            for table in ("items_item", "items_evidence", "items_turn", "items_session")
+            for table in ("items_item", "items_evidence", "items_turn", "items_session", "items_context")
         }
     if connection.vendor == "sqlite":
         assert references == {"items_item": [("items_context", "id"), ("items_conversation", "id"), ("items_itemset", "id")],
                               "items_evidence": [("items_item", "id"), ("items_turn", "id")],
                               "items_turn": [("items_conversation", "id"), ("items_session", "id")],
-                              "items_session": [("items_conversation", "id")]}
+                              "items_session": [("items_conversation", "id")],
+                              "items_context": [("items_itemset", "id")]}
         return
-    # Checked per statement: a foreign key checks (and locks) row by row. A context is named by a few items, a
-    # conversation by a few sessions.
-    assert references == {"items_item": [("items_context", "id")], "items_evidence": [], "items_turn": [],
-                          "items_session": [("items_conversation", "id")]}
+    # Checked per statement: a foreign key checks (and locks) row by row, and queues an event even for an item
+    # that cites no context. A conversation is named by a few sessions, an item set by a few hundred contexts.
+    assert references == {"items_item": [], "items_evidence": [], "items_turn": [],
+                          "items_session": [("items_conversation", "id")], "items_context": [("items_itemset", "id")]}
     triggers = {name for (name,) in sql("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE %s",
                                         ["%verified_%_references%"])}
     assert triggers == {
@@ -103,6 +113,10 @@ def test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it():
         "items_conversation_verified_turn_references_on_delete", "items_conversation_verified_turn_references_on_rekey",
         "items_conversation_verified_turn_references_on_truncate", "items_session_verified_turn_references_on_delete",
         "items_session_verified_turn_references_on_rekey", "items_session_verified_turn_references_on_truncate",
+        "items_item_verified_shared_context_references_on_insert", "items_item_verified_shared_context_references_on_update",
+        "items_context_verified_shared_context_references_on_delete",
+        "items_context_verified_shared_context_references_on_rekey",
+        "items_context_verified_shared_context_references_on_truncate",
     }
 
 
@@ -141,8 +155,8 @@ def test_an_item_is_indexed_by_what_it_is_looked_up_by_and_nothing_else():
 
 
 def test_a_contexts_items_are_found_by_the_index_that_leaves_out_the_items_citing_none():
-    """The lookup a context's delete makes (its foreign key, PROTECT) and `context.items` ask for
-    `context_id = X`, which the partial index answers."""
+    """The lookups a context's delete makes (PROTECT; SQLite's foreign key, PostgreSQL's trigger) and
+    `context.items` ask for `context_id = X` or `IN` the deleted ids, which the partial index answers."""
     item, _, _ = _cited()
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -151,7 +165,11 @@ def test_a_contexts_items_are_found_by_the_index_that_leaves_out_the_items_citin
         else:
             cursor.execute("EXPLAIN QUERY PLAN SELECT id FROM items_item WHERE context_id = %s", [item.pk])
         plan = " ".join(str(row) for row in cursor.fetchall())
-    assert "item_by_context" in plan, plan
+        assert "item_by_context" in plan, plan
+        if connection.vendor == "postgresql":  # the trigger's join with the deleted contexts
+            cursor.execute("EXPLAIN SELECT id FROM items_item WHERE context_id IN (SELECT id FROM items_context)")
+            plan = " ".join(str(row) for row in cursor.fetchall())
+            assert "item_by_context" in plan, plan
 
 
 def test_an_item_or_its_evidence_must_name_rows_that_exist():
@@ -367,6 +385,92 @@ def test_what_turns_name_cannot_be_deleted_rekeyed_or_truncated_away():
         transaction.set_rollback(True)
 
 
+def test_an_item_must_name_a_context_that_exists():
+    item, _, _ = _cited()
+    context = _context(item)
+    before = Item.objects.count()
+    refused(CITING_INSERT, [item.item_set_id, "c1", _missing(Context)])
+    refused("UPDATE items_item SET context_id = %s WHERE id = %s", [_missing(Context), item.pk])
+    assert Item.objects.count() == before and not Item.objects.filter(context__isnull=False).exists()
+    sql(CITING_INSERT, [item.item_set_id, "c2", context.pk])  # what names a context that exists goes in
+    sql("UPDATE items_item SET context_id = %s WHERE id = %s", [context.pk, item.pk])
+    assert sorted(context.items.values_list("external_id", flat=True)) == ["c2", item.external_id]
+    sql("UPDATE items_item SET context_id = NULL WHERE id = %s", [item.pk])  # citing none names nothing
+    assert list(context.items.values_list("external_id", flat=True)) == ["c2"]
+
+
+def test_the_orm_still_protects_a_cited_context():
+    item, _, _ = _cited()
+    cited, uncited = _context(item, "cited"), _context(item, "uncited")
+    Item.objects.filter(pk=item.pk).update(context=cited)
+    with pytest.raises(ProtectedError) as protected:
+        cited.delete()
+    assert [i.pk for i in protected.value.protected_objects] == [item.pk]
+    uncited.delete()  # a context no item cites goes
+    assert list(Context.objects.values_list("external_id", flat=True)) == ["cited"]
+
+
+@postgres_only
+def test_postgresql_names_an_items_missing_context():
+    item, _, _ = _cited()
+    _context(item)
+    missing = _missing(Context)
+    for statement, params in ((CITING_INSERT, [item.item_set_id, "c1", missing]),
+                              ("UPDATE items_item SET context_id = %s WHERE id = %s", [missing, item.pk])):
+        refused(statement, params, match=f"items_item: context_id {missing} names no context")
+
+
+@postgres_only
+def test_a_bulk_insert_of_items_with_one_missing_context_among_many_is_refused_whole():
+    """Among items citing none and items citing a context that exists, the one row naming a missing context
+    is found; nothing of the statement is left, and the same rows without it go in."""
+    item, _, _ = _cited()
+    first, second = _context(item, "q1"), _context(item, "q2")
+    n = 20_000
+
+    def items():
+        rows = {f.attname: [getattr(item, f.attname)] * n for f in insert_columns(Item)}
+        rows["external_id"] = [f"bulk-{i}" for i in range(n)]
+        rows["context_id"] = [(first.pk, second.pk)[i // 10 % 2] if i % 10 == 0 else None for i in range(n)]
+        return rows
+
+    rows = items()
+    rows["context_id"][n // 2 + 1] = bad = _missing(Context)
+    with pytest.raises(IntegrityError, match=f"items_item: context_id {bad} names no context"):
+        with transaction.atomic():
+            bulk_insert_columns(Item, rows)
+    assert not Item.objects.filter(external_id__startswith="bulk-").exists()
+    bulk_insert_columns(Item, items())
+    assert (first.items.count(), second.items.count()) == (n // 20, n // 20)
+    assert Item.objects.filter(external_id__startswith="bulk-", context__isnull=True).count() == n - n // 10
+
+
+@postgres_only
+def test_a_cited_context_cannot_be_deleted_rekeyed_or_truncated_away():
+    item, _, _ = _cited()
+    context, free = _context(item, "cited"), _context(item, "free")
+    Item.objects.filter(pk=item.pk).update(context=context)
+    for statement, params in (("DELETE FROM items_context WHERE id = %s", [context.pk]),
+                              ("DELETE FROM items_context WHERE item_set_id = %s", [item.item_set_id]),
+                              ("UPDATE items_context SET id = id + 100000 WHERE id = %s", [context.pk])):
+        refused(statement, params, match=f"items_context: context {context.pk} is still named by items_item")
+    assert Context.objects.filter(pk=context.pk).exists() and Item.objects.get(pk=item.pk).context_id == context.pk
+    # An item set a context names keeps its foreign key: the context's own, checked at the commit.
+    lone = item_set_get_or_create(name="only contexts", kind="twist")
+    Context.objects.create(item_set=lone, external_id="q", content={})
+    sql("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred check may be pending at a TRUNCATE, nor this one
+    refused("DELETE FROM items_itemset WHERE id = %s", [lone.pk], match="violates foreign key constraint")
+    refused("TRUNCATE items_context", match="items_context: truncated while items_item names its rows")
+    # What nothing names moves and goes freely; truncating the items too is allowed.
+    sql("UPDATE items_context SET id = id + 100000 WHERE id = %s", [free.pk])
+    sql("DELETE FROM items_context WHERE id = %s", [free.pk + 100000])
+    assert list(Context.objects.values_list("external_id", flat=True)) == ["cited", "q"]
+    with transaction.atomic():
+        sql("TRUNCATE items_evidence, items_item, items_context CASCADE")
+        assert not Context.objects.exists()
+        transaction.set_rollback(True)
+
+
 # Two transactions at once: the rows must be committed for the other connection to see them.
 
 @postgres_only
@@ -450,6 +554,56 @@ def test_an_insert_of_a_turn_waits_for_a_delete_of_its_session_or_conversation_a
 
 
 @postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_of_a_context_waits_for_an_insert_of_an_item_naming_it_and_is_then_refused():
+    item, _, _ = _cited()
+    context = _context(item)
+    for changed in ("DELETE FROM items_context WHERE id = %s", "UPDATE items_context SET id = id + 100000 WHERE id = %s"):
+        # The delete waits for the context itself, locked FOR KEY SHARE by the insert.
+        error = waits_then_refused([(CITING_INSERT, [item.item_set_id, "late", context.pk])], [(changed, [context.pk])])
+        assert error is not None and f"context {context.pk} is still named by items_item" in str(error), error
+        sql("DELETE FROM items_item WHERE external_id = 'late'")
+    assert Context.objects.filter(pk=context.pk).exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_an_item_naming_a_context_waits_for_its_delete_and_is_then_refused():
+    """Without the lock the insert would find the context (the delete is not committed) and keep an item
+    naming one that is gone."""
+    item, _, _ = _cited()
+    first, second = _context(item, "q1"), _context(item, "q2")
+    error = waits_then_refused([("DELETE FROM items_context WHERE id = %s", [first.pk])],
+                               [(CITING_INSERT, [item.item_set_id, "late", first.pk])])
+    assert error is not None and f"context_id {first.pk} names no context" in str(error), error
+    error = waits_then_refused([("DELETE FROM items_context WHERE id = %s", [second.pk])],
+                               [("UPDATE items_item SET context_id = %s WHERE id = %s", [second.pk, item.pk])])
+    assert error is not None and f"context_id {second.pk} names no context" in str(error), error
+    assert not Item.objects.filter(external_id="late").exists() and Item.objects.get(pk=item.pk).context_id is None
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_an_insert_locks_its_item_set_before_its_context():
+    """As when the context was checked at the commit: a transaction that deletes a set's items (which locks
+    the set) and then a context does not deadlock with an insert naming both, which waits for the set
+    holding no lock on the context, and is then refused."""
+    item, _, _ = _cited()
+    spare, context = _spare_item(item), _context(item)
+    with _connect() as holding, _connect() as waiting:
+        holding.execute("DELETE FROM items_item WHERE id = %s", [spare.pk])
+        thread, outcome = _in_thread(lambda: waiting.execute(CITING_INSERT, [item.item_set_id, "late", context.pk]))
+        assert _waiting_for_a_lock(waiting.info.backend_pid)
+        holding.execute("DELETE FROM items_context WHERE id = %s", [context.pk])
+        holding.commit()
+        thread.join(10)
+        waiting.rollback()
+    error = outcome.get("error")
+    assert error is not None and f"context_id {context.pk} names no context" in str(error), error
+    assert not Context.objects.filter(pk=context.pk).exists() and not Item.objects.filter(pk=spare.pk).exists()
+
+
+@postgres_only
 def test_reversing_the_migration_puts_the_foreign_keys_back(transactional_db):
     _cited()
     migrate([("items", "0011_item_evidence_index_dropped")])
@@ -477,6 +631,22 @@ def test_reversing_to_0012_puts_the_turns_foreign_keys_and_index_back(transactio
         migrate_to_latest()
     test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
     test_a_turns_conversation_has_no_index_of_its_own()
+
+
+@postgres_only
+def test_reversing_to_0014_puts_the_contexts_foreign_key_back(transactional_db):
+    item, _, _ = _cited()
+    Item.objects.filter(pk=item.pk).update(context=_context(item))
+    migrate([("items", "0014_item_indexes_an_import_fills_fewer")])
+    try:
+        assert sql("SELECT array_agg(confrelid::regclass::text), bool_and(condeferrable AND condeferred) "
+                   "FROM pg_constraint WHERE contype = 'f' AND conrelid = 'items_item'::regclass "
+                   "AND confrelid = 'items_context'::regclass") == [(["items_context"], True)]
+        assert sql("SELECT count(*) FROM pg_trigger WHERE tgname LIKE %s", ["%verified_shared_context_references%"]) == [(0,)]
+        assert sql("SELECT count(*) FROM pg_proc WHERE proname LIKE %s", ["%shared_context%"]) == [(0,)]
+    finally:
+        migrate_to_latest()
+    test_the_database_keeps_a_foreign_key_or_the_triggers_that_replace_it()
 
 
 @postgres_only
@@ -512,3 +682,22 @@ def test_under_repeatable_read_a_turns_references_are_refused_rather_than_half_c
                 repeatable.execute(statement, params)
             repeatable.rollback()
     assert Turn.objects.filter(session=session).count() == 2 and not Turn.objects.filter(dia_id="D9:1").exists()
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_under_repeatable_read_an_items_context_is_refused_rather_than_half_checked():
+    """An insert of items is refused there by 0012's triggers already; a change of an item's context and a
+    delete of a context are refused by the context's own."""
+    item, _, _ = _cited()
+    named, free = _context(item, "q1"), _context(item, "q2")
+    with _connect() as repeatable:
+        repeatable.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        repeatable.commit()  # the transactions from here on
+        for statement, params in (("UPDATE items_item SET context_id = %s WHERE id = %s", [named.pk, item.pk]),
+                                  ("DELETE FROM items_context WHERE id = %s", [free.pk]),
+                                  ("UPDATE items_context SET id = id + 100000 WHERE id = %s", [free.pk])):
+            with pytest.raises(Exception, match="checked under READ COMMITTED only"):
+                repeatable.execute(statement, params)
+            repeatable.rollback()
+    assert Item.objects.get(pk=item.pk).context_id is None and Context.objects.filter(pk=free.pk).exists()
