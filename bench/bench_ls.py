@@ -55,6 +55,7 @@ from common import (  # noqa: E402
     latency,
     latency_line,
     load,
+    settled,
 )
 
 LS_VERSION = "1.23.2"
@@ -262,8 +263,9 @@ def import_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
         first = "Goldkey" if n % 2 == 0 else "Label Studio"
         items_emptied()
         project = ls.project(f"import {n + 1}")
-        times = {}
+        times, waited = {}, {}
         for tool in ((first, "Label Studio" if first == "Goldkey" else "Goldkey")):
+            waited[tool] = settled()
             if tool == "Goldkey":
                 times["goldkey_s"] = gk_command(scratch, "import_twist", str(files["jsonl"]), "--item-set", "bench",
                                                 "--conversations", str(files["locomo"]))
@@ -274,8 +276,9 @@ def import_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
                 if answer.get("task_count") != args.items:
                     raise RuntimeError(f"Label Studio imported {answer.get('task_count')} tasks, not {args.items}")
         assert Item.objects.count() == args.items
-        pairs.append({k: round(v, 3) for k, v in times.items()} | {"first": first, "load": load()})
+        pairs.append({k: round(v, 3) for k, v in times.items()} | {"first": first, "load": load(), "settled_s": waited})
         log(args, pair_line("import, whole, validated", n, first, times["goldkey_s"], times["label_studio_s"]))
+        log(args, f"    waited for an idle machine before each: {waited} s")
         if n + 1 < args.pairs:
             ls.delete(project)  # untimed; the last import's project stays for the next-item pairs
         else:
@@ -348,8 +351,9 @@ def export_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
     pairs = []
     for n, slug in enumerate(slugs):
         first = "Goldkey" if n % 2 == 0 else "Label Studio"
-        times = {}
+        times, waited = {}, {}
         for tool in (first, "Label Studio" if first == "Goldkey" else "Goldkey"):
+            waited[tool] = settled()
             if tool == "Goldkey":
                 out = scratch.folder / f"release-{n + 1}"
                 times["goldkey_s"] = gk_command(scratch, "key_freeze", slug, "--key-version", f"BENCH-LS-{n + 1}",
@@ -363,7 +367,7 @@ def export_pairs(args, scratch, ls: LabelStudio, files: dict) -> dict:
                 times["label_studio_s"] = time.perf_counter() - start
                 times["label_studio_mb"] = size / 1e6
         pair = {k: round(v, 3) for k, v in times.items()} | {
-            "first": first, "label_studio_peak_rss_mb": ls.peak_rss_mb(), "load": load(),
+            "first": first, "label_studio_peak_rss_mb": ls.peak_rss_mb(), "load": load(), "settled_s": waited,
             "goldkey_release_mb": round(sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) / 1e6, 1),
         }
         pairs.append(pair)

@@ -24,6 +24,28 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far, from /proc/stat (idle and I/O wait are not busy)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def settled(*, busy_below: float = 0.1, window_s: float = 0.5, limit_s: float = 30.0) -> float:
+    """Wait until the machine is idle (less than `busy_below` of its CPU time busy over a `window_s` window)
+    before a whole-tool timing, and return the seconds waited (at most `limit_s`). A tool's work can outlast
+    its answer: Label Studio's server goes on after its import returns, PostgreSQL's autovacuum and
+    checkpointer after Goldkey's; the other tool, timed next, would pay for it."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit_s:
+        busy, total = _cpu_ticks()
+        time.sleep(window_s)
+        busy_after, total_after = _cpu_ticks()
+        if total_after > total and (busy_after - busy) / (total_after - total) < busy_below:
+            break
+    return round(time.perf_counter() - start, 2)
+
+
 def percentile(values, q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
