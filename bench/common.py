@@ -32,11 +32,13 @@ def _cpu_ticks() -> tuple[int, int]:
 
 
 def settled(*, busy_below: float = 0.1, window_s: float = 0.5, limit_s: float = 30.0) -> float:
-    """Wait until the machine is idle (less than `busy_below` of its CPU time busy over a `window_s` window)
-    before a whole-tool timing, and return the seconds waited (at most `limit_s`). A tool's work can outlast
-    its answer: Label Studio's server goes on after its import returns, PostgreSQL's autovacuum and
-    checkpointer after Goldkey's; the other tool, timed next, would pay for it."""
+    """Before a whole-tool timing: the files written so far flushed to disk, then a wait until the machine is
+    idle (less than `busy_below` of its CPU time busy over a `window_s` window); returns the seconds both took
+    (the wait at most `limit_s`). A tool's work outlasts its answer: the kernel writes its files back to disk
+    (Label Studio's SQLite database, PostgreSQL's tables) for seconds after, and a server or PostgreSQL's
+    autovacuum may go on working; the other tool, timed next, would pay for it."""
     start = time.perf_counter()
+    os.sync()
     while time.perf_counter() - start < limit_s:
         busy, total = _cpu_ticks()
         time.sleep(window_s)

@@ -154,6 +154,15 @@ def test_an_item_is_indexed_by_what_it_is_looked_up_by_and_nothing_else():
     assert "WHERE" in definition and "IS NOT NULL" in definition
 
 
+def test_citations_are_indexed_by_item_only():
+    """Read by item, never by turn: a delete of turns (nothing in Goldkey does one) reads the table to refuse a
+    cited one, which the ORM and the database still do (test_the_orm_protects_and_cascades_as_before)."""
+    with connection.cursor() as cursor:
+        indexes = [c["columns"] for c in connection.introspection.get_constraints(cursor, "items_evidence").values()
+                   if (c["index"] or c["unique"]) and not c["primary_key"]]
+    assert indexes == [["item_id", "role", "position"]]
+
+
 def test_a_contexts_items_are_found_by_the_index_that_leaves_out_the_items_citing_none():
     """The lookups a context's delete makes (PROTECT; SQLite's foreign key, PostgreSQL's trigger) and
     `context.items` ask for `context_id = X` or `IN` the deleted ids, which the partial index answers."""
