@@ -146,9 +146,11 @@ class Item(models.Model):
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="items", db_index=False)
     kind = models.CharField(max_length=10, choices=protocols.kind_choices)
     external_id = models.CharField(max_length=120)  # TWIST "conv-26:v1b1", Lapse "g001" / battery id
-    # The conversation whose turns the item cites, when there is one.
+    # The conversation whose turns the item cites, when there is one. Not indexed: items are read by item
+    # set, never by conversation; only a delete of conversations (which nothing but a migration or a shell
+    # does: the admin is read-only) looks for the items citing one, and reads the table for it.
     conversation = models.ForeignKey(
-        Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+        Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="items", db_index=False
     )
     # The item's own gold label, when its file carries one (TWIST's gold type); a protocol whose gold
     # comes from the annotators leaves it blank. One of the protocol's gold values.

@@ -8,6 +8,7 @@ spec. The one library it uses is pydantic, for the typed schema of an item's con
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -91,10 +92,10 @@ class ItemContent(BaseModel):
 
 def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     """"field 'x': why" for every value of `values` that does not fit `schema` (empty: it fits)."""
-    if not isinstance(values, Mapping):
+    if type(values) is not dict and not isinstance(values, Mapping):
         return [f"content must be an object, got {type(values).__name__}"]
     try:
-        schema.model_validate(dict(values))
+        schema.model_validate(values if type(values) is dict else dict(values))
     except ValidationError as error:
         return [f"field '{field_path(problem['loc'])}': {problem['msg']}" for problem in error.errors(include_url=False)]
     return []
@@ -596,8 +597,9 @@ class ProtocolSpec:
         return self.name.title().replace("_", "")
 
     # --- items -------------------------------------------------------------------------------------------
-    @property
+    @cached_property
     def content_fields(self) -> tuple[str, ...]:
+        # Kept: an import asks once per item, and pydantic builds its field map anew on every read.
         return tuple(self.content.model_fields)
 
     def content_defaults(self) -> dict[str, Any]:

@@ -142,8 +142,9 @@ def _item_indexes() -> dict[str, list[str]]:
 
 def test_an_item_is_indexed_by_what_it_is_looked_up_by_and_nothing_else():
     """Every B-tree is filled row by row in an import: by family (a stratum, read with the whole campaign)
-    there is none, and the context's covers only the items that cite one."""
-    assert sorted(_item_indexes().values()) == [["context_id"], ["conversation_id"], ["item_set_id", "external_id"],
+    and by conversation (only a delete of conversations, which nothing in Goldkey does, looks items up by
+    it) there is none, and the context's covers only the items that cite one."""
+    assert sorted(_item_indexes().values()) == [["context_id"], ["item_set_id", "external_id"],
                                                 ["item_set_id", "gold_label"]]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
