@@ -279,7 +279,7 @@ def _valid_twist_fast(record: dict) -> ParsedTwistItem | None:
         get("id"), get("conv"), get("speaker"), get("type"), get("draft"), get("evidence")
     )
     for value in (external_id, conv, speaker, draft):
-        if type(value) is not str or not value.strip():
+        if type(value) is not str or not value or value.isspace():  # `not value.strip()`, without a copy
             return None
     if gold_type not in TWIST_TYPES or type(evidence) is not list or not evidence or len(evidence) > MAX_EVIDENCE:
         return None
