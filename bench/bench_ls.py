@@ -27,6 +27,9 @@ Timed in alternating pairs (which tool goes first changes every pair), each pair
     release written) of a closed campaign with two annotators' answers on every item, against Label
     Studio's JSON export (GET /api/projects/<id>/export?exportType=JSON) of a project holding the same
     tasks with two annotations each; Label Studio's server memory (its high-water mark) is printed too.
+Before each tool's import and export the files written so far are flushed and the bench waits for an idle
+machine (common.settled; the seconds it took are printed): the kernel writes the previous tool's files back
+for seconds after it answered, and the tool timed next would pay for it.
 Then the median of the pairs' ratios (Label Studio / Goldkey: above 1, Goldkey is faster) with the load
 average at each step: figures from a busy machine only compare within a pair.
 """
