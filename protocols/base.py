@@ -8,7 +8,7 @@ spec. The one library it uses is pydantic, for the typed schema of an item's con
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -88,6 +88,13 @@ class ItemContent(BaseModel):
     an error. Field descriptions become the OpenAPI and Croissant descriptions (JSON Schema)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+@cache
+def _field_names(schema: type[BaseModel]) -> tuple[str, ...]:
+    """A schema's field names, kept per schema class: an import asks once per item, and pydantic builds its
+    field map anew on every read."""
+    return tuple(schema.model_fields)
 
 
 def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
@@ -597,10 +604,9 @@ class ProtocolSpec:
         return self.name.title().replace("_", "")
 
     # --- items -------------------------------------------------------------------------------------------
-    @cached_property
+    @property
     def content_fields(self) -> tuple[str, ...]:
-        # Kept: an import asks once per item, and pydantic builds its field map anew on every read.
-        return tuple(self.content.model_fields)
+        return _field_names(self.content)
 
     def content_defaults(self) -> dict[str, Any]:
         """Each content field's value where an item's content does not hold it (a fresh copy: a default
