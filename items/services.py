@@ -647,8 +647,8 @@ def release_import_twist(
 
     def write() -> ReleaseImportReport:
         # The item file is read while the database writes the conversations' turns: its Python work then
-        # runs beside the database's on the other core instead of after it (a quarter of a second of a
-        # 100,000-item import's six).
+        # runs beside the database's on the other core instead of after it (about a quarter of a second of
+        # a 100,000-item import).
         read: list[_TwistFile] = []
         conversations = corpus_import_locomo(
             path=conversations_path, license=conversations_license,
