@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import clipped
 from goldkey.lib.jsonsafe import storable
 
 if TYPE_CHECKING:
@@ -149,6 +150,13 @@ def _reported(value: str | None) -> str:
     """A name the endpoint reported about itself, as it can be stored: an endpoint is not a file to refuse,
     and a vote must not fail on what it says its model is called."""
     return storable(value or "")[:REPORTED_MAX]
+
+
+def reported_joined(names, limit: int) -> str:
+    """The names the endpoint reported over several replies (models, fingerprints), as a record keeps them:
+    in first-seen order without repeats or blanks, comma-separated, cut to its column's `limit` (two names
+    of REPORTED_MAX characters are longer than a 400-character column)."""
+    return clipped(", ".join(dict.fromkeys(name for name in names if name)), limit)
 
 
 class Reply(NamedTuple):

@@ -30,11 +30,19 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError
 
 from council import conf, services
-from council.client import PermanentCallError, Reply, TransientCallError, async_client_for, chat_async
+from council.client import (
+    PermanentCallError,
+    Reply,
+    TransientCallError,
+    async_client_for,
+    chat_async,
+    reported_joined,
+)
 from council.models import CouncilBatch, CouncilVote, ResponseCache
 from council.prompts import parse_answer, prompt_hash
 from council.throttle import Throttled, pace_next, slots_lease, slots_release
 from goldkey.errors import ApplicationError
+from goldkey.lib.jsonio import column_length
 
 logger = logging.getLogger(__name__)
 
@@ -62,18 +70,17 @@ class _Vote:
     calls: int = 0
     transient: int = 0
     answers: list = field(default_factory=list)
-    models: list = field(default_factory=list)  # reported per reply, in order, without repeats
+    models: list = field(default_factory=list)  # reported per reply, in order
     fingerprints: list = field(default_factory=list)
 
     def saw(self, model: str, fingerprint: str) -> None:
-        if model and model not in self.models:
-            self.models.append(model)
-        if fingerprint and fingerprint not in self.fingerprints:
-            self.fingerprints.append(fingerprint)
+        self.models.append(model)
+        self.fingerprints.append(fingerprint)
 
     def outcome(self, item_id: int, values: dict) -> "Outcome":
         return Outcome(item_id, CouncilVote.Status.OK, values, "", self.calls,
-                       ", ".join(self.models), ", ".join(self.fingerprints))
+                       reported_joined(self.models, column_length(CouncilVote, "response_model")),
+                       reported_joined(self.fingerprints, column_length(CouncilVote, "system_fingerprint")))
 
 
 class _GiveUp(Exception):

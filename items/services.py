@@ -497,13 +497,13 @@ def _import_twist_file(read: _TwistFile, item_set_name: str, license: str, dry_r
     gate_rejected: list[ParsedReject] = []
     kept: list[ParsedTwistItem] = []
     for item in parsed:
+        where = f"{path.name}:{item.line}"
         conversation = conversations.get(item.conversation)
         if conversation is None:
-            log.add(f"{path.name}:{item.line}",
-                    f"field 'conv': unknown conversation '{item.conversation}' (import it with import_locomo first)")
+            log.add(where, f"field 'conv': unknown conversation '{item.conversation}' (import it with import_locomo first)")
             continue
-        if item.recipient != conversation.speaker_a and item.recipient != conversation.speaker_b:
-            log.add(f"{path.name}:{item.line}", f"field 'speaker': '{item.recipient}' is not a participant of {item.conversation}")
+        if item.recipient not in (conversation.speaker_a, conversation.speaker_b):
+            log.add(where, f"field 'speaker': '{item.recipient}' is not a participant of {item.conversation}")
             continue
         turns_of = turns[conversation.id]
         unresolved = [turn_id for turn_id in item.evidence if turn_id not in turns_of]

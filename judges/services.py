@@ -15,7 +15,7 @@ from django.utils.module_loading import import_string
 
 import protocols
 from annotation.services import campaign_create
-from council.client import PermanentCallError, Reply, TransientCallError, chat_reply
+from council.client import PermanentCallError, Reply, TransientCallError, chat_reply, reported_joined
 from council.models import CouncilMember
 from goldkey.errors import ApplicationError
 from goldkey.lib import statistics as st
@@ -551,11 +551,6 @@ def _grade(member: CouncilMember, prompt: str, record: dict) -> tuple[str, Reply
         return record["id"], chat_reply(member, messages)
 
 
-def _answered_by(replies) -> str:
-    """The model names the endpoint reported over `replies`, in first-seen order, as the record keeps them."""
-    return ", ".join(dict.fromkeys(reply.model for reply in replies if reply.model))[:400]
-
-
 def rejudge_suggestions(*, erratum, member: CouncilMember) -> dict[str, str]:
     """The judge's verdict on every answer a fix-reference erratum re-judges: LongMemEval's prompt for the
     answer's type, with the corrected reference in place of the released one. Shown to the author beside
@@ -590,7 +585,8 @@ def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int
     figures = calibration.figures(records, verdicts)
     return JudgeCalibration.objects.create(
         item_set=item_set, member=member, judge=member.name, judge_model=member.model,
-        response_models=_answered_by(replies.values()), template_version=calibration.version, seed=seed,
+        response_models=reported_joined((reply.model for reply in replies.values()),
+                                        column_length(JudgeCalibration, "response_models")), template_version=calibration.version, seed=seed,
         results=figures, records=records, replies={i: reply.content for i, reply in replies.items()},
         admissible=figures["admissible"], created_by=user,
     )

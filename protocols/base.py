@@ -99,10 +99,10 @@ def _field_names(schema: type[BaseModel]) -> tuple[str, ...]:
 
 def content_problems(schema: type[ItemContent], values: Any) -> list[str]:
     """"field 'x': why" for every value of `values` that does not fit `schema` (empty: it fits)."""
-    if type(values) is not dict and not isinstance(values, Mapping):
+    if not isinstance(values, Mapping):
         return [f"content must be an object, got {type(values).__name__}"]
     try:
-        schema.model_validate(values if type(values) is dict else dict(values))
+        schema.model_validate(dict(values))
     except ValidationError as error:
         return [f"field '{field_path(problem['loc'])}': {problem['msg']}" for problem in error.errors(include_url=False)]
     return []

@@ -224,6 +224,26 @@ def test_the_reported_names_are_cut_to_the_response_caches_columns():
     assert CouncilVote._meta.get_field("response_model").max_length >= client.REPORTED_MAX
 
 
+def test_the_names_several_replies_reported_are_joined_once_each_and_cut_to_the_column():
+    assert client.reported_joined(["gpt-4o-a", "", "gpt-4o-b", "gpt-4o-a"], 400) == "gpt-4o-a, gpt-4o-b"
+    longest = ["m" * client.REPORTED_MAX, "n" * client.REPORTED_MAX]
+    joined = client.reported_joined(longest, 400)
+    assert len(joined) == 400 and joined.startswith("m" * client.REPORTED_MAX + ", n") and joined.endswith("…")
+
+
+def test_a_vote_whose_steps_report_two_of_the_longest_names_fits_its_columns():
+    """Two names of REPORTED_MAX characters and their separator are longer than the vote's columns."""
+    from council.execution import _Vote
+
+    vote = _Vote()
+    vote.saw("m" * client.REPORTED_MAX, "f" * client.REPORTED_MAX)
+    vote.saw("n" * client.REPORTED_MAX, "g" * client.REPORTED_MAX)
+    vote.saw("m" * client.REPORTED_MAX, "")
+    outcome = vote.outcome(1, {})
+    for name in ("response_model", "system_fingerprint"):
+        assert len(getattr(outcome, name)) == CouncilVote._meta.get_field(name).max_length
+
+
 @pytest.mark.django_db
 def test_a_run_keeps_its_members_configuration_when_a_member_is_edited_later(small_campaign, fake_llm, sent):
     member = _member(fake_llm, temperature=0.0)
