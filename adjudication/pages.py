@@ -180,6 +180,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     item = excerpts_prefetched(stored.item)
     spec = protocols.get(campaign.protocol)
     counts = _counts(campaign, state)
+    sealed = spec.detectors_sealed(counts.undecided)
     where = _allowed_filter(where, _bands_open(spec, state, counts))
     position = previous_id = next_id = None
     if stored.queued:  # its reasons and suggestion are stored; its council ballots and decision are read
@@ -215,6 +216,10 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     ) if entry.decision is not None else []  # revisions belong to a decision
     link, suffix = item_link(campaign), item_query(where, reveal=reveal)
     return {
+        # What the page was rendered from (page_key) and where its script fetches the page that follows a
+        # decision on it ahead of time (next_page_view): a held page still current is shown on "save".
+        "page_key": page_key(item_id, state, sealed, suffix),
+        "ahead_url": f"{link}{item_id}/next/{suffix}",
         "spec": spec,
         "item": item,
         "entry": entry,
@@ -222,7 +227,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
         "sides": sides,
         # Detector labels (council/judge votes) stay off the page while the protocol seals them (Lapse:
         # until every disagreement is decided, since the gold decided here validates those detectors).
-        "council": [] if spec.detectors_sealed(counts.undecided) else entry.council,
+        "council": [] if sealed else entry.council,
         "history": history,
         "position": position,
         "queue_length": state.n_queued,
@@ -242,6 +247,30 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
         # The protocol's own sections of the page (a judged answer's flags on its question's gold answer).
         "panels": [{"template": p.template, "data": import_string(p.data)(campaign, item)} for p in spec.adjudication_panels],
     }
+
+
+def page_key(item_id: int, state: QueueState, sealed: bool, suffix: str, *, version: int | None = None) -> str:
+    """What an item's page shows beyond the item's own fixed content, as a token: the stored queue's
+    version (it changes with every change to the stored entries and every decision: reasons, suggestion,
+    decision, history, place and neighbours), the newest council vote (a ballot is shown from the votes
+    themselves, before a sync counts it into the version), whether detector labels are sealed (which the
+    decision counts set) and the page's filter and reveal (`suffix`, item_query's). Answers no longer
+    change once a campaign is closed, which deciding needs."""
+    version = state.version if version is None else version
+    return f"{item_id}.{version}.{getattr(state, 'newest_vote', None)}.{int(sealed)}{suffix}"
+
+
+def held_page_current(campaign: Campaign, held: str, *, stored: QueueItem, state: QueueState,
+                      where: stored_queue.QueueFilter | None, reveal: bool) -> bool:
+    """Whether the next item's page the browser fetched ahead (its page_key `held`) is the page this
+    request would answer its decision with: the page of `stored`'s item rendered from the state this
+    request's decision started from (one version back, `state` being what that decision left: nothing
+    else changed in between), sealed as the decision left the counts, under the same filter and reveal."""
+    spec = protocols.get(campaign.protocol)
+    counts = _counts(campaign, state)
+    suffix = item_query(_allowed_filter(where, _bands_open(spec, state, counts)), reveal=reveal)
+    return held == page_key(stored.item_id, state, spec.detectors_sealed(counts.undecided), suffix,
+                            version=state.version - 1)
 
 
 def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None,

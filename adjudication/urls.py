@@ -10,4 +10,5 @@ urlpatterns = [
     path("<slug:slug>/agreement.csv", views.agreement_csv, name="agreement-csv"),
     path("<slug:slug>/queue.csv", views.queue_csv, name="queue-csv"),
     path("<slug:slug>/items/<int:item_id>/", views.item_page, name="item"),
+    path("<slug:slug>/items/<int:item_id>/next/", views.next_page, name="next"),
 ]

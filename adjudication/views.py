@@ -2,6 +2,7 @@
 view. Authors only, through `annotation.access.require_unblinded` (declared once, in `campaign_page`)."""
 
 from functools import wraps
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -137,6 +138,27 @@ def queue_page(request, campaign):
 # script opens). A plain form post still gets the redirect.
 NEXT_PAGE_HEADER = "X-Goldkey-Next"
 NEXT_PAGE_URL = "X-Goldkey-Url"
+# The script also fetches, while the adjudicator reads an item, the page that a decision on it leads to
+# (next_page), and names that page's key in HELD_PAGE when it posts. When the page it holds is the one the
+# answer would be, the answer is 204 with HELD_PAGE "current", the page's URL and the decision's message
+# (percent-encoded: a header is Latin-1), and the script shows the page it holds: the adjudicator waits for
+# the decision's writes only, not for the next page's reads and rendering as well.
+HELD_PAGE = "X-Goldkey-Held"
+MESSAGE = "X-Goldkey-Message"
+
+
+def _item_url(campaign, item_id: int, where, reveal: bool) -> str:
+    return f"{pages.item_link(campaign)}{item_id}/{pages.item_query(where, reveal=reveal)}"
+
+
+def _item_response(request, campaign, item_id: int, *, reveal: bool, where, state=None, stored=None,
+                   errors=(), status: int = 200, **extra) -> HttpResponse:
+    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state, stored=stored)
+    if view is None:
+        raise Http404("no such item in this campaign")
+    context = {"campaign": campaign, "errors": list(errors), "reveal": reveal,
+               "posted": request.POST if errors else None, **view, **extra}
+    return render(request, "adjudication/item.html", context, status=status)
 
 
 @campaign_page
@@ -144,42 +166,63 @@ NEXT_PAGE_URL = "X-Goldkey-Url"
 def item_page(request, campaign, item_id: int):
     reveal = request.GET.get("reveal") == "1"
     where = _queue_filter(request, campaign)
-    errors, status, state, stored = [], 200, None, None
-    if request.method == "POST":
-        item = selectors.campaign_item(campaign, item_id)
-        if item is None:
-            raise Http404("no such item in this campaign")
-        try:
-            result = decision_save(
-                campaign=campaign,
-                item=item,
-                action=request.POST.get("action", ""),
-                new_gold=request.POST.get("new_gold", "") if request.POST.get("action") == "relabel" else "",
-                note=request.POST.get("note", ""),
-                user=request.user,
-            )
-        except ApplicationError as exc:
-            errors, status = exc.extra.get("errors") or [exc.message], 400
-        else:
-            messages.success(request, f"{item.external_id}: {request.POST.get('action')} recorded.")
-            # The next undecided item within the filter the adjudicator came from (the band only where
-            # the queue offers it: pages.item_view drops it otherwise, and so the form never sends it).
-            # Once for this request (the next item's page reads it too), from the state the decision left.
-            state = queue_sync(campaign=campaign, recorded=result.queue)
-            stored = pages.next_undecided(campaign, after=item.id, where=where, state=state, after_key=result.sort_key)
-            inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
-            if stored is None:  # every item is decided: the queue page (the script goes there itself)
-                queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
-                return HttpResponse(status=204, headers={NEXT_PAGE_URL: queue_url}) if inline else redirect(queue_url)
-            next_url = f"{pages.item_link(campaign)}{stored.item_id}/{pages.item_query(where, reveal=reveal)}"
-            if not inline:
-                return redirect(next_url)
-            item_id = stored.item_id
-    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state, stored=stored)
-    if view is None:
+    if request.method == "GET":
+        return _item_response(request, campaign, item_id, reveal=reveal, where=where)
+    item = selectors.campaign_item(campaign, item_id)
+    if item is None:
         raise Http404("no such item in this campaign")
-    context = {"campaign": campaign, "errors": errors, "reveal": reveal, "posted": request.POST if errors else None, **view}
-    response = render(request, "adjudication/item.html", context, status=status)
-    if state is not None:  # the decision was saved: this is the next item's page
-        response[NEXT_PAGE_URL] = next_url
+    action = request.POST.get("action", "")
+    try:
+        result = decision_save(
+            campaign=campaign,
+            item=item,
+            action=action,
+            new_gold=request.POST.get("new_gold", "") if action == "relabel" else "",
+            note=request.POST.get("note", ""),
+            user=request.user,
+        )
+    except ApplicationError as exc:
+        return _item_response(request, campaign, item_id, reveal=reveal, where=where,
+                              errors=exc.extra.get("errors") or [exc.message], status=400)
+    message = f"{item.external_id}: {action} recorded."
+    # The next undecided item within the filter the adjudicator came from (the band only where the queue
+    # offers it: pages.item_view drops it otherwise, and so the form never sends it). Once for this
+    # request (the next item's page reads it too), from the state the decision left.
+    state = queue_sync(campaign=campaign, recorded=result.queue)
+    stored = pages.next_undecided(campaign, after=item.id, where=where, state=state, after_key=result.sort_key)
+    inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
+    if stored is None:  # every item is decided: the queue page (the script goes there itself)
+        messages.success(request, message)
+        queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
+        return HttpResponse(status=204, headers={NEXT_PAGE_URL: queue_url}) if inline else redirect(queue_url)
+    next_url = _item_url(campaign, stored.item_id, where, reveal)
+    held = request.headers.get(HELD_PAGE, "")
+    if inline and held and result.changed and state is result.queue \
+            and pages.held_page_current(campaign, held, stored=stored, state=state, where=where, reveal=reveal):
+        return HttpResponse(status=204, headers={NEXT_PAGE_URL: next_url, HELD_PAGE: "current", MESSAGE: quote(message)})
+    messages.success(request, message)
+    if not inline:
+        return redirect(next_url)
+    response = _item_response(request, campaign, stored.item_id, reveal=reveal, where=where, state=state, stored=stored)
+    response[NEXT_PAGE_URL] = next_url
+    return response
+
+
+@campaign_page
+@require_GET
+def next_page(request, campaign, item_id: int):
+    """The page a decision on `item_id` leads to (the next undecided item within the filter, as the page is
+    now), with its URL in NEXT_PAGE_URL; 204 when no other item is undecided. The item page's script
+    fetches it ahead: it shows no messages, which stay for the page the adjudicator opens next."""
+    reveal = request.GET.get("reveal") == "1"
+    where = _queue_filter(request, campaign)
+    if selectors.campaign_item(campaign, item_id) is None:
+        raise Http404("no such item in this campaign")
+    state = queue_sync(campaign=campaign)
+    stored = pages.next_undecided(campaign, after=item_id, where=where, state=state)
+    if stored is None:
+        return HttpResponse(status=204)
+    response = _item_response(request, campaign, stored.item_id, reveal=reveal, where=where, state=state, stored=stored,
+                              messages=())
+    response[NEXT_PAGE_URL] = _item_url(campaign, stored.item_id, where, reveal)
     return response

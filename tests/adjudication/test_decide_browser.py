@@ -1,11 +1,13 @@
-"""Real Chromium: "save and next" is one round trip (the decision's answer is the next item's page, its URL
-put in the address bar); a reload never posts the decision again, back and forward show the item they
+"""Real Chromium: "save and next" is one round trip (the page a decision leads to is fetched ahead and
+shown when the decision's answer says it is current, else the answer is that page; its URL is put in the
+address bar); a reload never posts the decision again, back and forward show the item they
 name, the keys keep working on the page swapped in, and without JavaScript the form posts and redirects."""
 
 import pytest
 from playwright.sync_api import expect
 
 from adjudication.models import Decision, DecisionRevision
+from adjudication.services import decision_save
 from items.models import Item
 from tests.conftest import browser_login
 
@@ -22,17 +24,52 @@ def _record_requests(page) -> list[tuple[str, str]]:
     return seen
 
 
-def test_keep_by_key_is_one_request_and_the_address_bar_names_the_next_item(page, small_campaign, author):
+def open_item(page, campaign, external_id: str) -> None:
+    """The item's page, with the page a decision on it leads to fetched ahead and held."""
+    page.goto(item_path(campaign, external_id))
+    page.wait_for_selector("#decision-form[data-held]", state="attached")
+
+
+def test_keep_by_key_shows_the_page_held_ahead_after_one_request_and_the_address_bar_names_it(page, small_campaign, author):
     browser_login(page, author)
-    page.goto(item_path(small_campaign, "conv-1:v1c4"))
+    open_item(page, small_campaign, "conv-1:v1c4")
     seen = _record_requests(page)
+    answers = []
+    page.on("response", lambda r: answers.append(r.status) if r.request.method == "POST" else None)
     page.keyboard.press("k")
     expect(page.locator("h1")).to_have_text("conv-1:v1b3")
     assert page.url.endswith(item_path(small_campaign, "conv-1:v1b3"))
     expect(page.locator(".messages")).to_contain_text("conv-1:v1c4: keep recorded.")
     assert page.title() == "conv-1:v1b3 · adjudicate · Goldkey"
-    assert [method for method, _ in seen] == ["POST"], seen  # no redirect, no second request
+    page.wait_for_selector("#decision-form[data-held]", state="attached")  # and the one after it, ahead
+    # The decision is one POST, answered 204: the page shown is the one held; the only GET is the next
+    # page ahead, fetched after it was shown.
+    assert [method for method, _ in seen] == ["POST", "GET"], seen
+    assert seen[1][1].endswith(item_path(small_campaign, "conv-1:v1b3") + "next/") and answers == [204]
     assert Decision.objects.get().item.external_id == "conv-1:v1c4"
+
+
+def test_without_a_page_held_the_decisions_answer_is_the_next_page(page, small_campaign, author):
+    browser_login(page, author)
+    page.route("**/next/", lambda route: route.abort())  # the page ahead never arrives
+    page.goto(item_path(small_campaign, "conv-1:v1c4"))
+    answers = []
+    page.on("response", lambda r: answers.append(r.status) if r.request.method == "POST" else None)
+    page.keyboard.press("k")
+    expect(page.locator("h1")).to_have_text("conv-1:v1b3")
+    expect(page.locator(".messages")).to_contain_text("conv-1:v1c4: keep recorded.")
+    assert page.url.endswith(item_path(small_campaign, "conv-1:v1b3")) and answers == [200]
+
+
+def test_a_page_held_that_went_stale_is_not_shown_the_answer_brings_the_current_one(page, small_campaign, author):
+    browser_login(page, author)
+    open_item(page, small_campaign, "conv-1:v1c4")  # holds conv-1:v1b3's page
+    b3 = Item.objects.get(external_id="conv-1:v1b3")
+    decision_save(campaign=small_campaign, item=b3, action="keep", user=author)  # another adjudicator, meanwhile
+    page.keyboard.press("k")
+    expect(page.locator("h1")).to_have_text("conv-1:v1b5")
+    assert page.url.endswith(item_path(small_campaign, "conv-1:v1b5"))
+    assert DecisionRevision.objects.count() == 2
 
 
 def test_a_reload_after_save_and_next_shows_the_next_item_and_posts_nothing(page, small_campaign, author):
@@ -43,15 +80,18 @@ def test_a_reload_after_save_and_next_shows_the_next_item_and_posts_nothing(page
     seen = _record_requests(page)
     page.reload()
     expect(page.locator("h1")).to_have_text("conv-1:v1b3")
-    assert [method for method, _ in seen] == ["GET"], seen
+    page.wait_for_selector("#decision-form[data-held]", state="attached")
+    # The page by GET, then the page after it fetched ahead (also a GET): nothing is posted again.
+    assert [method for method, _ in seen] == ["GET", "GET"] and seen[1][1].endswith("/next/"), seen
     assert DecisionRevision.objects.count() == 1
 
 
 def test_back_and_forward_after_save_and_next_show_the_item_each_entry_names(page, small_campaign, author):
     browser_login(page, author)
-    page.goto(item_path(small_campaign, "conv-1:v1c4"))
+    open_item(page, small_campaign, "conv-1:v1c4")
     page.keyboard.press("k")
     expect(page.locator("h1")).to_have_text("conv-1:v1b3")
+    page.wait_for_selector("#decision-form[data-held]", state="attached")
     page.keyboard.press("k")  # the keys work on the page swapped in
     expect(page.locator("h1")).to_have_text("conv-1:v1b5")
     page.go_back()

@@ -3,6 +3,8 @@ TWIST trail too), kept current as answers and council votes change, and pages th
 number of queries whatever the campaign size."""
 
 import json
+import re
+from html import unescape
 
 import pytest
 from django.db import connection
@@ -312,9 +314,9 @@ def test_a_row_a_decision_did_not_apply_is_still_synced_after_it(small_campaign,
     assert state.council_members == ["judge"] and stored(small_campaign) == recomputed(small_campaign)
 
 
-def _one(client, method: str, url: str, data=None) -> int:
+def _one(client, method: str, url: str, data=None, **kwargs) -> int:
     with CaptureQueriesContext(connection) as queries:
-        response = getattr(client, method)(url, data or {})
+        response = getattr(client, method)(url, data or {}, **kwargs)
     assert response.status_code in (200, 302), response.status_code
     return len(queries)
 
@@ -354,6 +356,26 @@ def test_a_decision_answered_with_the_next_page_runs_fewer_queries_than_the_post
         # And no more than it is now: 16 queries and the decision's savepoint and its release (PostgreSQL: one
         # more, the decisions the commit grace holds above the mark).
         assert len(queries) <= (18 if connection.vendor == "sqlite" else 19), [q["sql"] for q in queries.captured_queries]
+    assert counts[0] == counts[1], counts
+
+
+def test_a_decision_whose_next_page_is_held_runs_only_the_decisions_queries_for_20_and_200_items(client, small_and_large):
+    counts = []
+    for campaign in small_and_large:
+        first, second = (row[0] for row in stored(campaign)[:2])
+        _one(client, "get", reverse("adjudication:item", args=[campaign.slug, first]))
+        inline = _one(client, "post", reverse("adjudication:item", args=[campaign.slug, first]), {"action": "keep"},
+                      headers={"X-Goldkey-Next": "page"})
+        item = reverse("adjudication:item", args=[campaign.slug, second])
+        ahead = client.get(reverse("adjudication:next", args=[campaign.slug, second]))
+        key = unescape(re.search(r'data-key="([^"]+)"', ahead.content.decode()).group(1))
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(item, {"action": "keep"}, headers={"X-Goldkey-Next": "page", "X-Goldkey-Held": key})
+        assert response.status_code == 204 and response["X-Goldkey-Held"] == "current"
+        counts.append(len(queries))
+        # The next page's reads (its excerpts, answers, neighbours; ballots, decision and history where it
+        # has them) are left out: the page was read ahead.
+        assert len(queries) <= inline - 3, (inline, [q["sql"] for q in queries.captured_queries])
     assert counts[0] == counts[1], counts
 
 
