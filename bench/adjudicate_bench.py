@@ -16,7 +16,10 @@ pause):
   - the side-by-side item page of a random queued item
   - a decision: POST keep on the current item (302 to the next undecided), then GET that item page,
     working through the queue in order as an adjudicator does
-  - the same as the item page's script makes it: one POST answered with the next item's page
+  - the same as the item page's script made it before it fetched ahead: one POST answered with the next
+    item's page
+  - as the item page's script makes it: the page a decision leads to fetched ahead while the adjudicator
+    reads (timed apart), then the decision naming it, answered 204 when it is current (the wait)
 Target: p95 < 50 ms each. Every figure is printed with the load average it was measured at, and with
 the server's CPU time per request (read from /proc), which a busy machine moves much less.
 
@@ -29,9 +32,11 @@ until the grace has passed before the figures above.
 """
 
 import argparse
+import html
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -293,6 +298,37 @@ def measure(base: str, pid: int, queued: list[int], pages: int, requests_n: int,
     if ones:
         figures["decision_save_and_next_one_request"] = summary(
             "decision save answered with the next page (one request)", ones, server_cpu(pid) - cpu)
+    # The item page's script as it works: while the adjudicator reads an item, the page a decision on it
+    # leads to is fetched ahead (timed apart: nobody waits for it); the decision names that page's key and,
+    # the page being current, is answered 204: what the adjudicator waits for is the decision alone.
+    waits, aheads, wait_cpu, ahead_cpu = [], [], 0.0, 0.0
+    for _ in range(requests_n if "/items/" in path else 0):
+        item_id = path.split("/items/")[1].split("/")[0]
+        cpu = server_cpu(pid)
+        t0 = time.perf_counter()
+        ahead = session.get(f"{base}/adjudicate/bench/items/{item_id}/next/")
+        aheads.append(time.perf_counter() - t0)
+        ahead_cpu += server_cpu(pid) - cpu
+        if ahead.status_code == 404 and not waits:  # code from before the page fetched ahead
+            print("  (this server fetches no page ahead: no figure for a decision with the next page held)")
+            break
+        if ahead.status_code != 200:  # 204: no other item is undecided
+            break
+        key = html.unescape(re.search(r'id="decision-form" data-key="([^"]+)"', ahead.text).group(1))
+        token = session.cookies["csrftoken"]
+        cpu = server_cpu(pid)
+        t0 = time.perf_counter()
+        response = session.post(base + path, data={"action": "keep", "note": "", "csrfmiddlewaretoken": token},
+                                headers={"X-Goldkey-Next": "page", "X-Goldkey-Held": key}, allow_redirects=False)
+        waits.append(time.perf_counter() - t0)
+        wait_cpu += server_cpu(pid) - cpu
+        if response.status_code != 204 or response.headers.get("X-Goldkey-Held") != "current":
+            raise RuntimeError(f"POST {path} (page held): {response.status_code} {response.text[:300]}")
+        path = response.headers["X-Goldkey-Url"]
+    if waits:
+        figures["page_ahead"] = summary("next page fetched ahead (while reading)", aheads, ahead_cpu)
+        figures["decision_save_with_next_page_held"] = summary(
+            "decision save, next page held (the wait)", waits, wait_cpu)
     figures["queue_page_after_decisions"] = timed(
         "queue page after those decisions",
         lambda: [get(f"/adjudicate/bench/?page={rng.randrange(pages) + 1}") for _ in range(max(20, requests_n // 4))],
@@ -385,7 +421,7 @@ def main() -> None:
             servers.append(process)
             print(f"{kind} on 127.0.0.1:{port}:")
             # Each server decides its own stretch of the queue (the first server's decisions are made).
-            stretch = queued[n * (2 * args.requests + 2):]  # two walks of the queue per server
+            stretch = queued[n * (3 * args.requests + 3):]  # three walks of the queue per server
             result["servers"][kind] = measure(f"http://127.0.0.1:{port}", process.pid, stretch, pages, args.requests,
                                               random.Random(7), settled_at)
             stop_server(process)
