@@ -168,11 +168,13 @@ def _queue_panels(campaign: Campaign, spec, state: QueueState, counts: stored_qu
 
 def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
               where: stored_queue.QueueFilter | None = None, state: QueueState | None = None,
-              stored: QueueItem | None = None) -> dict | None:
+              stored: QueueItem | None = None, after: int | None = None) -> dict | None:
     """The side-by-side page of one item; its previous and next follow the queue under `where` (the
     filter the adjudicator came from), its position is its place in the whole queue. `state` and
     `stored`: the queue state as this request already synced it and the item's stored entry with its
-    item, as this request read them after that (a decision's answer with the next item's page)."""
+    item, as this request read them after that (a decision's answer with the next item's page).
+    `after`: the item a decision on which leads to this page (the page fetched ahead), which gives the
+    page its key (page_key)."""
     state = state or queue_sync(campaign=campaign)
     stored = stored or stored_queue.row(campaign, item_id, with_item=True)
     if stored is None:
@@ -216,9 +218,9 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     ) if entry.decision is not None else []  # revisions belong to a decision
     link, suffix = item_link(campaign), item_query(where, reveal=reveal)
     return {
-        # What the page was rendered from (page_key) and where its script fetches the page that follows a
-        # decision on it ahead of time (next_page_view): a held page still current is shown on "save".
-        "page_key": page_key(item_id, state, sealed, suffix),
+        # Where the page's script fetches the page a decision on this item leads to, ahead of time; and,
+        # on a page so fetched, what it was rendered from (a page held still current is shown on "save").
+        "page_key": page_key(item_id, after, state, sealed, suffix) if after is not None else "",
         "ahead_url": f"{link}{item_id}/next/{suffix}",
         "spec": spec,
         "item": item,
@@ -249,28 +251,35 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     }
 
 
-def page_key(item_id: int, state: QueueState, sealed: bool, suffix: str, *, version: int | None = None) -> str:
-    """What an item's page shows beyond the item's own fixed content, as a token: the stored queue's
-    version (it changes with every change to the stored entries and every decision: reasons, suggestion,
-    decision, history, place and neighbours), the newest council vote (a ballot is shown from the votes
+def page_key(item_id: int, after: int, state: QueueState, sealed: bool, suffix: str, *,
+             version: int | None = None) -> str:
+    """The page of `item_id` as the page a decision on `after` leads to, as a token of what it shows
+    beyond the item's own fixed content: the stored queue's version (it changes with every change to the
+    stored entries and every decision: reasons, suggestion, decision, history, place, neighbours and which
+    item is the next undecided one), the newest council vote (a ballot is shown from the votes
     themselves, before a sync counts it into the version), whether detector labels are sealed (which the
-    decision counts set) and the page's filter and reveal (`suffix`, item_query's). Answers no longer
-    change once a campaign is closed, which deciding needs."""
+    decision counts set), and the filter and reveal (`suffix`, item_query's). Answers no longer change
+    once a campaign is closed, which deciding needs."""
     version = state.version if version is None else version
-    return f"{item_id}.{version}.{getattr(state, 'newest_vote', None)}.{int(sealed)}{suffix}"
+    return f"{item_id}.{after}.{version}.{getattr(state, 'newest_vote', None)}.{int(sealed)}{suffix}"
 
 
-def held_page_current(campaign: Campaign, held: str, *, stored: QueueItem, state: QueueState,
-                      where: stored_queue.QueueFilter | None, reveal: bool) -> bool:
-    """Whether the next item's page the browser fetched ahead (its page_key `held`) is the page this
-    request would answer its decision with: the page of `stored`'s item rendered from the state this
-    request's decision started from (one version back, `state` being what that decision left: nothing
-    else changed in between), sealed as the decision left the counts, under the same filter and reveal."""
+def held_page_item(campaign: Campaign, held: str, *, after: int, state: QueueState,
+                   where: stored_queue.QueueFilter | None, reveal: bool) -> int | None:
+    """The item whose page the browser fetched ahead (its page_key `held`) when that page is the one a
+    decision on `after` answers with now, else None. `state` is what that decision left: the page is
+    current when it was rendered from the state the decision started from (one version back: nothing else
+    changed in between, and so the item that was next is next still) with the same newest vote, is
+    sealed as the decision left the counts, and has the same filter and reveal."""
+    item_id = held.partition(".")[0]
+    if not item_id.isdigit() or not item_id.isascii():
+        return None
     spec = protocols.get(campaign.protocol)
     counts = _counts(campaign, state)
     suffix = item_query(_allowed_filter(where, _bands_open(spec, state, counts)), reveal=reveal)
-    return held == page_key(stored.item_id, state, spec.detectors_sealed(counts.undecided), suffix,
-                            version=state.version - 1)
+    expected = page_key(int(item_id), after, state, spec.detectors_sealed(counts.undecided), suffix,
+                        version=state.version - 1)
+    return int(item_id) if held == expected else None
 
 
 def next_undecided(campaign: Campaign, *, after: int, where: stored_queue.QueueFilter | None = None,

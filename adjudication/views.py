@@ -151,9 +151,9 @@ def _item_url(campaign, item_id: int, where, reveal: bool) -> str:
     return f"{pages.item_link(campaign)}{item_id}/{pages.item_query(where, reveal=reveal)}"
 
 
-def _item_response(request, campaign, item_id: int, *, reveal: bool, where, state=None, stored=None,
+def _item_response(request, campaign, item_id: int, *, reveal: bool, where, state=None, stored=None, after=None,
                    errors=(), status: int = 200, **extra) -> HttpResponse:
-    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state, stored=stored)
+    view = pages.item_view(campaign, item_id, reveal=reveal, where=where, state=state, stored=stored, after=after)
     if view is None:
         raise Http404("no such item in this campaign")
     context = {"campaign": campaign, "errors": list(errors), "reveal": reveal,
@@ -189,17 +189,19 @@ def item_page(request, campaign, item_id: int):
     # offers it: pages.item_view drops it otherwise, and so the form never sends it). Once for this
     # request (the next item's page reads it too), from the state the decision left.
     state = queue_sync(campaign=campaign, recorded=result.queue)
-    stored = pages.next_undecided(campaign, after=item.id, where=where, state=state, after_key=result.sort_key)
     inline = request.headers.get(NEXT_PAGE_HEADER) == "page"
+    held = request.headers.get(HELD_PAGE, "")
+    # The page held is current only when this decision was the one change since it was rendered.
+    if inline and held and result.changed and state is result.queue and (
+            next_id := pages.held_page_item(campaign, held, after=item.id, state=state, where=where, reveal=reveal)):
+        return HttpResponse(status=204, headers={NEXT_PAGE_URL: _item_url(campaign, next_id, where, reveal),
+                                                 HELD_PAGE: "current", MESSAGE: quote(message)})
+    stored = pages.next_undecided(campaign, after=item.id, where=where, state=state, after_key=result.sort_key)
     if stored is None:  # every item is decided: the queue page (the script goes there itself)
         messages.success(request, message)
         queue_url = reverse("adjudication:queue", args=[campaign.slug]) + pages.queue_query(where)
         return HttpResponse(status=204, headers={NEXT_PAGE_URL: queue_url}) if inline else redirect(queue_url)
     next_url = _item_url(campaign, stored.item_id, where, reveal)
-    held = request.headers.get(HELD_PAGE, "")
-    if inline and held and result.changed and state is result.queue \
-            and pages.held_page_current(campaign, held, stored=stored, state=state, where=where, reveal=reveal):
-        return HttpResponse(status=204, headers={NEXT_PAGE_URL: next_url, HELD_PAGE: "current", MESSAGE: quote(message)})
     messages.success(request, message)
     if not inline:
         return redirect(next_url)
@@ -223,6 +225,6 @@ def next_page(request, campaign, item_id: int):
     if stored is None:
         return HttpResponse(status=204)
     response = _item_response(request, campaign, stored.item_id, reveal=reveal, where=where, state=state, stored=stored,
-                              messages=())
+                              after=item_id, messages=())
     response[NEXT_PAGE_URL] = _item_url(campaign, stored.item_id, where, reveal)
     return response

@@ -42,7 +42,7 @@ def same_page(held: str, now: str) -> bool:
     """The same page, but for the CSRF token's mask and the page's own key (what the next page fetched
     ahead from it is compared by; the page shown is not)."""
     def strip(page):
-        return re.sub(r'value="[^"]{64}"|data-key="[^"]*"', "", page)
+        return re.sub(r'value="[^"]{64}"| data-key="[^"]*"', "", page)
 
     return strip(held) == strip(now)
 
@@ -163,6 +163,20 @@ def test_a_page_held_under_the_filter_and_reveal_it_was_posted_with_is_current(c
                            headers={**NEXT, "X-Goldkey-Held": key})
     assert response.status_code == 204 and response["X-Goldkey-Url"] == item_url(small_campaign, "conv-1:v1b3", query)
     assert same_page(held.content.decode(), client.get(response["X-Goldkey-Url"]).content.decode())
+
+
+def test_a_page_held_ahead_of_another_item_gets_the_page_itself(client, small_campaign, author):
+    client.force_login(author)
+    held, key = fetch_ahead(client, small_campaign, "conv-1:v1b3")  # the page after b3: b5
+    assert "<h1>conv-1:v1b5</h1>" in held.content.decode()
+    response = client.post(item_url(small_campaign, "conv-1:v1c4"), {"action": "keep"}, headers={**NEXT, "X-Goldkey-Held": key})
+    _answer_with_page(response, client, "conv-1:v1b3")
+
+
+def test_an_item_page_opened_directly_carries_no_key_only_where_to_fetch_ahead(client, small_campaign, author):
+    client.force_login(author)
+    page = client.get(item_url(small_campaign, "conv-1:v1c4")).content.decode()
+    assert "data-key" not in page and f'data-ahead="{ahead_url(small_campaign, "conv-1:v1c4")}"' in page
 
 
 def test_without_the_page_header_a_held_key_changes_nothing_the_form_is_redirected(client, small_campaign, author):
