@@ -220,7 +220,7 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     return {
         # Where the page's script fetches the page a decision on this item leads to, ahead of time; and,
         # on a page so fetched, what it was rendered from (a page held still current is shown on "save").
-        "page_key": page_key(item_id, after, state, sealed, suffix) if after is not None else "",
+        "page_key": page_key(campaign, item_id, after, state, where=where, reveal=reveal) if after is not None else "",
         "ahead_url": f"{link}{item_id}/next/{suffix}",
         "spec": spec,
         "item": item,
@@ -251,16 +251,20 @@ def item_view(campaign: Campaign, item_id: int, *, reveal: bool = False,
     }
 
 
-def page_key(item_id: int, after: int, state: QueueState, sealed: bool, suffix: str, *,
-             version: int | None = None) -> str:
+def page_key(campaign: Campaign, item_id: int, after: int, state: QueueState, *,
+             where: stored_queue.QueueFilter | None, reveal: bool, version: int | None = None) -> str:
     """The page of `item_id` as the page a decision on `after` leads to, as a token of what it shows
     beyond the item's own fixed content: the stored queue's version (it changes with every change to the
     stored entries and every decision: reasons, suggestion, decision, history, place, neighbours and which
     item is the next undecided one), the newest council vote (a ballot is shown from the votes
     themselves, before a sync counts it into the version), whether detector labels are sealed (which the
-    decision counts set), and the filter and reveal (`suffix`, item_query's). Answers no longer change
-    once a campaign is closed, which deciding needs."""
+    decision counts set), and the filter and reveal the page carries. Answers no longer change once a
+    campaign is closed, which deciding needs. `version`: the queue's version to name, when not `state`'s."""
+    spec = protocols.get(campaign.protocol)
+    counts = _counts(campaign, state)
+    suffix = item_query(_allowed_filter(where, _bands_open(spec, state, counts)), reveal=reveal)
     version = state.version if version is None else version
+    sealed = spec.detectors_sealed(counts.undecided)
     return f"{item_id}.{after}.{version}.{getattr(state, 'newest_vote', None)}.{int(sealed)}{suffix}"
 
 
@@ -274,11 +278,7 @@ def held_page_item(campaign: Campaign, held: str, *, after: int, state: QueueSta
     item_id = held.partition(".")[0]
     if not item_id.isdigit() or not item_id.isascii():
         return None
-    spec = protocols.get(campaign.protocol)
-    counts = _counts(campaign, state)
-    suffix = item_query(_allowed_filter(where, _bands_open(spec, state, counts)), reveal=reveal)
-    expected = page_key(int(item_id), after, state, spec.detectors_sealed(counts.undecided), suffix,
-                        version=state.version - 1)
+    expected = page_key(campaign, int(item_id), after, state, where=where, reveal=reveal, version=state.version - 1)
     return int(item_id) if held == expected else None
 
 

@@ -586,7 +586,8 @@ def judge_calibration_run(*, item_set: ItemSet, member: CouncilMember, seed: int
     return JudgeCalibration.objects.create(
         item_set=item_set, member=member, judge=member.name, judge_model=member.model,
         response_models=reported_joined((reply.model for reply in replies.values()),
-                                        column_length(JudgeCalibration, "response_models")), template_version=calibration.version, seed=seed,
+                                        column_length(JudgeCalibration, "response_models")),
+        template_version=calibration.version, seed=seed,
         results=figures, records=records, replies={i: reply.content for i, reply in replies.items()},
         admissible=figures["admissible"], created_by=user,
     )
