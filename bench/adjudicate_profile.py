@@ -1,7 +1,7 @@
 """Where the adjudicator's round trip spends its server CPU: the decision answered with the next item's page.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5433/test_goldkey_adj4bench GOLDKEY_VAR_DIR=/tmp/adj4bench \\
-        .venv/bin/python bench/adjudicate_profile.py [--decisions 100] [--top 40] [--two-requests | --held]
+        .venv/bin/python bench/adjudicate_profile.py [--decisions 100] [--top 40] [--two-requests | --held] [--breakdown]
 
 Runs in one process against a database `adjudicate_bench.py --keep DIR` built and kept (its `test_<name>`
 database, named here directly), through Django's test client with CSRF checks on, as the bench's user: N
@@ -11,8 +11,10 @@ connection is kept between requests as a gunicorn worker keeps it (CONN_MAX_AGE)
 the worker's part of a request, without the HTTP parsing and the TCP connection.
 
 Prints the CPU per round trip, the queries (how many, and the time spent waiting for them, by the first
-words of each), and cProfile's functions by cumulative and own time. Decides items of the kept database:
-the next bench run starts further down the queue.
+words of each), and cProfile's functions by cumulative and own time. With `--breakdown`, instead of the
+profile, each round trip's wall time split into the process's CPU, the time inside the statements and
+inside the COMMIT, on average and for the slowest 5 %: beside a busy machine, which of them grows. Decides
+items of the kept database: the next bench run starts further down the queue.
 """
 
 import argparse
@@ -45,7 +47,11 @@ def main() -> None:
     parser.add_argument("--held", action="store_true",
                         help="the next page fetched ahead (not counted) and the POST answered 204: the wait alone")
     parser.add_argument("--no-profile", action="store_true", help="CPU and queries only, without cProfile's overhead")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="each round trip's wall time split into CPU, statements and commit, the slowest 5 %% apart "
+                             "(without cProfile)")
     args = parser.parse_args()
+    args.no_profile = args.no_profile or args.breakdown
 
     import django
 
@@ -86,6 +92,22 @@ def main() -> None:
             if not aside[0]:
                 queries.append((sql, time.perf_counter() - t0, c0 - last_cpu[0]))
             last_cpu[0] = time.process_time()
+
+    # The COMMIT, which the execute wrapper does not see: on PostgreSQL it waits for the WAL to reach the
+    # disk, behind whatever else the server is writing.
+    in_commit = [0.0]
+    commit = connection.commit
+
+    def timed_commit():
+        t0 = time.perf_counter()
+        try:
+            return commit()
+        finally:
+            if not aside[0]:
+                in_commit[0] += time.perf_counter() - t0
+
+    connection.commit = timed_commit
+    trips: list[tuple[float, float, float, float, int]] = []  # per round trip: wall, CPU, execute, commit, statements
 
     def fetch_ahead(path: str) -> str:
         """The page a decision on `path`'s item leads to, as the item page's script fetches it: its key."""
@@ -132,7 +154,12 @@ def main() -> None:
         if not args.no_profile:
             profile.enable()
         for _ in range(args.decisions):
+            before = (time.perf_counter(), time.process_time(), len(queries), in_commit[0], spent_aside[:])
             path = decide(path)
+            t0, c0, q0, k0, aside0 = before
+            trips.append((time.perf_counter() - t0 - (spent_aside[1] - aside0[1]),
+                          time.process_time() - c0 - (spent_aside[0] - aside0[0]),
+                          sum(t for _, t, _ in queries[q0:]), in_commit[0] - k0, len(queries) - q0))
         profile.disable()
     cpu, wall = time.process_time() - cpu0 - spent_aside[0], time.perf_counter() - wall0 - spent_aside[1]
     backend_cpu = process_tree_cpu_s(backend) - backend0 - spent_aside[2] if local else None
@@ -160,6 +187,8 @@ def main() -> None:
         builds[words] += cpu_before
     for words, count in kinds.items():  # first seen first: the order of a round trip
         print(f"    {count / n:4.1f} x {waits[words] * 1000 / count:5.2f} ms wall {builds[words] * 1000 / count:5.2f} ms CPU  {words}")
+    if args.breakdown:
+        print_breakdown(trips)
     if args.no_profile:
         return
     out = io.StringIO()
@@ -167,6 +196,24 @@ def main() -> None:
     stats.sort_stats("cumulative").print_stats(args.top)
     stats.sort_stats("tottime").print_stats(args.top)
     print(out.getvalue())
+
+
+def print_breakdown(trips: list[tuple[float, float, float, float, int]]) -> None:
+    """Where a round trip's wall time goes, on average and in its slowest 5 %: the process's CPU, the wall
+    time inside the statements (the database's work, the driver's, and the waits for a CPU on both sides
+    of every round trip) and inside the COMMIT. CPU and statements overlap by the driver's CPU."""
+    by_wall = sorted(trips)
+    walls = [t[0] for t in by_wall]
+    slowest = by_wall[-max(1, len(by_wall) // 20):]
+
+    def line(name: str, rows) -> str:
+        mean = [sum(r[i] for r in rows) / len(rows) for i in range(5)]
+        return (f"  {name:<13} wall {mean[0] * 1000:6.2f} ms = CPU {mean[1] * 1000:6.2f}, inside {mean[4]:.0f} statements "
+                f"{mean[2] * 1000:6.2f}, inside the commit {mean[3] * 1000:5.2f} ms")
+
+    print(f"round trips' wall p50 {walls[len(walls) // 2] * 1000:.2f} ms, p95 {walls[int(len(walls) * 0.95)] * 1000:.2f} ms")
+    print(line("every one", by_wall))
+    print(line(f"slowest {len(slowest)}", slowest))
 
 
 if __name__ == "__main__":
