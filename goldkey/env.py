@@ -55,6 +55,8 @@ def database_from_url(url: str) -> dict:
     parsed = urlparse(url)
     options = dict(parse_qsl(parsed.query))
     if parsed.scheme in {"postgres", "postgresql", "pgsql"}:
+        from goldkey.lib.pgbinding import connection_options  # psycopg and Django's backend: PostgreSQL only
+
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parsed.path.lstrip("/")),
@@ -62,7 +64,7 @@ def database_from_url(url: str) -> dict:
             "PASSWORD": unquote(parsed.password or ""),
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
-            "OPTIONS": options,
+            "OPTIONS": connection_options() | options,
             "CONN_MAX_AGE": 60,
             # A kept connection is checked before a request reuses it, so a database restart costs one
             # reconnect instead of an error on every worker's stale connection.
