@@ -361,8 +361,11 @@ def _state_with_newest(campaign: Campaign, *, lock: bool = False, entry_of: int 
     tenth of a decision answered with the next page), where this statement costs ~0.1 ms."""
     table = {model: connection.ops.quote_name(model._meta.db_table)
              for model in (QueueState, QueueItem, CouncilVote, AnswerRevision, Decision)}
+    # The state's columns named, not `state.*`: on PostgreSQL the statement is prepared on the connection,
+    # and a prepared statement whose columns change under it (a migration adding one) fails.
+    columns = ", ".join(f"state.{connection.ops.quote_name(f.column)}" for f in QueueState._meta.concrete_fields)
     sql = (
-        f"SELECT state.*, (SELECT MAX(id) FROM {table[CouncilVote]}) AS newest_vote,"
+        f"SELECT {columns}, (SELECT MAX(id) FROM {table[CouncilVote]}) AS newest_vote,"
         f" (SELECT MAX(id) FROM {table[AnswerRevision]}) AS newest_revision,"
         f" (SELECT MAX(id) FROM {table[Decision]}) AS newest_decision,"
         " entry.id AS entry_id, entry.queued AS entry_queued, entry.blocking AS entry_blocking,"
