@@ -50,13 +50,39 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
+def _url_bool(name: str, raw: str) -> bool:
+    if raw.strip().lower() in _TRUE:
+        return True
+    if raw.strip().lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"DATABASE_URL: {name}={raw!r} is not a boolean (true or false)")
+
+
+def _postgres_options(options: dict[str, str]) -> dict:
+    """The URL's query parameters as psycopg's connection options, with parameters bound on the server and
+    repeated statements prepared (goldkey.lib.pgbinding) unless the URL says otherwise: behind a pooler
+    that cannot keep prepared statements, `?prepare_threshold=none`; for Django's client-side binding,
+    `?server_side_binding=false`."""
+    # Imported here: psycopg and Django's PostgreSQL backend, which a SQLite run does not need.
+    from goldkey.lib.pgbinding import PREPARE_THRESHOLD, BoundedServerBindingCursor
+
+    options = dict(options)
+    threshold = options.pop("prepare_threshold", str(PREPARE_THRESHOLD)).strip().lower()
+    if not _url_bool("server_side_binding", options.pop("server_side_binding", "true")):
+        return options
+    try:
+        prepare = None if threshold in {"none", ""} else int(threshold)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL: prepare_threshold={threshold!r} is not an integer or none") from exc
+    return options | {"server_side_binding": True, "prepare_threshold": prepare,
+                      "cursor_factory": BoundedServerBindingCursor}
+
+
 def database_from_url(url: str) -> dict:
     """Django DATABASES entry from a postgres:// or sqlite:/// URL."""
     parsed = urlparse(url)
     options = dict(parse_qsl(parsed.query))
     if parsed.scheme in {"postgres", "postgresql", "pgsql"}:
-        from goldkey.lib.pgbinding import connection_options  # psycopg and Django's backend: PostgreSQL only
-
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parsed.path.lstrip("/")),
@@ -64,7 +90,7 @@ def database_from_url(url: str) -> dict:
             "PASSWORD": unquote(parsed.password or ""),
             "HOST": parsed.hostname or "",
             "PORT": str(parsed.port or ""),
-            "OPTIONS": connection_options() | options,
+            "OPTIONS": _postgres_options(options),
             "CONN_MAX_AGE": 60,
             # A kept connection is checked before a request reuses it, so a database restart costs one
             # reconnect instead of an error on every worker's stale connection.

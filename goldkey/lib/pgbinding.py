@@ -13,6 +13,8 @@ What binding on the server changes: the protocol carries at most 65,535 paramete
 Django 5.2 does not split a statement for that on PostgreSQL (an `__in` list or a `bulk_create` grows with
 the data). Such a statement is bound on the client here, exactly as Django binds every statement by
 default, instead of failing as an OperationalError.
+
+`env.database_from_url` puts both in every PostgreSQL entry's OPTIONS; the URL can turn them off.
 """
 
 from django.db.backends.postgresql.base import ServerBindingCursor
@@ -35,11 +37,3 @@ class BoundedServerBindingCursor(ServerBindingCursor):
             query, params = ClientCursor(self.connection).mogrify(query, params), None
         return super().execute(query, params, **kwargs)
 
-
-def connection_options() -> dict:
-    """OPTIONS for a PostgreSQL entry of DATABASES (a DATABASE_URL's query parameters override them)."""
-    return {
-        "server_side_binding": True,
-        "prepare_threshold": PREPARE_THRESHOLD,
-        "cursor_factory": BoundedServerBindingCursor,
-    }

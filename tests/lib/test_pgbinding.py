@@ -4,6 +4,7 @@ client, with its values intact."""
 
 import psycopg
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 
@@ -23,11 +24,26 @@ def test_a_postgresql_url_binds_on_the_server_and_prepares():
     assert options["cursor_factory"] is BoundedServerBindingCursor
 
 
-def test_a_url_option_still_overrides_and_sqlite_is_untouched():
+def test_the_url_keeps_its_options_and_sqlite_is_untouched():
     options = database_from_url("postgres://u:p@db:5432/goldkey?sslmode=require&application_name=web")["OPTIONS"]
     assert options["sslmode"] == "require" and options["application_name"] == "web"
     assert options["server_side_binding"] is True
     assert "OPTIONS" not in database_from_url("sqlite:////tmp/goldkey.sqlite3")
+
+
+def test_the_url_turns_preparing_or_server_binding_off():
+    behind_a_pooler = database_from_url("postgres://u:p@db:5432/goldkey?prepare_threshold=none")["OPTIONS"]
+    assert behind_a_pooler["prepare_threshold"] is None and behind_a_pooler["server_side_binding"] is True
+    assert database_from_url("postgres://db/goldkey?prepare_threshold=2")["OPTIONS"]["prepare_threshold"] == 2
+    client_side = database_from_url("postgres://db/goldkey?server_side_binding=false&sslmode=require")["OPTIONS"]
+    assert client_side == {"sslmode": "require"}  # Django's defaults: its ClientCursor, nothing prepared
+
+
+@pytest.mark.parametrize("query, named", [("server_side_binding=maybe", "server_side_binding='maybe'"),
+                                          ("prepare_threshold=often", "prepare_threshold='often'")])
+def test_a_bad_url_option_fails_loudly_naming_it(query, named):
+    with pytest.raises(ImproperlyConfigured, match=named):
+        database_from_url(f"postgres://db/goldkey?{query}")
 
 
 @postgres_only
