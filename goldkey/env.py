@@ -21,16 +21,19 @@ def env_str(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
+def _boolean(raw: str, what: str) -> bool:
+    """`raw` as a boolean; `what` names where it came from in the error (`NAME=value`)."""
     value = raw.strip().lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+    raise ImproperlyConfigured(f"{what}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    return default if raw is None else _boolean(raw, name)
 
 
 def env_int(name: str, default: int) -> int:
@@ -50,14 +53,6 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-def _url_bool(name: str, raw: str) -> bool:
-    if raw.strip().lower() in _TRUE:
-        return True
-    if raw.strip().lower() in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"DATABASE_URL: {name}={raw!r} is not a boolean (true or false)")
-
-
 def _postgres_options(options: dict[str, str]) -> dict:
     """The URL's query parameters as psycopg's connection options, with parameters bound on the server and
     repeated statements prepared (goldkey.lib.pgbinding) unless the URL says otherwise: behind a pooler
@@ -68,7 +63,7 @@ def _postgres_options(options: dict[str, str]) -> dict:
 
     options = dict(options)
     threshold = options.pop("prepare_threshold", str(PREPARE_THRESHOLD)).strip().lower()
-    if not _url_bool("server_side_binding", options.pop("server_side_binding", "true")):
+    if not _boolean(options.pop("server_side_binding", "true"), "DATABASE_URL: server_side_binding"):
         return options
     try:
         prepare = None if threshold in {"none", ""} else int(threshold)

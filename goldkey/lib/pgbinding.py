@@ -36,4 +36,3 @@ class BoundedServerBindingCursor(ServerBindingCursor):
         if params is not None and len(params) > MAX_PARAMETERS:
             query, params = ClientCursor(self.connection).mogrify(query, params), None
         return super().execute(query, params, **kwargs)
-

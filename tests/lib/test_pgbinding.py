@@ -65,11 +65,11 @@ def test_a_statement_a_connection_repeats_is_prepared():
     with connection.cursor() as cursor:
         for n in range(PREPARE_THRESHOLD):
             cursor.execute("SELECT %s::int + 1 AS repeated_statement_marker", [n])
-        assert _prepared(cursor, "repeated_statement" + "_marker") == 0  # prepared after the threshold, not before
+        assert _prepared(cursor, "repeated_statement_marker") == 0  # prepared after the threshold, not before
         cursor.execute("SELECT %s::int + 1 AS repeated_statement_marker", [PREPARE_THRESHOLD])
         cursor.execute("SELECT %s::int + 1 AS repeated_statement_marker", [PREPARE_THRESHOLD + 1])
         assert cursor.fetchone() == (PREPARE_THRESHOLD + 2,)
-        assert _prepared(cursor, "repeated_statement" + "_marker") == 1
+        assert _prepared(cursor, "repeated_statement_marker") == 1
 
 
 @postgres_only
@@ -80,7 +80,8 @@ def test_the_protocol_refuses_a_statement_beyond_its_parameters():
     raw = connection.connection
     with pytest.raises(psycopg.OperationalError, match="65535"):
         ServerBindingCursor(raw).execute("SELECT 1 WHERE 0 IN (" + ", ".join(["%s"] * len(values)) + ")", values)
-    raw.rollback()
+    # Refused before it was sent: the connection's transaction goes on.
+    assert raw.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
 
 
 @postgres_only
