@@ -9,6 +9,14 @@ PY=${PY:-.venv/bin/python}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 VAR=${GOLDKEY_VAR_DIR:-var}
+# The council's members point at a local OpenAI-compatible server, so the council works offline.
+LLM_PORT=${LLM_PORT:-8765}
+# Both servers on one port would leave the web server failing only in its log, after the demo data loaded.
+if [ "$PORT" = "$LLM_PORT" ]; then
+    echo "PORT and LLM_PORT are both $PORT: the web server and the demo's local LLM server need two ports" \
+         "(e.g. make demo PORT=8000, or LLM_PORT=8766 make demo PORT=$PORT)." >&2
+    exit 2
+fi
 mkdir -p "$VAR"
 
 "$PY" manage.py migrate --noinput
@@ -27,8 +35,6 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
-# The council's members point at a local OpenAI-compatible server, so the council works offline.
-LLM_PORT=${LLM_PORT:-8765}
 "$PY" manage.py fake_llm_server --port "$LLM_PORT" --latency-ms 50 >"$VAR/demo-llm.log" 2>&1 &
 pids+=($!)
 "$PY" manage.py council_member_add demo-gpt --base-url "http://127.0.0.1:$LLM_PORT/v1" --model fake-ok-gpt --generator --rpm 1200 --concurrency 2

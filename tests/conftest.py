@@ -38,7 +38,7 @@ def shared_data():
 # it needs with `@pytest.mark.programs(...)`; tests/test_missing_programs.py checks that every program a
 # test runs is named so, and that the suite skips (not fails) on a machine without them.
 PROGRAM_PACKAGES = {
-    "redis-server": "redis-server", "redis-cli": "redis-tools", "sha256sum": "coreutils", "git": "git",
+    "redis-server": "redis-server", "redis-cli": "redis-tools", "sha256sum": "coreutils", "git": "git", "bash": "bash",
 }
 
 
